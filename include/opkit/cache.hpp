@@ -1,0 +1,44 @@
+// KernelCache: compiled programs on disk, keyed by the SHA-256 of everything that changes the
+// binary. Directory: $OPKIT_CACHE_DIR, else $XDG_CACHE_HOME/opkit, else ~/.cache/opkit;
+// OPKIT_CACHE=0 disables it. The cache is an optimisation: its failures never fail a compile.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "opkit/program.hpp"
+
+namespace opkit {
+
+class KernelCache {
+ public:
+  // The process-wide cache configured from the environment (read once).
+  static KernelCache& global();
+
+  explicit KernelCache(std::filesystem::path directory);
+  static KernelCache disabled();
+
+  bool enabled() const noexcept { return enabled_; }
+  const std::filesystem::path& directory() const noexcept { return directory_; }
+
+  // Hex SHA-256 over the spec and the target identity (compiler version, arch, opkit version).
+  static std::string key(const ProgramSpec& spec, std::string_view target_identity);
+
+  // A missing, damaged, foreign-owned or world-writable entry is a miss.
+  std::optional<CompiledProgram> load(const std::string& key) const;
+  // Writes atomically (temporary file + rename). Returns false, with last_error(), on failure.
+  bool store(const std::string& key, const CompiledProgram& program) const;
+
+  // Why the last store failed, or why the cache is disabled.
+  const std::string& last_error() const noexcept { return last_error_; }
+
+ private:
+  KernelCache() = default;
+  std::filesystem::path directory_;
+  bool enabled_ = false;
+  mutable std::string last_error_;
+};
+
+}  // namespace opkit

@@ -1,0 +1,80 @@
+// Kernel: one __global__ function of a loaded Module, and its typed launch. A Kernel keeps its
+// module (and so its device) alive, so copies never dangle.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "opkit/buffer.hpp"
+#include "opkit/stream.hpp"
+
+namespace opkit {
+
+namespace backend {
+class Function;
+}
+
+struct Dim3 {
+  std::uint32_t x = 1, y = 1, z = 1;
+  constexpr Dim3(std::uint32_t x_ = 1, std::uint32_t y_ = 1, std::uint32_t z_ = 1)  // NOLINT: Dim3 d = 256;
+      : x(x_), y(y_), z(z_) {}
+  constexpr std::uint64_t count() const { return std::uint64_t{x} * y * z; }
+};
+
+struct LaunchConfig {
+  Dim3 grid = 1;
+  Dim3 block = 1;
+  std::uint32_t shared_bytes = 0;  // dynamic shared memory
+  const Stream* stream = nullptr;  // nullptr: the device's default stream
+};
+
+struct KernelAttributes {
+  int max_threads_per_block = 0;
+  int registers = 0;         // per thread
+  int static_shared_bytes = 0;
+  int local_bytes = 0;       // per-thread stack / spill
+};
+
+class Kernel {
+ public:
+  Kernel(Device device, std::shared_ptr<backend::Function> impl, std::string name);
+
+  // Launches with typed arguments. DeviceBuffer / BufferView become device pointers; everything
+  // else is passed by value and must be trivially copyable. Where the backend knows the kernel's
+  // parameter list, the argument count and sizes are checked against it.
+  template <class... Args>
+  void launch(const LaunchConfig& config, const Args&... args) const {
+    auto converted = std::make_tuple(LaunchArg<Args>::convert(args)...);
+    static_assert((std::is_trivially_copyable_v<std::decay_t<decltype(LaunchArg<Args>::convert(args))>> && ...),
+                  "kernel arguments must be trivially copyable (pass buffers, pointers or plain structs)");
+    launch_tuple(config, converted, std::index_sequence_for<Args...>{});
+  }
+
+  // The untyped path: args[i] points at the value of parameter i, sizes[i] is its size.
+  void launch_packed(const LaunchConfig& config, void** args, const std::size_t* sizes, std::size_t count) const;
+
+  const std::string& name() const noexcept { return name_; }
+  const Device& device() const noexcept { return device_; }
+  KernelAttributes attributes() const;
+
+ private:
+  template <class Tuple, std::size_t... I>
+  void launch_tuple(const LaunchConfig& config, Tuple& values, std::index_sequence<I...>) const {
+    constexpr std::size_t count = sizeof...(I);
+    std::array<void*, count + 1> pointers{const_cast<void*>(static_cast<const void*>(&std::get<I>(values)))...};
+    std::array<std::size_t, count + 1> sizes{sizeof(std::tuple_element_t<I, Tuple>)...};
+    launch_packed(config, pointers.data(), sizes.data(), count);
+  }
+
+  Device device_;
+  std::shared_ptr<backend::Function> impl_;
+  std::string name_;
+};
+
+}  // namespace opkit

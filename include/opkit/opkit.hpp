@@ -1,0 +1,12 @@
+// Umbrella header: the whole public API of opkit's runtime kernel toolkit.
+#pragma once
+
+#include "opkit/buffer.hpp"
+#include "opkit/cache.hpp"
+#include "opkit/device.hpp"
+#include "opkit/error.hpp"
+#include "opkit/kernel.hpp"
+#include "opkit/module.hpp"
+#include "opkit/program.hpp"
+#include "opkit/stream.hpp"
+#include "opkit/version.hpp"

@@ -1,0 +1,44 @@
+// Stream (ordered queue of device work) and Event (a point in a stream, for ordering and timing).
+#pragma once
+
+#include <memory>
+
+#include "opkit/device.hpp"
+
+namespace opkit {
+
+namespace backend {
+class Stream;
+class Event;
+}  // namespace backend
+
+class Stream {
+ public:
+  Stream(Device device, std::shared_ptr<backend::Stream> impl);
+
+  void synchronize() const;
+  // The backend's own handle (a CUstream for CUDA; nullptr means the default stream).
+  void* native_handle() const;
+  const Device& device() const { return device_; }
+  backend::Stream& impl() const { return *impl_; }
+
+ private:
+  Device device_;
+  std::shared_ptr<backend::Stream> impl_;
+};
+
+class Event {
+ public:
+  Event(Device device, std::shared_ptr<backend::Event> impl);
+
+  void record(const Stream& stream);
+  void synchronize() const;
+  // Milliseconds between two recorded events (both must have completed or be waited for).
+  static float elapsed_ms(const Event& start, const Event& stop);
+
+ private:
+  Device device_;
+  std::shared_ptr<backend::Event> impl_;
+};
+
+}  // namespace opkit

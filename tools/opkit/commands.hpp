@@ -1,0 +1,27 @@
+// The subcommands of the `opkit` CLI. Each lives in its own cmd_<name>.cpp and registers itself
+// on the CLI11 app; main.cpp wires in the ones that are built (OPKIT_HAVE_CMD_<NAME>).
+//
+// Conventions every command follows:
+// - The callback stores its exit status in `exit_code` (0 success; 1 "negative" result such as
+//   a failed check or nothing found; 2 bad input).
+// - Failures are thrown as opkit::Error; main.cpp prints them as one block to stderr and maps
+//   the error kind to an exit status. Commands never call exit().
+// - Machine-readable output (--json) goes to stdout as one JSON object; progress goes to
+//   stderr, only when stderr is a terminal.
+#pragma once
+
+namespace CLI {
+class App;
+}
+
+namespace opkit::cli {
+
+void add_doctor_command(CLI::App& app, int& exit_code);
+void add_devices_command(CLI::App& app, int& exit_code);
+void add_compile_command(CLI::App& app, int& exit_code);
+void add_run_command(CLI::App& app, int& exit_code);
+void add_hash_command(CLI::App& app, int& exit_code);
+void add_mine_command(CLI::App& app, int& exit_code);
+void add_bench_command(CLI::App& app, int& exit_code);
+
+}  // namespace opkit::cli
