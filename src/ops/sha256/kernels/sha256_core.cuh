@@ -1,0 +1,201 @@
+// SHA-256 (FIPS 180-4) compression core shared by every opkit kernel that hashes (sha256, mining).
+// One source for three compilers: NVRTC (no system headers), nvcc, and a plain host compiler
+// (the CPU backend, unit tests), so it includes nothing and uses only `unsigned int`.
+//
+// Speed notes (sm_90): SHA-256 is bound by the ALU pipe (SHF, LOP3, IADD3, PRMT issue at 64 per
+// SM per clock). Rotates are one funnel shift and each Σ/σ/Ch/Maj ends in one LOP3, which is the
+// floor. Additions are moved to the FMA pipe, which runs in parallel: sha256_add() emits
+// `mad.lo.u32 a, one, b` where `one` lives in constant memory, so ptxas cannot fold it into an
+// IADD3. Where both operands are compile-time constants, use a plain `+` so that it folds.
+#ifndef OPKIT_SHA256_CORE_CUH
+#define OPKIT_SHA256_CORE_CUH
+
+// A plain host compiler knows none of CUDA's qualifiers; the CPU backend's shim and CUDA
+// compilers define them as macros, so only fill in the missing ones.
+#ifndef __host__
+#define __host__
+#endif
+#ifndef __device__
+#define __device__
+#endif
+#ifndef __forceinline__
+#if defined(__GNUC__)
+#define __forceinline__ inline __attribute__((always_inline))
+#else
+#define __forceinline__ inline
+#endif
+#endif
+
+#define SHA256_FN __host__ __device__ __forceinline__
+
+#ifdef __CUDA_ARCH__
+// Always 1. Kept in constant memory (never written) so that `x * sha256_one + y` stays an IMAD.
+__constant__ unsigned int sha256_one = 1u;
+#endif
+
+// x rotated right by n (0 < n < 32).
+SHA256_FN unsigned int sha256_rotr(unsigned int x, unsigned int n) {
+#ifdef __CUDA_ARCH__
+  return __funnelshift_r(x, x, n);
+#else
+  return (x >> n) | (x << (32u - n));
+#endif
+}
+
+// a + b (mod 2^32), issued on the FMA pipe on the GPU (see the note at the top).
+SHA256_FN unsigned int sha256_add(unsigned int a, unsigned int b) {
+#ifdef __CUDA_ARCH__
+  unsigned int r;
+  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(sha256_one), "r"(b));
+  return r;
+#else
+  return a + b;
+#endif
+}
+
+// Big-endian word from 4 bytes (SHA-256 reads its message big-endian).
+SHA256_FN unsigned int sha256_bswap(unsigned int x) {
+#ifdef __CUDA_ARCH__
+  return __byte_perm(x, 0u, 0x0123u);
+#else
+  return (x >> 24) | ((x >> 8) & 0xff00u) | ((x << 8) & 0xff0000u) | (x << 24);
+#endif
+}
+
+// The four functions of FIPS 180-4 §4.1.2; each compiles to its shifts plus one LOP3.
+SHA256_FN unsigned int sha256_big_sigma0(unsigned int x) {
+  return sha256_rotr(x, 2) ^ sha256_rotr(x, 13) ^ sha256_rotr(x, 22);
+}
+SHA256_FN unsigned int sha256_big_sigma1(unsigned int x) {
+  return sha256_rotr(x, 6) ^ sha256_rotr(x, 11) ^ sha256_rotr(x, 25);
+}
+SHA256_FN unsigned int sha256_small_sigma0(unsigned int x) {
+  return sha256_rotr(x, 7) ^ sha256_rotr(x, 18) ^ (x >> 3);
+}
+SHA256_FN unsigned int sha256_small_sigma1(unsigned int x) {
+  return sha256_rotr(x, 17) ^ sha256_rotr(x, 19) ^ (x >> 10);
+}
+SHA256_FN unsigned int sha256_ch(unsigned int x, unsigned int y, unsigned int z) {
+  return z ^ (x & (y ^ z));
+}
+SHA256_FN unsigned int sha256_maj(unsigned int x, unsigned int y, unsigned int z) {
+  return (x & y) | (z & (x | y));
+}
+
+// The initial hash value H(0).
+#define SHA256_H0 0x6a09e667u
+#define SHA256_H1 0xbb67ae85u
+#define SHA256_H2 0x3c6ef372u
+#define SHA256_H3 0xa54ff53au
+#define SHA256_H4 0x510e527fu
+#define SHA256_H5 0x9b05688cu
+#define SHA256_H6 0x1f83d9abu
+#define SHA256_H7 0x5be0cd19u
+
+SHA256_FN void sha256_init(unsigned int state[8]) {
+  state[0] = SHA256_H0;
+  state[1] = SHA256_H1;
+  state[2] = SHA256_H2;
+  state[3] = SHA256_H3;
+  state[4] = SHA256_H4;
+  state[5] = SHA256_H5;
+  state[6] = SHA256_H6;
+  state[7] = SHA256_H7;
+}
+
+// Round constant K[i] (0 <= i < 64). A switch rather than a table: with the index known at
+// compile time (the rounds below are written out) it folds to an immediate on every compiler.
+// clang-format off
+SHA256_FN unsigned int sha256_k(int i) {
+  switch (i) {
+    case 0: return 0x428a2f98u; case 1: return 0x71374491u; case 2: return 0xb5c0fbcfu; case 3: return 0xe9b5dba5u;
+    case 4: return 0x3956c25bu; case 5: return 0x59f111f1u; case 6: return 0x923f82a4u; case 7: return 0xab1c5ed5u;
+    case 8: return 0xd807aa98u; case 9: return 0x12835b01u; case 10: return 0x243185beu; case 11: return 0x550c7dc3u;
+    case 12: return 0x72be5d74u; case 13: return 0x80deb1feu; case 14: return 0x9bdc06a7u; case 15: return 0xc19bf174u;
+    case 16: return 0xe49b69c1u; case 17: return 0xefbe4786u; case 18: return 0x0fc19dc6u; case 19: return 0x240ca1ccu;
+    case 20: return 0x2de92c6fu; case 21: return 0x4a7484aau; case 22: return 0x5cb0a9dcu; case 23: return 0x76f988dau;
+    case 24: return 0x983e5152u; case 25: return 0xa831c66du; case 26: return 0xb00327c8u; case 27: return 0xbf597fc7u;
+    case 28: return 0xc6e00bf3u; case 29: return 0xd5a79147u; case 30: return 0x06ca6351u; case 31: return 0x14292967u;
+    case 32: return 0x27b70a85u; case 33: return 0x2e1b2138u; case 34: return 0x4d2c6dfcu; case 35: return 0x53380d13u;
+    case 36: return 0x650a7354u; case 37: return 0x766a0abbu; case 38: return 0x81c2c92eu; case 39: return 0x92722c85u;
+    case 40: return 0xa2bfe8a1u; case 41: return 0xa81a664bu; case 42: return 0xc24b8b70u; case 43: return 0xc76c51a3u;
+    case 44: return 0xd192e819u; case 45: return 0xd6990624u; case 46: return 0xf40e3585u; case 47: return 0x106aa070u;
+    case 48: return 0x19a4c116u; case 49: return 0x1e376c08u; case 50: return 0x2748774cu; case 51: return 0x34b0bcb5u;
+    case 52: return 0x391c0cb3u; case 53: return 0x4ed8aa4au; case 54: return 0x5b9cca4fu; case 55: return 0x682e6ff3u;
+    case 56: return 0x748f82eeu; case 57: return 0x78a5636fu; case 58: return 0x84c87814u; case 59: return 0x8cc70208u;
+    case 60: return 0x90befffau; case 61: return 0xa4506cebu; case 62: return 0xbef9a3f7u; case 63: return 0xc67178f2u;
+    default: return 0u;
+  }
+}
+// clang-format on
+
+// Message-schedule step: W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16], in place in a
+// 16-word ring (w16 holds W[t-16] on entry and W[t] on exit).
+#define SHA256_SCHEDULE(w16, w15, w7, w2) \
+  w16 = sha256_add(sha256_add(w16, sha256_small_sigma0(w15)), sha256_add(w7, sha256_small_sigma1(w2)))
+
+// One round with kw = K[t] + W[t] already summed. The caller rotates the names of the working
+// variables instead of moving values: round t+1 passes (h, a, b, c, d, e, f, g).
+#define SHA256_ROUND(a, b, c, d, e, f, g, h, kw)                                                              \
+  do {                                                                                                        \
+    unsigned int t1_ = sha256_add(sha256_add(h, sha256_big_sigma1(e)), sha256_add(sha256_ch(e, f, g), (kw))); \
+    d = sha256_add(d, t1_);                                                                                   \
+    h = sha256_add(t1_, sha256_add(sha256_big_sigma0(a), sha256_maj(a, b, c)));                               \
+  } while (0)
+
+// Eight rounds starting at round t (a multiple of 8) on message words w[t % 16 ...].
+#define SHA256_ROUND_W(a, b, c, d, e, f, g, h, t, w) SHA256_ROUND(a, b, c, d, e, f, g, h, sha256_add(sha256_k(t), w))
+#define SHA256_EIGHT_ROUNDS(s, t, w)                                               \
+  do {                                                                             \
+    SHA256_ROUND_W(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], (t) + 0, w[0]); \
+    SHA256_ROUND_W(s[7], s[0], s[1], s[2], s[3], s[4], s[5], s[6], (t) + 1, w[1]); \
+    SHA256_ROUND_W(s[6], s[7], s[0], s[1], s[2], s[3], s[4], s[5], (t) + 2, w[2]); \
+    SHA256_ROUND_W(s[5], s[6], s[7], s[0], s[1], s[2], s[3], s[4], (t) + 3, w[3]); \
+    SHA256_ROUND_W(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], (t) + 4, w[4]); \
+    SHA256_ROUND_W(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], (t) + 5, w[5]); \
+    SHA256_ROUND_W(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], (t) + 6, w[6]); \
+    SHA256_ROUND_W(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], (t) + 7, w[7]); \
+  } while (0)
+
+// Expands the ring w[0..15] from W[t-16..t-1] to W[t..t+15].
+SHA256_FN void sha256_expand(unsigned int w[16]) {
+  SHA256_SCHEDULE(w[0], w[1], w[9], w[14]);
+  SHA256_SCHEDULE(w[1], w[2], w[10], w[15]);
+  SHA256_SCHEDULE(w[2], w[3], w[11], w[0]);
+  SHA256_SCHEDULE(w[3], w[4], w[12], w[1]);
+  SHA256_SCHEDULE(w[4], w[5], w[13], w[2]);
+  SHA256_SCHEDULE(w[5], w[6], w[14], w[3]);
+  SHA256_SCHEDULE(w[6], w[7], w[15], w[4]);
+  SHA256_SCHEDULE(w[7], w[8], w[0], w[5]);
+  SHA256_SCHEDULE(w[8], w[9], w[1], w[6]);
+  SHA256_SCHEDULE(w[9], w[10], w[2], w[7]);
+  SHA256_SCHEDULE(w[10], w[11], w[3], w[8]);
+  SHA256_SCHEDULE(w[11], w[12], w[4], w[9]);
+  SHA256_SCHEDULE(w[12], w[13], w[5], w[10]);
+  SHA256_SCHEDULE(w[13], w[14], w[6], w[11]);
+  SHA256_SCHEDULE(w[14], w[15], w[7], w[12]);
+  SHA256_SCHEDULE(w[15], w[0], w[8], w[13]);
+}
+
+// Sixteen rounds starting at round t on the ring w (W[t..t+15]).
+SHA256_FN void sha256_sixteen_rounds(unsigned int s[8], const unsigned int w[16], int t) {
+  SHA256_EIGHT_ROUNDS(s, t, w);
+  SHA256_EIGHT_ROUNDS(s, t + 8, (w + 8));
+}
+
+// Compresses one 64-byte block, given as 16 big-endian words, into state. w is used as the
+// schedule ring and holds W[48..63] on return.
+SHA256_FN void sha256_compress(unsigned int state[8], unsigned int w[16]) {
+  unsigned int s[8];
+  for (int i = 0; i < 8; ++i) s[i] = state[i];
+  sha256_sixteen_rounds(s, w, 0);
+  sha256_expand(w);
+  sha256_sixteen_rounds(s, w, 16);
+  sha256_expand(w);
+  sha256_sixteen_rounds(s, w, 32);
+  sha256_expand(w);
+  sha256_sixteen_rounds(s, w, 48);
+  for (int i = 0; i < 8; ++i) state[i] = sha256_add(state[i], s[i]);
+}
+
+#endif  // OPKIT_SHA256_CORE_CUH
