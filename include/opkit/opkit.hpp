@@ -7,6 +7,7 @@
 #include "opkit/error.hpp"
 #include "opkit/kernel.hpp"
 #include "opkit/module.hpp"
+#include "opkit/nvrtc.hpp"
 #include "opkit/program.hpp"
 #include "opkit/stream.hpp"
 #include "opkit/version.hpp"

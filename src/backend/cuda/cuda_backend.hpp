@@ -1,0 +1,129 @@
+// The CUDA backend's classes: one primary context per GPU, cubins from NVRTC, the legacy default
+// stream unless the caller brings its own.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "backend/backend.hpp"
+#include "backend/cuda/driver_api.hpp"
+#include "opkit/error.hpp"
+
+namespace opkit::cuda {
+
+// Throws Error(kind, stage, ...) carrying the CUDA error name when rc is not CUDA_SUCCESS.
+void check(CUresult rc, const char* stage, Errc kind = Errc::runtime, const std::string& kernel = {});
+
+class CudaDevice;
+
+class CudaStream final : public backend::Stream {
+ public:
+  // keep_alive is null only for the default stream, which the device itself owns.
+  CudaStream(CudaDevice& device, std::shared_ptr<CudaDevice> keep_alive, CUstream stream, bool owned);
+  ~CudaStream() override;
+  void synchronize() override;
+  void* native_handle() override { return stream_; }
+  CUstream handle() const { return stream_; }
+
+ private:
+  CudaDevice& device_;
+  std::shared_ptr<CudaDevice> keep_alive_;
+  CUstream stream_;
+  bool owned_;
+};
+
+class CudaEvent final : public backend::Event {
+ public:
+  explicit CudaEvent(std::shared_ptr<CudaDevice> device);
+  ~CudaEvent() override;
+  void record(backend::Stream& stream) override;
+  void synchronize() override;
+  float elapsed_ms_since(backend::Event& start) override;
+
+ private:
+  std::shared_ptr<CudaDevice> device_;
+  CUevent event_ = nullptr;
+};
+
+class CudaModule;
+
+class CudaFunction final : public backend::Function {
+ public:
+  CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, std::string symbol);
+  void launch(const LaunchConfig& config, backend::Stream& stream, void** args, const std::size_t* sizes,
+              std::size_t count) override;
+  KernelAttributes attributes() override;
+  backend::ParamInfo params() override;
+
+ private:
+  std::shared_ptr<CudaModule> module_;
+  CUfunction function_;
+  const std::string* symbol_;  // interned: lives for the whole process
+  std::once_flag params_once_;
+  backend::ParamInfo params_;
+  int dynamic_shared_limit_ = 48 * 1024;
+};
+
+class CudaModule final : public backend::Module, public std::enable_shared_from_this<CudaModule> {
+ public:
+  CudaModule(std::shared_ptr<CudaDevice> device, CUmodule module);
+  ~CudaModule() override;
+  std::shared_ptr<backend::Function> function(const std::string& symbol) override;
+  CudaDevice& device() { return *device_; }
+
+ private:
+  std::shared_ptr<CudaDevice> device_;
+  CUmodule module_;
+};
+
+class CudaDevice final : public backend::Device {
+ public:
+  CudaDevice(const DriverApi& api, int ordinal);
+  ~CudaDevice() override;
+
+  const DeviceInfo& info() const override { return info_; }
+  CompiledProgram compile(const ProgramSpec& spec) override;
+  std::string compiler_identity() override;
+  std::shared_ptr<backend::Module> load(const CompiledProgram& program) override;
+
+  void* allocate(std::size_t bytes) override;
+  void deallocate(void* ptr) noexcept override;
+  void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, backend::Stream* stream) override;
+  void fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count,
+            backend::Stream* stream) override;
+  std::size_t free_memory() override;
+
+  std::shared_ptr<backend::Stream> default_stream() override;
+  std::shared_ptr<backend::Stream> create_stream() override;
+  std::shared_ptr<backend::Stream> borrow_stream(void* native_handle) override;
+  std::shared_ptr<backend::Event> create_event() override;
+  void synchronize() override;
+  bool supports(std::string_view op) const override;
+
+  // Makes this device's primary context current on the calling thread (cheap when it already is).
+  void make_current();
+  const DriverApi& api() const { return api_; }
+  int sm() const { return sm_; }
+
+  // Kernel faults surface at the next synchronizing call; remembering the last launch lets that
+  // error name the kernel that most likely caused it.
+  // `symbol` must outlive the device: CudaFunction interns its symbol for that reason.
+  void note_launch(const std::string* symbol) { last_launch_.store(symbol, std::memory_order_relaxed); }
+  // Like check(), but names the most recently launched kernel for errors that kernels cause.
+  void check_async(CUresult rc, const char* stage);
+
+ private:
+  std::shared_ptr<CudaDevice> self();
+
+  const DriverApi& api_;
+  CUdevice device_ = 0;
+  CUcontext context_ = nullptr;
+  int sm_ = 0;
+  DeviceInfo info_;
+  std::atomic<const std::string*> last_launch_{nullptr};
+  std::shared_ptr<CudaStream> default_stream_;
+};
+
+}  // namespace opkit::cuda

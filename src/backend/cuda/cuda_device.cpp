@@ -1,0 +1,209 @@
+// CudaDevice: context, memory, compilation and module loading for one GPU.
+#include <cstring>
+
+#include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/nvrtc_compiler.hpp"
+
+namespace opkit::cuda {
+namespace {
+
+CUdeviceptr device_ptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+bool is_kernel_fault(CUresult rc) {
+  // Errors a running kernel leaves behind (sticky context errors).
+  return rc == 700 /*ILLEGAL_ADDRESS*/ || rc == 701 /*LAUNCH_OUT_OF_RESOURCES*/ || rc == 702 /*LAUNCH_TIMEOUT*/ ||
+         rc == 714 /*HARDWARE_STACK_ERROR*/ || rc == 715 /*ILLEGAL_INSTRUCTION*/ || rc == 716 /*MISALIGNED_ADDRESS*/ ||
+         rc == 717 /*INVALID_ADDRESS_SPACE*/ || rc == 718 /*INVALID_PC*/ || rc == 719 /*LAUNCH_FAILED*/ ||
+         rc == 710 /*ASSERT*/;
+}
+
+}  // namespace
+
+void check(CUresult rc, const char* stage, Errc kind, const std::string& kernel) {
+  if (rc == CUDA_SUCCESS) return;
+  Error error(kind, stage, cu_error_string(rc));
+  std::move(error).with_code(rc, cu_error_name(rc));
+  if (!kernel.empty()) std::move(error).with_kernel(kernel);
+  throw std::move(error);
+}
+
+CudaDevice::CudaDevice(const DriverApi& api, int ordinal) : api_(api) {
+  check(api_.cuDeviceGet(&device_, ordinal), "cuDeviceGet", Errc::unavailable);
+  check(api_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain", Errc::unavailable);
+  int major = 0, minor = 0, sms = 0, clock = 0;
+  api_.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_);
+  api_.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_);
+  api_.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_);
+  api_.cuDeviceGetAttribute(&clock, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device_);
+  char name[256] = {};
+  api_.cuDeviceGetName(name, sizeof(name) - 1, device_);
+  std::size_t memory = 0;
+  api_.cuDeviceTotalMem(&memory, device_);
+  int driver = 0;
+  api_.cuDriverGetVersion(&driver);
+  sm_ = major * 10 + minor;
+  info_.backend = BackendKind::cuda;
+  info_.ordinal = ordinal;
+  info_.name = name;
+  info_.arch = "sm_" + std::to_string(sm_);
+  info_.compute_units = sms;
+  info_.total_memory = memory;
+  info_.clock_khz = clock;
+  info_.driver = "CUDA driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+  default_stream_ = std::make_shared<CudaStream>(*this, nullptr, nullptr, false);
+}
+
+CudaDevice::~CudaDevice() {
+  if (context_ != nullptr) api_.cuDevicePrimaryCtxRelease(device_);
+}
+
+std::shared_ptr<CudaDevice> CudaDevice::self() { return std::static_pointer_cast<CudaDevice>(shared_from_this()); }
+
+void CudaDevice::make_current() {
+  CUcontext current = nullptr;
+  if (api_.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != context_)
+    check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+}
+
+void CudaDevice::check_async(CUresult rc, const char* stage) {
+  if (rc == CUDA_SUCCESS) return;
+  const std::string* last = last_launch_.load(std::memory_order_relaxed);
+  if (is_kernel_fault(rc) && last != nullptr) {
+    throw Error(Errc::launch, stage,
+                cu_error_string(rc) + " (raised by kernel " + *last +
+                    " or work queued after it; the CUDA context is now unusable, restart the process)")
+        .with_code(rc, cu_error_name(rc))
+        .with_kernel(*last);
+  }
+  check(rc, stage, rc == 2 /*OUT_OF_MEMORY*/ ? Errc::memory : Errc::runtime);
+}
+
+CompiledProgram CudaDevice::compile(const ProgramSpec& spec) { return nvrtc_compile(spec, sm_); }
+
+std::string CudaDevice::compiler_identity() { return nvrtc_identity(sm_); }
+
+std::shared_ptr<backend::Module> CudaDevice::load(const CompiledProgram& program) {
+  if (program.format != BinaryFormat::cubin && program.format != BinaryFormat::ptx)
+    throw Error(Errc::load, "cuModuleLoadData",
+                std::string("a ") + binary_format_name(program.format) + " binary cannot be loaded on a CUDA GPU")
+        .with_source_name(program.source_name);
+  make_current();
+  std::vector<std::uint8_t> image = program.binary;
+  if (program.format == BinaryFormat::ptx && (image.empty() || image.back() != 0)) image.push_back(0);
+  CUmodule module = nullptr;
+  CUresult rc = api_.cuModuleLoadData(&module, image.data());
+  if (rc != CUDA_SUCCESS) {
+    std::string hint;
+    if (rc == 222 /*UNSUPPORTED_PTX_VERSION*/)
+      hint = ": the driver is older than the NVRTC that made this PTX; update the driver, or use an NVRTC "
+             "that knows " + info_.arch + " so opkit can load a cubin instead";
+    else if (rc == 209 /*NO_BINARY_FOR_GPU*/ || rc == 218 /*INVALID_PTX*/)
+      hint = ": the binary was built for " + program.target + ", this GPU is " + info_.arch;
+    throw Error(Errc::load, "cuModuleLoadData", cu_error_string(rc) + hint)
+        .with_code(rc, cu_error_name(rc))
+        .with_source_name(program.source_name);
+  }
+  return std::make_shared<CudaModule>(self(), module);
+}
+
+void* CudaDevice::allocate(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  make_current();
+  CUdeviceptr ptr = 0;
+  CUresult rc = api_.cuMemAlloc(&ptr, bytes);
+  if (rc == 2 /*OUT_OF_MEMORY*/) {
+    std::size_t free = 0, total = 0;
+    api_.cuMemGetInfo(&free, &total);
+    throw Error(Errc::memory, "cuMemAlloc",
+                "out of device memory on " + info_.name + ": asked for " + std::to_string(bytes) + " bytes, " +
+                    std::to_string(free) + " of " + std::to_string(total) + " free")
+        .with_code(rc, cu_error_name(rc));
+  }
+  check_async(rc, "cuMemAlloc");
+  return reinterpret_cast<void*>(ptr);
+}
+
+void CudaDevice::deallocate(void* ptr) noexcept {
+  if (ptr == nullptr) return;
+  CUcontext current = nullptr;
+  if (api_.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != context_) api_.cuCtxSetCurrent(context_);
+  api_.cuMemFree(device_ptr(ptr));  // destructors ignore failures (e.g. after a kernel fault)
+}
+
+void CudaDevice::copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, backend::Stream* stream) {
+  if (bytes == 0) return;
+  make_current();
+  if (stream == nullptr) {
+    switch (kind) {
+      case CopyKind::host_to_device:
+        return check_async(api_.cuMemcpyHtoD(device_ptr(dst), src, bytes), "cuMemcpyHtoD");
+      case CopyKind::device_to_host:
+        return check_async(api_.cuMemcpyDtoH(dst, device_ptr(src), bytes), "cuMemcpyDtoH");
+      case CopyKind::device_to_device:
+        check_async(api_.cuMemcpyDtoD(device_ptr(dst), device_ptr(src), bytes), "cuMemcpyDtoD");
+        return check_async(api_.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+    }
+  }
+  CUstream s = static_cast<CudaStream*>(stream)->handle();
+  switch (kind) {
+    case CopyKind::host_to_device:
+      return check_async(api_.cuMemcpyHtoDAsync(device_ptr(dst), src, bytes, s), "cuMemcpyHtoDAsync");
+    case CopyKind::device_to_host:
+      return check_async(api_.cuMemcpyDtoHAsync(dst, device_ptr(src), bytes, s), "cuMemcpyDtoHAsync");
+    case CopyKind::device_to_device:
+      return check_async(api_.cuMemcpyDtoDAsync(device_ptr(dst), device_ptr(src), bytes, s), "cuMemcpyDtoDAsync");
+  }
+}
+
+void CudaDevice::fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count,
+                      backend::Stream* stream) {
+  if (count == 0) return;
+  make_current();
+  CUstream s = stream != nullptr ? static_cast<CudaStream*>(stream)->handle() : nullptr;
+  CUdeviceptr p = device_ptr(dst);
+  switch (pattern_bytes) {
+    case 1:
+      check_async(api_.cuMemsetD8Async(p, static_cast<unsigned char>(pattern), count, s), "cuMemsetD8Async");
+      break;
+    case 2:
+      check_async(api_.cuMemsetD16Async(p, static_cast<unsigned short>(pattern), count, s), "cuMemsetD16Async");
+      break;
+    case 4:
+      check_async(api_.cuMemsetD32Async(p, pattern, count, s), "cuMemsetD32Async");
+      break;
+    default:
+      throw Error(Errc::invalid_argument, "fill", "pattern size must be 1, 2 or 4 bytes");
+  }
+  if (stream == nullptr) check_async(api_.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+}
+
+std::size_t CudaDevice::free_memory() {
+  make_current();
+  std::size_t free = 0, total = 0;
+  check(api_.cuMemGetInfo(&free, &total), "cuMemGetInfo");
+  return free;
+}
+
+std::shared_ptr<backend::Stream> CudaDevice::default_stream() { return default_stream_; }
+
+std::shared_ptr<backend::Stream> CudaDevice::create_stream() {
+  make_current();
+  CUstream stream = nullptr;
+  check(api_.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  return std::make_shared<CudaStream>(*this, self(), stream, true);
+}
+
+std::shared_ptr<backend::Stream> CudaDevice::borrow_stream(void* native_handle) {
+  return std::make_shared<CudaStream>(*this, self(), static_cast<CUstream>(native_handle), false);
+}
+
+std::shared_ptr<backend::Event> CudaDevice::create_event() { return std::make_shared<CudaEvent>(self()); }
+
+void CudaDevice::synchronize() {
+  make_current();
+  check_async(api_.cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+bool CudaDevice::supports(std::string_view) const { return true; }
+
+}  // namespace opkit::cuda

@@ -1,0 +1,89 @@
+// CUDA modules and functions: lookup, attributes, parameter layout and the launch itself.
+#include <set>
+
+#include "backend/cuda/cuda_backend.hpp"
+
+namespace opkit::cuda {
+namespace {
+
+// Symbol names live for the whole process, so the device can point at the last one launched.
+const std::string* intern(const std::string& symbol) {
+  static std::mutex mutex;
+  static std::set<std::string> names;
+  std::lock_guard lock(mutex);
+  return &*names.insert(symbol).first;
+}
+
+}  // namespace
+
+CudaModule::CudaModule(std::shared_ptr<CudaDevice> device, CUmodule module)
+    : device_(std::move(device)), module_(module) {}
+
+CudaModule::~CudaModule() {
+  if (module_ != nullptr) device_->api().cuModuleUnload(module_);
+}
+
+std::shared_ptr<backend::Function> CudaModule::function(const std::string& symbol) {
+  device_->make_current();
+  CUfunction function = nullptr;
+  CUresult rc = device_->api().cuModuleGetFunction(&function, module_, symbol.c_str());
+  if (rc == CUDA_ERROR_NOT_FOUND) return nullptr;
+  check(rc, "cuModuleGetFunction", Errc::load, symbol);
+  return std::make_shared<CudaFunction>(shared_from_this(), function, symbol);
+}
+
+CudaFunction::CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, std::string symbol)
+    : module_(std::move(module)), function_(function), symbol_(intern(symbol)) {}
+
+void CudaFunction::launch(const LaunchConfig& config, backend::Stream& stream, void** args, const std::size_t*,
+                          std::size_t) {
+  CudaDevice& device = module_->device();
+  device.make_current();
+  if (static_cast<int>(config.shared_bytes) > dynamic_shared_limit_) {
+    // Above 48 KiB a kernel must opt in to more dynamic shared memory.
+    check(device.api().cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          static_cast<int>(config.shared_bytes)),
+          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", Errc::launch, *symbol_);
+    dynamic_shared_limit_ = static_cast<int>(config.shared_bytes);
+  }
+  CUresult rc = device.api().cuLaunchKernel(function_, config.grid.x, config.grid.y, config.grid.z, config.block.x,
+                                            config.block.y, config.block.z, config.shared_bytes,
+                                            static_cast<CudaStream&>(stream).handle(), args, nullptr);
+  if (rc != CUDA_SUCCESS) {
+    auto dims = [](const Dim3& d) {
+      return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
+    };
+    throw Error(Errc::launch, "cuLaunchKernel",
+                cu_error_string(rc) + " (grid " + dims(config.grid) + ", block " + dims(config.block) + ", " +
+                    std::to_string(config.shared_bytes) + " bytes of dynamic shared memory)")
+        .with_code(rc, cu_error_name(rc))
+        .with_kernel(*symbol_);
+  }
+  device.note_launch(symbol_);
+}
+
+KernelAttributes CudaFunction::attributes() {
+  const DriverApi& api = module_->device().api();
+  KernelAttributes a;
+  api.cuFuncGetAttribute(&a.max_threads_per_block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function_);
+  api.cuFuncGetAttribute(&a.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, function_);
+  api.cuFuncGetAttribute(&a.static_shared_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function_);
+  api.cuFuncGetAttribute(&a.local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, function_);
+  return a;
+}
+
+backend::ParamInfo CudaFunction::params() {
+  std::call_once(params_once_, [this] {
+    const DriverApi& api = module_->device().api();
+    if (api.cuFuncGetParamInfo == nullptr) return;
+    for (std::size_t i = 0;; ++i) {
+      std::size_t offset = 0, size = 0;
+      if (api.cuFuncGetParamInfo(function_, i, &offset, &size) != CUDA_SUCCESS) break;
+      params_.sizes.push_back(size);
+    }
+    params_.known = true;
+  });
+  return params_;
+}
+
+}  // namespace opkit::cuda

@@ -1,0 +1,40 @@
+// CUDA streams and events. Destructors ignore failures: they must never throw.
+#include "backend/cuda/cuda_backend.hpp"
+
+namespace opkit::cuda {
+
+CudaStream::CudaStream(CudaDevice& device, std::shared_ptr<CudaDevice> keep_alive, CUstream stream, bool owned)
+    : device_(device), keep_alive_(std::move(keep_alive)), stream_(stream), owned_(owned) {}
+
+CudaStream::~CudaStream() {
+  if (owned_ && stream_ != nullptr) device_.api().cuStreamDestroy(stream_);
+}
+
+void CudaStream::synchronize() {
+  device_.make_current();
+  device_.check_async(device_.api().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+}
+
+CudaEvent::CudaEvent(std::shared_ptr<CudaDevice> device) : device_(std::move(device)) {
+  device_->make_current();
+  check(device_->api().cuEventCreate(&event_, CU_EVENT_DEFAULT), "cuEventCreate");
+}
+
+CudaEvent::~CudaEvent() {
+  if (event_ != nullptr) device_->api().cuEventDestroy(event_);
+}
+
+void CudaEvent::record(backend::Stream& stream) {
+  device_->make_current();
+  check(device_->api().cuEventRecord(event_, static_cast<CudaStream&>(stream).handle()), "cuEventRecord");
+}
+
+void CudaEvent::synchronize() { device_->check_async(device_->api().cuEventSynchronize(event_), "cuEventSynchronize"); }
+
+float CudaEvent::elapsed_ms_since(backend::Event& start) {
+  float ms = 0;
+  check(device_->api().cuEventElapsedTime(&ms, static_cast<CudaEvent&>(start).event_, event_), "cuEventElapsedTime");
+  return ms;
+}
+
+}  // namespace opkit::cuda

@@ -1,0 +1,96 @@
+// The subset of the CUDA driver API opkit uses, declared here (no cuda.h at build time) and
+// loaded from libcuda.so.1 with dlopen at run time. Types and values follow cuda.h exactly.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace opkit::cuda {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
+
+inline constexpr CUresult CUDA_SUCCESS = 0;
+inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+inline constexpr CUresult CUDA_ERROR_NOT_FOUND = 500;
+
+// CUdevice_attribute values used by opkit.
+inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1;
+inline constexpr int CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13;
+inline constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+
+// CUfunction_attribute values.
+inline constexpr int CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0;
+inline constexpr int CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1;
+inline constexpr int CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3;
+inline constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
+inline constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+
+inline constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+inline constexpr unsigned CU_EVENT_DEFAULT = 0;
+
+// One function pointer per entry point; names carry the _v2 suffix where cuda.h maps to it.
+struct DriverApi {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDriverGetVersion)(int*);
+  CUresult (*cuGetErrorName)(CUresult, const char**);
+  CUresult (*cuGetErrorString)(CUresult, const char**);
+  CUresult (*cuDeviceGetCount)(int*);
+  CUresult (*cuDeviceGet)(CUdevice*, int);
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice);
+  CUresult (*cuDeviceTotalMem)(std::size_t*, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxGetCurrent)(CUcontext*);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)();
+  CUresult (*cuMemGetInfo)(std::size_t*, std::size_t*);
+  CUresult (*cuMemAlloc)(CUdeviceptr*, std::size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, std::size_t);
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, std::size_t);
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, std::size_t);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, std::size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, std::size_t, CUstream);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, std::size_t, CUstream);
+  CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, std::size_t, CUstream);
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned int, std::size_t, CUstream);
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuFuncGetAttribute)(int*, int, CUfunction);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void**, void**);
+  CUresult (*cuStreamCreate)(CUstream*, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuEventCreate)(CUevent*, unsigned);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  // Optional (CUDA >= 12.4): lets launches check argument count and sizes. May be null.
+  CUresult (*cuFuncGetParamInfo)(CUfunction, std::size_t, std::size_t*, std::size_t*);
+};
+
+// The loaded driver, or nullptr with `reason` set ("libcuda.so.1 not found: ...").
+const DriverApi* driver_api(std::string* reason = nullptr);
+// Path of the loaded driver library (for doctor), "" if not loaded.
+std::string driver_library_path();
+
+// "CUDA_ERROR_ILLEGAL_ADDRESS" / "an illegal memory access was encountered".
+std::string cu_error_name(CUresult code);
+std::string cu_error_string(CUresult code);
+
+}  // namespace opkit::cuda

@@ -1,0 +1,100 @@
+// Loads NVRTC once per process: $OPKIT_NVRTC if set (and only it), else the known sonames, else
+// the toolkit's lib64 folder under $CUDA_HOME, $CUDA_PATH or the default install prefix.
+#include "backend/cuda/nvrtc_api.hpp"
+
+#include <cstdlib>
+
+#include "backend/cuda/dynamic_library.hpp"
+
+namespace opkit::cuda {
+namespace {
+
+struct LoadedNvrtc {
+  DynamicLibrary library;
+  NvrtcApi api{};
+  NvrtcInfo info;
+  bool ok = false;
+  std::string reason;
+};
+
+std::vector<std::string> candidate_names() {
+  if (const char* explicit_path = std::getenv("OPKIT_NVRTC"); explicit_path != nullptr && *explicit_path)
+    return {explicit_path};
+  std::vector<std::string> names = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"};
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* root = std::getenv(var); root != nullptr && *root)
+      for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"})
+        names.push_back(std::string(root) + "/lib64/" + so);
+  for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"})
+    names.push_back(std::string("/usr/local/cuda/lib64/") + so);
+  return names;
+}
+
+template <class Fn>
+void bind(const DynamicLibrary& lib, Fn& slot, const char* name, std::string& missing) {
+  slot = reinterpret_cast<Fn>(lib.symbol(name));
+  if (slot == nullptr) missing += std::string(missing.empty() ? "" : ", ") + name;
+}
+
+LoadedNvrtc load_nvrtc() {
+  LoadedNvrtc n;
+  std::string why;
+  const bool explicit_choice = std::getenv("OPKIT_NVRTC") != nullptr && *std::getenv("OPKIT_NVRTC");
+  if (!n.library.open_first(candidate_names(), why)) {
+    n.reason = explicit_choice ? "OPKIT_NVRTC=" + std::string(std::getenv("OPKIT_NVRTC")) +
+                                     " cannot be loaded (" + why + "); unset it or point it at libnvrtc.so"
+                               : "NVRTC (libnvrtc.so.13/.12/.11.2) was not found (" + why +
+                                     "); install the CUDA toolkit's NVRTC (Debian/Ubuntu: libnvrtc, or "
+                                     "pip install nvidia-cuda-nvrtc) or set OPKIT_NVRTC to its path";
+    return n;
+  }
+  std::string missing;
+  auto& a = n.api;
+  const auto& l = n.library;
+  bind(l, a.nvrtcGetErrorString, "nvrtcGetErrorString", missing);
+  bind(l, a.nvrtcVersion, "nvrtcVersion", missing);
+  bind(l, a.nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs", missing);
+  bind(l, a.nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs", missing);
+  bind(l, a.nvrtcCreateProgram, "nvrtcCreateProgram", missing);
+  bind(l, a.nvrtcDestroyProgram, "nvrtcDestroyProgram", missing);
+  bind(l, a.nvrtcCompileProgram, "nvrtcCompileProgram", missing);
+  bind(l, a.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", missing);
+  bind(l, a.nvrtcGetProgramLog, "nvrtcGetProgramLog", missing);
+  bind(l, a.nvrtcGetPTXSize, "nvrtcGetPTXSize", missing);
+  bind(l, a.nvrtcGetPTX, "nvrtcGetPTX", missing);
+  bind(l, a.nvrtcGetCUBINSize, "nvrtcGetCUBINSize", missing);
+  bind(l, a.nvrtcGetCUBIN, "nvrtcGetCUBIN", missing);
+  bind(l, a.nvrtcAddNameExpression, "nvrtcAddNameExpression", missing);
+  bind(l, a.nvrtcGetLoweredName, "nvrtcGetLoweredName", missing);
+  if (!missing.empty()) {
+    n.reason = n.library.path + " is not a usable NVRTC (it lacks " + missing +
+               "); NVRTC 11.2 or newer is needed" + (explicit_choice ? ": check OPKIT_NVRTC" : "");
+    return n;
+  }
+  n.info.path = n.library.path;
+  a.nvrtcVersion(&n.info.major, &n.info.minor);
+  int count = 0;
+  if (a.nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+    n.info.archs.resize(static_cast<std::size_t>(count));
+    a.nvrtcGetSupportedArchs(n.info.archs.data());
+  }
+  n.ok = true;
+  return n;
+}
+
+const LoadedNvrtc& loaded() {
+  static const LoadedNvrtc nvrtc = load_nvrtc();
+  return nvrtc;
+}
+
+}  // namespace
+
+const NvrtcApi* nvrtc_api(std::string* reason) {
+  const auto& n = loaded();
+  if (!n.ok && reason != nullptr) *reason = n.reason;
+  return n.ok ? &n.api : nullptr;
+}
+
+const NvrtcInfo& nvrtc_info() { return loaded().info; }
+
+}  // namespace opkit::cuda

@@ -1,0 +1,21 @@
+// CUDA C++ -> cubin (or PTX) with NVRTC. Needs no GPU: the target is given as an sm number, so
+// `opkit compile` and the CI tests work on machines without one.
+#pragma once
+
+#include <string>
+
+#include "opkit/program.hpp"
+
+namespace opkit::cuda {
+
+// Compiles for sm_<sm> as a cubin when NVRTC knows that arch; otherwise as PTX for the newest
+// arch NVRTC knows below it (the driver JIT-compiles it). Throws Error(compile) with the log.
+CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm);
+
+// NVRTC version + the resolved target: the part of the cache key that is not the spec.
+std::string nvrtc_identity(int sm);
+
+// Parses "sm_90", "sm_90a", "compute_90" or "90" into 90; returns 0 when it is none of these.
+int parse_sm(const std::string& arch);
+
+}  // namespace opkit::cuda

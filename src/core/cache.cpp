@@ -1,0 +1,156 @@
+// The on-disk kernel cache. Entries are "<key>.bin" files holding a serialized CompiledProgram
+// followed by its SHA-256, written to a temporary file and renamed into place so that concurrent
+// processes never see half an entry. Entries that are not ours, or that others could have written,
+// are ignored: a shared cache must not let another user inject GPU code.
+#include "opkit/cache.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/sha256_digest.hpp"
+#include "opkit/version.hpp"
+
+namespace opkit {
+namespace {
+
+std::filesystem::path default_directory() {
+  if (const char* dir = std::getenv("OPKIT_CACHE_DIR"); dir != nullptr && *dir) return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg)
+    return std::filesystem::path(xdg) / "opkit";
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home)
+    return std::filesystem::path(home) / ".cache" / "opkit";
+  return {};
+}
+
+// True when the file behind fd is a regular file owned by us that nobody else can write.
+bool trustworthy(int fd) {
+  struct stat st {};
+  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+void append_field(std::string& out, std::string_view field) {
+  out += std::to_string(field.size());
+  out += ':';
+  out += field;
+  out += ';';
+}
+
+}  // namespace
+
+KernelCache& KernelCache::global() {
+  static KernelCache cache = [] {
+    const char* flag = std::getenv("OPKIT_CACHE");
+    if (flag != nullptr && std::string_view(flag) == "0") {
+      KernelCache off = disabled();
+      off.last_error_ = "disabled by OPKIT_CACHE=0";
+      return off;
+    }
+    std::filesystem::path dir = default_directory();
+    if (dir.empty()) {
+      KernelCache off = disabled();
+      off.last_error_ = "no cache directory: set OPKIT_CACHE_DIR, XDG_CACHE_HOME or HOME";
+      return off;
+    }
+    return KernelCache(dir);
+  }();
+  return cache;
+}
+
+KernelCache KernelCache::disabled() { return KernelCache(); }
+
+KernelCache::KernelCache(std::filesystem::path directory) : directory_(std::move(directory)), enabled_(true) {
+  std::error_code ec;
+  std::filesystem::create_directories(directory_, ec);
+  if (ec) {
+    enabled_ = false;
+    last_error_ = "cannot create " + directory_.string() + ": " + ec.message();
+    return;
+  }
+  ::chmod(directory_.c_str(), 0700);  // best effort on a directory we just made or already own
+  struct stat st {};
+  if (::stat(directory_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    enabled_ = false;
+    last_error_ = directory_.string() + " is not a directory";
+  } else if (st.st_uid != geteuid()) {
+    enabled_ = false;
+    last_error_ = directory_.string() + " belongs to another user; set OPKIT_CACHE_DIR to a directory of your own";
+  } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    enabled_ = false;
+    last_error_ = directory_.string() + " is writable by others; chmod 700 it or choose another OPKIT_CACHE_DIR";
+  } else if (::access(directory_.c_str(), W_OK | X_OK) != 0) {
+    enabled_ = false;
+    last_error_ = directory_.string() + " is not writable: " + std::strerror(errno);
+  }
+}
+
+std::string KernelCache::key(const ProgramSpec& spec, std::string_view target_identity) {
+  std::string canon = "opkit-cache-v1;";
+  append_field(canon, version);
+  append_field(canon, target_identity);
+  append_field(canon, spec.name);
+  append_field(canon, spec.source);
+  for (const auto& [k, v] : spec.defines) append_field(canon, "D" + k + "=" + v);
+  for (const auto& o : spec.options) append_field(canon, "O" + o);
+  for (const auto& d : spec.include_dirs) append_field(canon, "I" + d);
+  for (const auto& [n, body] : spec.headers) append_field(canon, "H" + n + "\n" + body);
+  for (const auto& e : spec.name_expressions) append_field(canon, "N" + e);
+  auto digest = detail::sha256_digest(canon);
+  return detail::to_hex(digest.data(), digest.size());
+}
+
+std::optional<CompiledProgram> KernelCache::load(const std::string& key) const {
+  if (!enabled_) return std::nullopt;
+  std::filesystem::path path = directory_ / (key + ".bin");
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::vector<std::uint8_t> bytes;
+  if (trustworthy(fd)) {
+    std::uint8_t chunk[65536];
+    for (ssize_t n; (n = ::read(fd, chunk, sizeof chunk)) > 0;) bytes.insert(bytes.end(), chunk, chunk + n);
+  }
+  ::close(fd);
+  if (bytes.size() < 32) return std::nullopt;
+  std::string_view payload(reinterpret_cast<const char*>(bytes.data()), bytes.size() - 32);
+  auto digest = detail::sha256_digest(payload);
+  if (std::memcmp(digest.data(), bytes.data() + payload.size(), 32) != 0) return std::nullopt;
+  bytes.resize(payload.size());
+  CompiledProgram program;
+  if (!CompiledProgram::deserialize(bytes, program)) return std::nullopt;
+  return program;
+}
+
+bool KernelCache::store(const std::string& key, const CompiledProgram& program) const {
+  if (!enabled_) return false;
+  std::vector<std::uint8_t> bytes = program.serialize();
+  auto digest = detail::sha256_digest(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  bytes.insert(bytes.end(), digest.begin(), digest.end());
+
+  std::string tmp = (directory_ / (key + ".tmp.XXXXXX")).string();
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0) {
+    last_error_ = "cannot create a file in " + directory_.string() + ": " + std::strerror(errno);
+    return false;
+  }
+  ::fchmod(fd, 0600);
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n <= 0) break;
+    written += static_cast<std::size_t>(n);
+  }
+  bool ok = written == bytes.size();
+  if (::close(fd) != 0) ok = false;
+  if (!ok || ::rename(tmp.c_str(), (directory_ / (key + ".bin")).c_str()) != 0) {
+    last_error_ = "cannot write a cache entry in " + directory_.string() + ": " + std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace opkit

@@ -1,0 +1,63 @@
+// Module -> Kernel lookup (source names resolve through the lowered-name table) and the
+// checked, typed launch path.
+#include "opkit/module.hpp"
+
+#include "backend/backend.hpp"
+#include "opkit/error.hpp"
+
+namespace opkit {
+
+Module::Module(Device device, std::shared_ptr<backend::Module> impl, std::shared_ptr<const CompiledProgram> program)
+    : device_(std::move(device)), impl_(std::move(impl)), program_(std::move(program)) {}
+
+Kernel Module::kernel(std::string_view name) const {
+  std::string wanted(name);
+  auto lowered = program_->lowered_names.find(wanted);
+  const std::string& symbol = lowered != program_->lowered_names.end() ? lowered->second : wanted;
+  auto function = impl_->function(symbol);
+  if (!function) {
+    std::string known;
+    for (const auto& [source_name, sym] : program_->lowered_names) known += (known.empty() ? "" : ", ") + source_name;
+    throw Error(Errc::not_found, "Module::kernel",
+                "no kernel named '" + wanted + "' in " + program_->source_name +
+                    (known.empty() ? std::string(" (no __global__ functions were found in the source)")
+                                   : " (kernels found: " + known + ")"))
+        .with_kernel(wanted)
+        .with_source_name(program_->source_name);
+  }
+  return Kernel(device_, std::move(function), wanted);
+}
+
+Kernel::Kernel(Device device, std::shared_ptr<backend::Function> impl, std::string name)
+    : device_(std::move(device)), impl_(std::move(impl)), name_(std::move(name)) {}
+
+void Kernel::launch_packed(const LaunchConfig& config, void** args, const std::size_t* sizes,
+                           std::size_t count) const {
+  if (config.grid.count() == 0 || config.block.count() == 0)
+    throw Error(Errc::invalid_argument, "Kernel::launch", "grid and block must not be empty").with_kernel(name_);
+  backend::ParamInfo params = impl_->params();
+  if (params.known) {
+    if (params.sizes.size() != count)
+      throw Error(Errc::invalid_argument, "Kernel::launch",
+                  "kernel takes " + std::to_string(params.sizes.size()) + " argument(s), " + std::to_string(count) +
+                      " given")
+          .with_kernel(name_);
+    for (std::size_t i = 0; i < count; ++i)
+      if (params.sizes[i] != sizes[i])
+        throw Error(Errc::invalid_argument, "Kernel::launch",
+                    "argument " + std::to_string(i) + " is " + std::to_string(sizes[i]) +
+                        " bytes but the kernel's parameter is " + std::to_string(params.sizes[i]) + " bytes")
+            .with_kernel(name_);
+  }
+  if (config.stream != nullptr) {
+    if (!(config.stream->device() == device_))
+      throw Error(Errc::invalid_argument, "Kernel::launch", "the stream belongs to another device").with_kernel(name_);
+    impl_->launch(config, config.stream->impl(), args, sizes, count);
+  } else {
+    impl_->launch(config, *device_.impl().default_stream(), args, sizes, count);
+  }
+}
+
+KernelAttributes Kernel::attributes() const { return impl_->attributes(); }
+
+}  // namespace opkit

@@ -1,0 +1,94 @@
+// Kernel-name discovery and the CompiledProgram byte format.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "opkit/error.hpp"
+#include "opkit/program.hpp"
+
+namespace {
+
+TEST(FindKernelNames, FindsPlainExternCAndLaunchBoundsKernels) {
+  const char* source = R"(
+    __global__ void plain(float* a) {}
+    extern "C" __global__ void c_linkage(int n) {}
+    __global__ void __launch_bounds__(256, 2) bounded(int* x) {}
+    static __global__ void
+        multi_line (int x) {}
+    __device__ int helper(int x) { return x; }
+  )";
+  EXPECT_EQ(opkit::find_kernel_names(source),
+            (std::vector<std::string>{"plain", "c_linkage", "bounded", "multi_line"}));
+}
+
+TEST(FindKernelNames, SkipsCommentsStringsAndTemplates) {
+  const char* source = R"src(
+    // __global__ void commented(int* a) {}
+    /* __global__ void block_commented(int* a) {} */
+    const char* s = "__global__ void in_string(int)";
+    template <typename T> __global__ void templated(T* a) {}
+    __global__ void real(int* a) {}
+  )src";
+  EXPECT_EQ(opkit::find_kernel_names(source), (std::vector<std::string>{"real"}));
+}
+
+TEST(CompiledProgram, SerializeRoundTripsEveryField) {
+  opkit::CompiledProgram p;
+  p.format = opkit::BinaryFormat::ptx;
+  p.target = "compute_90";
+  p.source_name = "x.cu";
+  p.binary = {1, 2, 3, 0, 255};
+  p.log = "warning: something";
+  p.lowered_names = {{"k", "_Z1kv"}, {"f<int>", "_Z1fIiEvv"}};
+  opkit::CompiledProgram q;
+  ASSERT_TRUE(opkit::CompiledProgram::deserialize(p.serialize(), q));
+  EXPECT_EQ(q.format, p.format);
+  EXPECT_EQ(q.target, p.target);
+  EXPECT_EQ(q.source_name, p.source_name);
+  EXPECT_EQ(q.binary, p.binary);
+  EXPECT_EQ(q.log, p.log);
+  EXPECT_EQ(q.lowered_names, p.lowered_names);
+}
+
+TEST(CompiledProgram, DeserializeRejectsEveryTruncationAndRandomDamage) {
+  opkit::CompiledProgram p;
+  p.target = "sm_90";
+  p.binary.assign(100, 7);
+  p.lowered_names = {{"k", "k"}};
+  auto bytes = p.serialize();
+  opkit::CompiledProgram out;
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    std::vector<std::uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+    EXPECT_FALSE(opkit::CompiledProgram::deserialize(cut, out)) << "truncated to " << n;
+  }
+  auto longer = bytes;
+  longer.push_back(0);
+  EXPECT_FALSE(opkit::CompiledProgram::deserialize(longer, out));
+  std::mt19937 rng(std::random_device{}());
+  auto damaged = bytes;
+  damaged[rng() % 8] ^= 0x40;  // magic
+  EXPECT_FALSE(opkit::CompiledProgram::deserialize(damaged, out));
+}
+
+TEST(Error, RendersStageCodeKernelOptionsAndLogAsOneBlock) {
+  opkit::Error e = opkit::Error(opkit::Errc::compile, "nvrtcCompileProgram", "compilation failed")
+                       .with_code(6, "NVRTC_ERROR_COMPILATION")
+                       .with_kernel("k")
+                       .with_options({"-DX=1"})
+                       .with_log("a.cu(3): error: boom");
+  std::string text = e.what();
+  EXPECT_EQ(text.rfind("opkit: nvrtcCompileProgram: compilation failed", 0), 0u);
+  for (const char* piece : {"NVRTC_ERROR_COMPILATION", "kernel:  k", "-DX=1", "a.cu(3): error: boom", "test_program.cpp"})
+    EXPECT_NE(text.find(piece), std::string::npos) << piece;
+  EXPECT_EQ(e.kind(), opkit::Errc::compile);
+  EXPECT_EQ(e.code(), 6);
+}
+
+TEST(ProgramDefine, IntegersCarryTheirTypeSuffix) {
+  auto spec = opkit::Program("").define("A", 5).define("B", 7u).define("C", std::uint64_t{9}).spec();
+  EXPECT_EQ(spec.defines[0].second, "5");
+  EXPECT_EQ(spec.defines[1].second, "7u");
+  EXPECT_EQ(spec.defines[2].second, "9ull");
+}
+
+}  // namespace
