@@ -3,10 +3,11 @@
 // (the CPU backend, unit tests), so it includes nothing and uses only `unsigned int`.
 //
 // Speed notes (sm_90): SHA-256 is bound by the ALU pipe (SHF, LOP3, IADD3, PRMT issue at 64 per
-// SM per clock). Rotates are one funnel shift and each Σ/σ/Ch/Maj ends in one LOP3, which is the
-// floor. Additions are moved to the FMA pipe, which runs in parallel: sha256_add() emits
-// `mad.lo.u32 a, one, b` where `one` lives in constant memory, so ptxas cannot fold it into an
-// IADD3. Where both operands are compile-time constants, use a plain `+` so that it folds.
+// SM per clock), while IMAD runs beside it on the FMA pipe. Rotates are one funnel shift and each
+// Σ/σ/Ch/Maj ends in one LOP3, the floor on the ALU side; work is moved to the FMA pipe where it
+// can go: sha256_add() is `mad.lo.u32 a, one, b` and the σ shifts are `mul.hi.u32 x, 2^(32-n)`,
+// with the constants in constant memory so that ptxas cannot turn them back into IADD3 / SHF.
+// Where both operands of an addition are compile-time constants, use a plain `+` so it folds.
 #ifndef OPKIT_SHA256_CORE_CUH
 #define OPKIT_SHA256_CORE_CUH
 
@@ -29,8 +30,19 @@
 #define SHA256_FN __host__ __device__ __forceinline__
 
 #ifdef __CUDA_ARCH__
-// Always 1. Kept in constant memory (never written) so that `x * sha256_one + y` stays an IMAD.
-__constant__ unsigned int sha256_one = 1u;
+// sha256_pow2[i] == 2^i, in constant memory (never written): ptxas cannot see these values, so
+// `x * sha256_pow2[0] + y` stays an IMAD and `mul.hi(x, 2^(32-n))` stays an IMAD.HI (= x >> n)
+// instead of being turned back into ALU-pipe IADD3 and SHF.
+__constant__ unsigned int sha256_pow2[32] = {
+    1u << 0,  1u << 1,  1u << 2,  1u << 3,  1u << 4,  1u << 5,  1u << 6,  1u << 7,  1u << 8,  1u << 9,  1u << 10,
+    1u << 11, 1u << 12, 1u << 13, 1u << 14, 1u << 15, 1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21,
+    1u << 22, 1u << 23, 1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
+#endif
+
+// Whether the σ0/σ1 right shifts run as IMAD.HI on the FMA pipe (1, the default) or as SHF on
+// the ALU pipe (0). bench/device/sha256.sh measures both.
+#ifndef SHA256_SHIFT_ON_FMA
+#define SHA256_SHIFT_ON_FMA 1
 #endif
 
 // x rotated right by n (0 < n < 32).
@@ -46,10 +58,21 @@ SHA256_FN unsigned int sha256_rotr(unsigned int x, unsigned int n) {
 SHA256_FN unsigned int sha256_add(unsigned int a, unsigned int b) {
 #ifdef __CUDA_ARCH__
   unsigned int r;
-  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(sha256_one), "r"(b));
+  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(sha256_pow2[0]), "r"(b));
   return r;
 #else
   return a + b;
+#endif
+}
+
+// x >> n (0 < n < 32); see SHA256_SHIFT_ON_FMA.
+SHA256_FN unsigned int sha256_shr(unsigned int x, unsigned int n) {
+#if defined(__CUDA_ARCH__) && SHA256_SHIFT_ON_FMA
+  unsigned int r;
+  asm("mul.hi.u32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(sha256_pow2[32u - n]));
+  return r;
+#else
+  return x >> n;
 #endif
 }
 
@@ -70,10 +93,10 @@ SHA256_FN unsigned int sha256_big_sigma1(unsigned int x) {
   return sha256_rotr(x, 6) ^ sha256_rotr(x, 11) ^ sha256_rotr(x, 25);
 }
 SHA256_FN unsigned int sha256_small_sigma0(unsigned int x) {
-  return sha256_rotr(x, 7) ^ sha256_rotr(x, 18) ^ (x >> 3);
+  return sha256_rotr(x, 7) ^ sha256_rotr(x, 18) ^ sha256_shr(x, 3);
 }
 SHA256_FN unsigned int sha256_small_sigma1(unsigned int x) {
-  return sha256_rotr(x, 17) ^ sha256_rotr(x, 19) ^ (x >> 10);
+  return sha256_rotr(x, 17) ^ sha256_rotr(x, 19) ^ sha256_shr(x, 10);
 }
 SHA256_FN unsigned int sha256_ch(unsigned int x, unsigned int y, unsigned int z) {
   return z ^ (x & (y ^ z));

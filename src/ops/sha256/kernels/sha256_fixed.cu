@@ -1,0 +1,96 @@
+// Fixed-length batch SHA-256 / SHA-256d: `count` messages of MSG_LEN bytes each, contiguous, to
+// `count` 32-byte digests. Compiled per length, so the padding and length words are constants.
+//
+// Compile-time parameters (-D):
+//   MSG_LEN      bytes per message (required)
+//   DOUBLE_HASH  1: SHA-256(SHA-256(m)) as Bitcoin uses it; 0 (default): SHA-256(m)
+//   LOAD_ALIGN   widest aligned load of messages allowed (16, 8, 4 or 1; default 1): the largest
+//                power of two dividing both the data address and MSG_LEN
+//   STORE_ALIGN  widest aligned store of digests allowed (16, 4 or 1; default 1)
+//   PER_THREAD   messages per thread (default 1)
+// Launch: any 1-D block size; grid = ceil(count / (blockDim.x * PER_THREAD)).
+#include "sha256_io.cuh"
+
+#ifndef MSG_LEN
+#error "sha256_fixed.cu: define MSG_LEN, the length of every message in bytes"
+#endif
+#ifndef DOUBLE_HASH
+#define DOUBLE_HASH 0
+#endif
+#ifndef LOAD_ALIGN
+#define LOAD_ALIGN 1
+#endif
+#ifndef STORE_ALIGN
+#define STORE_ALIGN 1
+#endif
+#ifndef PER_THREAD
+#define PER_THREAD 1
+#endif
+
+#define SHA256_LEN ((unsigned long long)(MSG_LEN))
+// Blocks made only of message bytes, then the one or two blocks that hold the padding.
+#define SHA256_DATA_BLOCKS (SHA256_LEN / 64u)
+#define SHA256_TAIL_BLOCKS ((SHA256_LEN % 64u) + 9u > 64u ? 2u : 1u)
+
+// Fills w with padded block `block` (counted from the first tail block) of message m.
+SHA256_FN void sha256_fixed_tail_block(unsigned int w[16], const unsigned char* m, unsigned int block) {
+  const unsigned long long base = (SHA256_DATA_BLOCKS + block) * 64u;
+  for (int j = 0; j < 16; j += 4) {
+    const unsigned long long p = base + 4u * static_cast<unsigned int>(j);
+    if (p + 16u <= SHA256_LEN) {
+      sha256_load_words(w + j, m + p, 4, LOAD_ALIGN);
+    } else {
+      for (int k = 0; k < 4; ++k) {
+        const unsigned long long q = p + 4u * static_cast<unsigned int>(k);
+        if (q + 4u <= SHA256_LEN)
+          sha256_load_words(w + j + k, m + q, 1, LOAD_ALIGN);
+        else
+          w[j + k] = q <= SHA256_LEN ? sha256_tail_word(m, q, SHA256_LEN) : 0u;
+      }
+    }
+  }
+  if (block + 1u == SHA256_TAIL_BLOCKS) {
+    w[14] = static_cast<unsigned int>((SHA256_LEN * 8u) >> 32);
+    w[15] = static_cast<unsigned int>(SHA256_LEN * 8u);
+  }
+}
+
+// The digest state of message m.
+SHA256_FN void sha256_fixed_message(const unsigned char* m, unsigned int state[8]) {
+  unsigned int w[16];
+  sha256_init(state);
+  for (unsigned long long b = 0; b < SHA256_DATA_BLOCKS; ++b) {
+    const unsigned char* block = m + b * 64u;
+    for (int j = 0; j < 16; j += 4) sha256_load_words(w + j, block + 4 * j, 4, LOAD_ALIGN);
+    sha256_compress(state, w);
+  }
+  for (unsigned int t = 0; t < SHA256_TAIL_BLOCKS; ++t) {
+    sha256_fixed_tail_block(w, m, t);
+    sha256_compress(state, w);
+  }
+#if DOUBLE_HASH
+  unsigned int first[8];
+  for (int i = 0; i < 8; ++i) first[i] = state[i];
+  sha256_of_32(first, state);
+#endif
+}
+
+extern "C" __global__ void sha256_fixed(const unsigned char* __restrict__ data, unsigned char* __restrict__ digests,
+                                        unsigned long long count) {
+  const unsigned long long first = static_cast<unsigned long long>(blockIdx.x) * blockDim.x * PER_THREAD + threadIdx.x;
+  if (first >= count) return;
+  unsigned int state[PER_THREAD][8];
+  // Messages past the end are replaced by the last one, so that the hashes need no branch and
+  // ptxas can interleave them; only the stores are conditional.
+#pragma unroll
+  for (int k = 0; k < PER_THREAD; ++k) {
+    unsigned long long i = first + static_cast<unsigned long long>(k) * blockDim.x;
+    if (i >= count) i = count - 1u;
+    sha256_fixed_message(data + i * SHA256_LEN, state[k]);
+  }
+#pragma unroll
+  for (int k = 0; k < PER_THREAD; ++k) {
+    const unsigned long long i = first + static_cast<unsigned long long>(k) * blockDim.x;
+    if (i < count) sha256_store_digest(digests + i * 32u, state[k], STORE_ALIGN);
+  }
+}
