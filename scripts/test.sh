@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds opkit and runs every test: unit and NVRTC tests, GPU tests (they skip without a GPU,
+# saying why), CLI end-to-end tests, the Python package's tests, and the unit tests again under
+# AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+jobs=$(nproc)
+
+echo "== Release build and tests =="
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$jobs"
+ctest --preset release -j "$jobs"
+
+if [ -f scripts/python_test.sh ]; then
+  echo "== Python package tests =="
+  bash scripts/python_test.sh
+fi
+
+if [ "${OPKIT_SKIP_SANITIZERS:-0}" != 1 ]; then
+  echo "== ASan/UBSan build, unit tests =="
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan -j "$jobs" --target opkit_unit_tests
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./build/asan/tests/opkit_unit_tests
+fi
