@@ -74,6 +74,29 @@ int main() try {
   auto raw_launch = [&] { api.cuLaunchKernel(raw_function, 1, 1, 1, 32, 1, 1, 0, nullptr, raw_args, nullptr); };
   auto typed_launch = [&] { kernel.launch(config, buffer, 1); };
 
+  // Host cost: bursts short enough that the GPU's launch queue never fills (so a launch never
+  // waits for the GPU), synchronizing between bursts outside the timed region.
+  auto burst_us = [&](auto&& launch) {
+    std::vector<double> samples;
+    for (int r = 0; r < 200; ++r) {
+      auto a = Clock::now();
+      for (int i = 0; i < 128; ++i) launch();
+      samples.push_back(std::chrono::duration<double, std::micro>(Clock::now() - a).count() / 128);
+      gpu.synchronize();
+    }
+    std::sort(samples.begin(), samples.end());
+    return samples[samples.size() / 2];
+  };
+  opkit::cuda::CUcontext ctx = nullptr;
+  double get_current_us = median_us_per_call([&] { api.cuCtxGetCurrent(&ctx); }, 100000, 5);
+  std::vector<double> raw_burst, typed_burst;
+  for (int round = 0; round < 3; ++round) {
+    raw_burst.push_back(burst_us(raw_launch));
+    typed_burst.push_back(burst_us(typed_launch));
+  }
+  std::sort(raw_burst.begin(), raw_burst.end());
+  std::sort(typed_burst.begin(), typed_burst.end());
+
   constexpr int calls = 20000, reps = 9;
   for (int i = 0; i < 2000; ++i) raw_launch(), typed_launch();
   gpu.synchronize();
@@ -95,9 +118,13 @@ int main() try {
               std::chrono::duration<double, std::milli>(t1 - t0).count());
   std::printf("| NVRTC compile, later (median of 5) | %.1f ms |\n", compile_ms[2]);
   std::printf("| module load from in-memory cubin (median of 20) | %.1f us |\n", load_us[10]);
-  std::printf("| raw cuLaunchKernel, per launch | %.2f us |\n", raw_us);
-  std::printf("| opkit Kernel::launch (typed), per launch | %.2f us |\n", typed_us);
-  std::printf("| opkit / raw | %.3f |\n", typed_us / raw_us);
+  std::printf("| host cost per launch, raw cuLaunchKernel (bursts of 128) | %.2f us |\n", raw_burst[1]);
+  std::printf("| host cost per launch, opkit Kernel::launch (bursts of 128) | %.2f us |\n", typed_burst[1]);
+  std::printf("| opkit / raw, host cost | %.3f |\n", typed_burst[1] / raw_burst[1]);
+  std::printf("| sustained, raw cuLaunchKernel (20000 back to back) | %.2f us |\n", raw_us);
+  std::printf("| sustained, opkit Kernel::launch (20000 back to back) | %.2f us |\n", typed_us);
+  std::printf("| opkit / raw, sustained | %.3f |\n", typed_us / raw_us);
+  std::printf("| cuCtxGetCurrent (part of every opkit launch) | %.3f us |\n", get_current_us);
   return 0;
 } catch (const opkit::Error& e) {
   std::fprintf(stderr, "%s\n", e.what());

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "opkit/buffer.hpp"
 #include "opkit/stream.hpp"
@@ -18,6 +19,7 @@ namespace opkit {
 
 namespace backend {
 class Function;
+class Stream;
 }
 
 struct Dim3 {
@@ -75,6 +77,10 @@ class Kernel {
   Device device_;
   std::shared_ptr<backend::Function> impl_;
   std::string name_;
+  // Looked up once here so that a launch costs no allocation and no extra virtual call.
+  std::shared_ptr<backend::Stream> default_stream_;
+  bool params_known_ = false;
+  std::vector<std::size_t> param_sizes_;
 };
 
 }  // namespace opkit

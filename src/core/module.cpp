@@ -29,24 +29,30 @@ Kernel Module::kernel(std::string_view name) const {
 }
 
 Kernel::Kernel(Device device, std::shared_ptr<backend::Function> impl, std::string name)
-    : device_(std::move(device)), impl_(std::move(impl)), name_(std::move(name)) {}
+    : device_(std::move(device)),
+      impl_(std::move(impl)),
+      name_(std::move(name)),
+      default_stream_(device_.impl().default_stream()) {
+  backend::ParamInfo params = impl_->params();
+  params_known_ = params.known;
+  param_sizes_ = std::move(params.sizes);
+}
 
 void Kernel::launch_packed(const LaunchConfig& config, void** args, const std::size_t* sizes,
                            std::size_t count) const {
   if (config.grid.count() == 0 || config.block.count() == 0)
     throw Error(Errc::invalid_argument, "Kernel::launch", "grid and block must not be empty").with_kernel(name_);
-  backend::ParamInfo params = impl_->params();
-  if (params.known) {
-    if (params.sizes.size() != count)
+  if (params_known_) {
+    if (param_sizes_.size() != count)
       throw Error(Errc::invalid_argument, "Kernel::launch",
-                  "kernel takes " + std::to_string(params.sizes.size()) + " argument(s), " + std::to_string(count) +
+                  "kernel takes " + std::to_string(param_sizes_.size()) + " argument(s), " + std::to_string(count) +
                       " given")
           .with_kernel(name_);
     for (std::size_t i = 0; i < count; ++i)
-      if (params.sizes[i] != sizes[i])
+      if (param_sizes_[i] != sizes[i])
         throw Error(Errc::invalid_argument, "Kernel::launch",
                     "argument " + std::to_string(i) + " is " + std::to_string(sizes[i]) +
-                        " bytes but the kernel's parameter is " + std::to_string(params.sizes[i]) + " bytes")
+                        " bytes but the kernel's parameter is " + std::to_string(param_sizes_[i]) + " bytes")
             .with_kernel(name_);
   }
   if (config.stream != nullptr) {
@@ -54,7 +60,7 @@ void Kernel::launch_packed(const LaunchConfig& config, void** args, const std::s
       throw Error(Errc::invalid_argument, "Kernel::launch", "the stream belongs to another device").with_kernel(name_);
     impl_->launch(config, config.stream->impl(), args, sizes, count);
   } else {
-    impl_->launch(config, *device_.impl().default_stream(), args, sizes, count);
+    impl_->launch(config, *default_stream_, args, sizes, count);
   }
 }
 
