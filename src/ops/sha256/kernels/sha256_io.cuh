@@ -60,6 +60,58 @@ SHA256_FN void sha256_load_words(unsigned int* w, const unsigned char* p, int n,
   }
 }
 
+// __byte_perm(lo, hi, selector) with CUDA's semantics (no sign-replicate mode): byte k of the
+// result is byte (selector >> 4k) & 7 of the 8-byte value hi:lo.
+SHA256_FN unsigned int sha256_byte_perm(unsigned int lo, unsigned int hi, unsigned int selector) {
+#ifdef __CUDA_ARCH__
+  return __byte_perm(lo, hi, selector);
+#else
+  const unsigned long long both = (static_cast<unsigned long long>(hi) << 32) | lo;
+  unsigned int r = 0;
+  for (int k = 0; k < 4; ++k)
+    r |= static_cast<unsigned int>((both >> (8u * ((selector >> (4 * k)) & 7u))) & 0xffu) << (8 * k);
+  return r;
+#endif
+}
+
+// The big-endian word at p, for any alignment, reading only bytes in [begin, end) (which holds
+// [p, p + 4)): two aligned loads and one byte permute where those words lie inside the range,
+// single bytes at its edges.
+SHA256_FN unsigned int sha256_load_be_unaligned(const unsigned char* p, const unsigned char* begin,
+                                                const unsigned char* end) {
+  const unsigned long long address = reinterpret_cast<unsigned long long>(p);
+  const unsigned char* aligned = p - (address & 3u);
+  const unsigned int shift = static_cast<unsigned int>(address & 3u);
+  if (shift == 0u) return sha256_bswap(sha256_load<unsigned int>(p));
+  if (aligned < begin || aligned + 8 > end) return sha256_load_be_bytes(p);
+  const unsigned int lo = sha256_load<unsigned int>(aligned);
+  const unsigned int hi = sha256_load<unsigned int>(aligned + 4);
+  // Result bytes, least significant first: message bytes shift+3, shift+2, shift+1, shift.
+  return sha256_byte_perm(lo, hi, (shift + 3u) | ((shift + 2u) << 4) | ((shift + 1u) << 8) | (shift << 12));
+}
+
+// The 16 big-endian words of the 64 bytes at p, any alignment, reading only bytes in
+// [begin, end) (which holds [p, p + 64)). One branch per block rather than per word.
+SHA256_FN void sha256_load_block_unaligned(unsigned int w[16], const unsigned char* p, const unsigned char* begin,
+                                           const unsigned char* end) {
+  const unsigned long long address = reinterpret_cast<unsigned long long>(p);
+  const unsigned int shift = static_cast<unsigned int>(address & 3u);
+  const unsigned char* aligned = p - shift;
+  if (shift == 0u) {
+    for (int j = 0; j < 16; ++j) w[j] = sha256_bswap(sha256_load<unsigned int>(p + 4 * j));
+  } else if (aligned >= begin && aligned + 68 <= end) {
+    const unsigned int selector = (shift + 3u) | ((shift + 2u) << 4) | ((shift + 1u) << 8) | (shift << 12);
+    unsigned int lo = sha256_load<unsigned int>(aligned);
+    for (int j = 0; j < 16; ++j) {
+      const unsigned int hi = sha256_load<unsigned int>(aligned + 4 * (j + 1));
+      w[j] = sha256_byte_perm(lo, hi, selector);
+      lo = hi;
+    }
+  } else {
+    for (int j = 0; j < 16; ++j) w[j] = sha256_load_be_unaligned(p + 4 * j, begin, end);
+  }
+}
+
 // The word at message byte p of a message of len bytes, padding included: data bytes, then 0x80,
 // then zeros (the length words are the caller's). p + 4 > len here, so only bytes below len load.
 SHA256_FN unsigned int sha256_tail_word(const unsigned char* m, unsigned long long p, unsigned long long len) {

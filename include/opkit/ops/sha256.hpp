@@ -1,0 +1,115 @@
+// SHA-256 and SHA-256d (SHA-256 of SHA-256, as Bitcoin uses it) over batches of messages, on a
+// CUDA GPU (runtime-compiled kernels specialised on the message length) or on the host CPU
+// (OpenSSL, SHA-NI where the CPU has it, parallel over all cores).
+//
+// Two batch layouts: fixed length (count messages of `message_bytes` each, back to back) and
+// variable length (message i is data[offsets[i], offsets[i + 1]); offsets need not start at 0
+// and may be unaligned). Digests are 32 bytes each, back to back, in message order.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "opkit/buffer.hpp"
+#include "opkit/device.hpp"
+#include "opkit/kernel.hpp"
+#include "opkit/stream.hpp"
+
+namespace opkit::ops {
+
+inline constexpr std::size_t sha256_digest_bytes = 32;
+using Sha256Digest = std::array<std::uint8_t, sha256_digest_bytes>;
+
+enum class HashAlgo : std::uint8_t {
+  sha256,   // SHA-256(m)
+  sha256d,  // SHA-256(SHA-256(m))
+};
+const char* hash_algo_name(HashAlgo algo) noexcept;
+
+struct HashOptions {
+  // Where host data is hashed. Unset: the first CUDA GPU if one works, else the host CPU. A CUDA
+  // device: that GPU. A CPU device: the host CPU through OpenSSL. Data already in device buffers
+  // is hashed on the buffers' device, and `device`, if set, must be that device.
+  std::optional<Device> device;
+  // Hash on the host CPU through OpenSSL whatever `device` says (needs no CPU backend).
+  bool host_cpu = false;
+  // Device buffers: the work is queued on this stream (default: the device's default stream).
+  // Fixed-length batches then return without waiting; variable-length batches wait, to report
+  // bad offsets. Host data always returns with the digests written.
+  const Stream* stream = nullptr;
+};
+
+// ---- Host memory in, host memory out. digests.size() must be 32 * count. ----
+
+// count = data.size() / message_bytes messages (message_bytes 0: `count` empty messages, so the
+// count is given by digests.size() / 32).
+void sha256(std::span<const std::uint8_t> data, std::size_t message_bytes, std::span<std::uint8_t> digests,
+            const HashOptions& options = {});
+void sha256d(std::span<const std::uint8_t> data, std::size_t message_bytes, std::span<std::uint8_t> digests,
+             const HashOptions& options = {});
+// offsets.size() == count + 1, non-decreasing, offsets.back() <= data.size().
+void sha256(std::span<const std::uint8_t> data, std::span<const std::uint64_t> offsets, std::span<std::uint8_t> digests,
+            const HashOptions& options = {});
+void sha256d(std::span<const std::uint8_t> data, std::span<const std::uint64_t> offsets,
+             std::span<std::uint8_t> digests, const HashOptions& options = {});
+
+// ---- Device buffers in, device buffer out (no host round trip), all on one device. ----
+
+void sha256(BufferView<const std::uint8_t> data, std::size_t message_bytes, BufferView<std::uint8_t> digests,
+            const HashOptions& options = {});
+void sha256d(BufferView<const std::uint8_t> data, std::size_t message_bytes, BufferView<std::uint8_t> digests,
+             const HashOptions& options = {});
+void sha256(BufferView<const std::uint8_t> data, BufferView<const std::uint64_t> offsets,
+            BufferView<std::uint8_t> digests, const HashOptions& options = {});
+void sha256d(BufferView<const std::uint8_t> data, BufferView<const std::uint64_t> offsets,
+             BufferView<std::uint8_t> digests, const HashOptions& options = {});
+
+// ---- One message (host CPU, OpenSSL). ----
+
+Sha256Digest sha256(std::span<const std::uint8_t> message);
+Sha256Digest sha256d(std::span<const std::uint8_t> message);
+
+// The kernel programs as Sha256Kernel compiles them (for NVRTC tests, benchmarks, SASS dumps).
+// load_align: the widest aligned load of messages allowed (16, 8, 4, 1); store_align: of digests
+// (16, 4, 1); per_thread: messages per GPU thread.
+Program sha256_fixed_program(HashAlgo algo, std::size_t message_bytes, unsigned load_align, unsigned store_align,
+                             unsigned per_thread = 1);
+Program sha256_variable_program(HashAlgo algo, unsigned store_align);
+
+// The SHA-256 kernels (src/ops/sha256/kernels/*.cu) compiled for one device of any backend. The
+// functions above use it for GPUs; with Device::cpu() it runs the kernel source itself on the
+// CPU backend, which is how tests check that source on machines without a GPU. Programs are
+// compiled on first use per (algorithm, length, alignment) and cached like every opkit program.
+class Sha256Kernel {
+ public:
+  explicit Sha256Kernel(Device device);
+
+  // Launch shape: threads per block and, for fixed-length batches, messages per thread.
+  struct Tuning {
+    unsigned block = 256;
+    unsigned per_thread = 1;
+  };
+  void set_tuning(Tuning tuning);
+  const Tuning& tuning() const noexcept { return tuning_; }
+
+  // digests[32 i .. 32 i + 32) = H(data[i * message_bytes ..]) for count = digests.size() / 32
+  // messages; data.size() must be count * message_bytes. Queued on `stream`; does not wait.
+  void fixed(HashAlgo algo, BufferView<const std::uint8_t> data, std::size_t message_bytes,
+             BufferView<std::uint8_t> digests, const Stream* stream = nullptr) const;
+  // Variable-length batch; waits for the result (to check the offsets on the device).
+  void variable(HashAlgo algo, BufferView<const std::uint8_t> data, BufferView<const std::uint64_t> offsets,
+                BufferView<std::uint8_t> digests, const Stream* stream = nullptr) const;
+
+  const Device& device() const noexcept { return device_; }
+
+ private:
+  Kernel kernel_for(const Program& program, const char* name) const;
+
+  Device device_;
+  Tuning tuning_;
+};
+
+}  // namespace opkit::ops
