@@ -33,7 +33,7 @@ struct HashOptions {
   // Where host data is hashed. Unset: the first CUDA GPU if one works, else the host CPU. A CUDA
   // device: that GPU. A CPU device: the host CPU through OpenSSL. Data already in device buffers
   // is hashed on the buffers' device, and `device`, if set, must be that device.
-  std::optional<Device> device;
+  std::optional<Device> device = std::nullopt;
   // Hash on the host CPU through OpenSSL whatever `device` says (needs no CPU backend).
   bool host_cpu = false;
   // Device buffers: the work is queued on this stream (default: the device's default stream).
