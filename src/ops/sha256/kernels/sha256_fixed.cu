@@ -59,11 +59,13 @@ SHA256_FN void sha256_fixed_tail_block(unsigned int w[16], const unsigned char* 
 SHA256_FN void sha256_fixed_message(const unsigned char* m, unsigned int state[8]) {
   unsigned int w[16];
   sha256_init(state);
+#if (MSG_LEN) >= 64
   for (unsigned long long b = 0; b < SHA256_DATA_BLOCKS; ++b) {
     const unsigned char* block = m + b * 64u;
     for (int j = 0; j < 16; j += 4) sha256_load_words(w + j, block + 4 * j, 4, LOAD_ALIGN);
     sha256_compress(state, w);
   }
+#endif
   for (unsigned int t = 0; t < SHA256_TAIL_BLOCKS; ++t) {
     sha256_fixed_tail_block(w, m, t);
     sha256_compress(state, w);
