@@ -24,7 +24,12 @@ class KernelCache {
   const std::filesystem::path& directory() const noexcept { return directory_; }
 
   // Hex SHA-256 over the spec and the target identity (compiler version, arch, opkit version).
+  // With include directories, the files the source reaches through #include in them are part
+  // of the key too, so editing a header recompiles.
   static std::string key(const ProgramSpec& spec, std::string_view target_identity);
+
+  // Where the entry for `key` lives (whether or not it exists).
+  std::filesystem::path entry_path(const std::string& key) const;
 
   // A missing, damaged, foreign-owned or world-writable entry is a miss.
   std::optional<CompiledProgram> load(const std::string& key) const;

@@ -20,7 +20,8 @@ struct Info {
 
 Info info();
 
-// Compiles for `arch` ("sm_90", "90", "compute_90"); a cubin where NVRTC knows the arch, else PTX.
+// Compiles for `arch` ("sm_90", "90", "compute_90"): "compute_XX" asks for PTX; otherwise a cubin
+// where NVRTC knows the arch, else PTX for the newest arch below it.
 // Throws Error(Errc::unavailable) without NVRTC, Error(Errc::compile) with the log on errors.
 CompiledProgram compile(const Program& program, std::string_view arch);
 

@@ -11,6 +11,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <vector>
 
 #include "core/sha256_digest.hpp"
 #include "opkit/version.hpp"
@@ -30,7 +35,8 @@ std::filesystem::path default_directory() {
 // True when the file behind fd is a regular file owned by us that nobody else can write.
 bool trustworthy(int fd) {
   struct stat st {};
-  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+         (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 void append_field(std::string& out, std::string_view field) {
@@ -38,6 +44,40 @@ void append_field(std::string& out, std::string_view field) {
   out += ':';
   out += field;
   out += ';';
+}
+
+// Appends every file that the source and in-memory headers reach through #include in the
+// include directories (or next to a file found there), recursively. This over-approximates the
+// preprocessor (it ignores #if), which only costs a spurious miss, never a stale hit.
+void append_included_files(std::string& canon, const ProgramSpec& spec) {
+  static const std::regex include_line(R"(^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"])", std::regex::multiline);
+  constexpr std::size_t kMaxFiles = 4096;  // a runaway -I (e.g. /usr/include) must not stall every compile
+  std::vector<std::pair<std::string, std::filesystem::path>> pending;  // text, folder it lives in
+  pending.emplace_back(spec.source, std::filesystem::path());
+  for (const auto& [name, body] : spec.headers) pending.emplace_back(body, std::filesystem::path());
+  std::set<std::filesystem::path> seen;
+  while (!pending.empty() && seen.size() < kMaxFiles) {
+    auto [text, folder] = std::move(pending.back());
+    pending.pop_back();
+    for (std::sregex_iterator it(text.begin(), text.end(), include_line), end; it != end; ++it) {
+      const std::string included = (*it)[1];
+      std::vector<std::filesystem::path> folders;
+      if (!folder.empty()) folders.push_back(folder);
+      for (const auto& dir : spec.include_dirs) folders.emplace_back(dir);
+      for (const auto& dir : folders) {
+        std::error_code ec;
+        std::filesystem::path candidate = (dir / included).lexically_normal();
+        if (!std::filesystem::is_regular_file(candidate, ec) || !seen.insert(candidate).second) continue;
+        std::ifstream in(candidate, std::ios::binary);
+        std::ostringstream body;
+        body << in.rdbuf();
+        std::string field = "F";
+        field.append(candidate.string()).append(1, '\n').append(body.str());
+        append_field(canon, field);
+        pending.emplace_back(body.str(), candidate.parent_path());
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -61,17 +101,21 @@ KernelCache& KernelCache::global() {
   return cache;
 }
 
-KernelCache KernelCache::disabled() { return KernelCache(); }
+KernelCache KernelCache::disabled() {
+  return KernelCache();
+}
 
 KernelCache::KernelCache(std::filesystem::path directory) : directory_(std::move(directory)), enabled_(true) {
   std::error_code ec;
-  std::filesystem::create_directories(directory_, ec);
+  bool created = std::filesystem::create_directories(directory_, ec);
   if (ec) {
     enabled_ = false;
     last_error_ = "cannot create " + directory_.string() + ": " + ec.message();
     return;
   }
-  ::chmod(directory_.c_str(), 0700);  // best effort on a directory we just made or already own
+  // Only a directory we made is tightened: an existing one (perhaps $HOME) keeps its mode, and is
+  // refused below if others can write to it.
+  if (created) ::chmod(directory_.c_str(), 0700);
   struct stat st {};
   if (::stat(directory_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     enabled_ = false;
@@ -99,13 +143,18 @@ std::string KernelCache::key(const ProgramSpec& spec, std::string_view target_id
   for (const auto& d : spec.include_dirs) append_field(canon, "I" + d);
   for (const auto& [n, body] : spec.headers) append_field(canon, "H" + n + "\n" + body);
   for (const auto& e : spec.name_expressions) append_field(canon, "N" + e);
+  if (!spec.include_dirs.empty()) append_included_files(canon, spec);
   auto digest = detail::sha256_digest(canon);
   return detail::to_hex(digest.data(), digest.size());
 }
 
+std::filesystem::path KernelCache::entry_path(const std::string& key) const {
+  return directory_ / (key + ".bin");
+}
+
 std::optional<CompiledProgram> KernelCache::load(const std::string& key) const {
   if (!enabled_) return std::nullopt;
-  std::filesystem::path path = directory_ / (key + ".bin");
+  std::filesystem::path path = entry_path(key);
   int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   std::vector<std::uint8_t> bytes;
@@ -145,7 +194,7 @@ bool KernelCache::store(const std::string& key, const CompiledProgram& program) 
   }
   bool ok = written == bytes.size();
   if (::close(fd) != 0) ok = false;
-  if (!ok || ::rename(tmp.c_str(), (directory_ / (key + ".bin")).c_str()) != 0) {
+  if (!ok || ::rename(tmp.c_str(), entry_path(key).c_str()) != 0) {
     last_error_ = "cannot write a cache entry in " + directory_.string() + ": " + std::strerror(errno);
     ::unlink(tmp.c_str());
     return false;

@@ -31,9 +31,9 @@ struct Target {
   bool cubin;
 };
 
-Target resolve_target(int sm) {
+Target resolve_target(int sm, bool ptx) {
   const auto& archs = nvrtc_info().archs;
-  if (archs.empty() || std::find(archs.begin(), archs.end(), sm) != archs.end()) return {sm, true};
+  if (archs.empty() || std::find(archs.begin(), archs.end(), sm) != archs.end()) return {sm, !ptx};
   int best = 0;
   for (int a : archs)
     if (a <= sm && a > best) best = a;
@@ -80,17 +80,17 @@ int parse_sm(const std::string& arch) {
   return std::stoi(digits);
 }
 
-std::string nvrtc_identity(int sm) {
+std::string nvrtc_identity(int sm, bool ptx) {
   require_nvrtc();
-  Target t = resolve_target(sm);
+  Target t = resolve_target(sm, ptx);
   const auto& info = nvrtc_info();
   return "nvrtc-" + std::to_string(info.major) + "." + std::to_string(info.minor) + (t.cubin ? "-sm_" : "-compute_") +
          std::to_string(t.sm);
 }
 
-CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm) {
+CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm, bool ptx) {
   const NvrtcApi& api = require_nvrtc();
-  const Target target = resolve_target(sm);
+  const Target target = resolve_target(sm, ptx);
 
   // Headers: the user's first, then the stand-ins for names the user did not provide.
   std::vector<std::string> header_names, header_bodies;

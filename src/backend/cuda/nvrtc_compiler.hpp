@@ -9,11 +9,12 @@
 namespace opkit::cuda {
 
 // Compiles for sm_<sm> as a cubin when NVRTC knows that arch; otherwise as PTX for the newest
-// arch NVRTC knows below it (the driver JIT-compiles it). Throws Error(compile) with the log.
-CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm);
+// arch NVRTC knows below it (the driver JIT-compiles it). `ptx` asks for PTX (compute_<sm>) even
+// where a cubin is possible (`opkit compile -o X.ptx`). Throws Error(compile) with the log.
+CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm, bool ptx = false);
 
 // NVRTC version + the resolved target: the part of the cache key that is not the spec.
-std::string nvrtc_identity(int sm);
+std::string nvrtc_identity(int sm, bool ptx = false);
 
 // Parses "sm_90", "sm_90a", "compute_90" or "90" into 90; returns 0 when it is none of these.
 int parse_sm(const std::string& arch);

@@ -24,7 +24,7 @@ CompiledProgram compile(const Program& program, std::string_view arch) {
   if (sm == 0)
     throw Error(Errc::invalid_argument, "nvrtc::compile",
                 "'" + std::string(arch) + "' is not a CUDA arch; write it as sm_90, compute_90 or 90");
-  return cuda::nvrtc_compile(program.spec(), sm);
+  return cuda::nvrtc_compile(program.spec(), sm, arch.starts_with("compute_"));
 }
 
 }  // namespace opkit::nvrtc

@@ -1,0 +1,40 @@
+// opkit::doctor: what works on this machine and, for what does not, the cause and the fix. The
+// checks behind `opkit doctor`, as structured results that the CLI and Python both print.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace opkit::doctor {
+
+enum class Status { ok, warn, fail, skip };
+const char* status_name(Status status) noexcept;  // "ok", "warn", "fail", "skip"
+
+struct Check {
+  std::string name;  // short and stable: "driver", "nvrtc", "gpu0", "smoke cuda:0", "cache", ...
+  Status status = Status::ok;
+  std::string detail;                                      // one line: what was found
+  std::string cause;                                       // on warn/fail: why it is a problem
+  std::string fix;                                         // on warn/fail: what to do
+  std::vector<std::pair<std::string, std::string>> facts;  // machine-readable findings (path, version, ...)
+};
+
+struct Report {
+  std::vector<Check> checks;
+  int working_gpus = 0;  // GPUs that passed the smoke test
+  bool cpu_backend_works = false;
+  bool any_backend_works() const { return working_gpus > 0 || cpu_backend_works; }
+};
+
+struct Options {
+  // Compile and launch a small kernel on every device (the only slow part: about a second).
+  bool smoke = true;
+  // A missing GPU is a failure instead of a skipped check.
+  bool require_gpu = false;
+};
+
+// Runs every check. Never throws for what it finds (that is what the report is for).
+Report examine(const Options& options = {});
+
+}  // namespace opkit::doctor

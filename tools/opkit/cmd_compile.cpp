@@ -1,0 +1,119 @@
+// `opkit compile FILE.cu [-o OUT.cubin|OUT.ptx] [--arch sm_XX] [-D ...] [-I ...]`: ahead-of-time
+// compilation with NVRTC, no GPU needed. It goes through the kernel cache with the key a GPU of
+// that arch would use, so compiling ahead also warms the cache for later runs.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.hpp"
+#include "backend/cuda/nvrtc_compiler.hpp"
+#include "cli_source_file.hpp"
+#include "commands.hpp"
+#include "opkit/opkit.hpp"
+
+namespace opkit::cli {
+namespace {
+
+struct CompileOptions {
+  SourceOptions source;
+  std::string output;
+  std::string arch;
+  bool json = false;
+};
+
+std::string default_arch() {
+  auto& cuda = backend::cuda_backend();
+  if (!cuda.available())
+    throw Error(Errc::invalid_argument, "opkit compile",
+                "no --arch given and no CUDA GPU to take it from (" + cuda.unavailable_reason() +
+                    "); name the target, e.g. --arch sm_90 for an H100/H200, sm_80 for an A100");
+  return Device::cuda(0).info().arch;
+}
+
+void compile(const CompileOptions& options, int& exit_code) {
+  namespace fs = std::filesystem;
+  Program program = load_program(options.source);
+  std::string arch = options.arch.empty() ? default_arch() : options.arch;
+  int sm = cuda::parse_sm(arch);
+  if (sm == 0)
+    throw Error(Errc::invalid_argument, "--arch", "'" + arch + "' is not a CUDA arch; write it as sm_90 or compute_90");
+
+  fs::path output = options.output;
+  bool want_ptx = arch.rfind("compute_", 0) == 0;
+  if (output.empty()) {
+    output = fs::path(options.source.file).stem();
+    output += want_ptx ? ".ptx" : ".cubin";
+  } else if (output.extension() == ".ptx") {
+    want_ptx = true;
+  } else if (output.extension() != ".cubin") {
+    throw Error(Errc::invalid_argument, "-o", "'" + output.string() + "' must end in .cubin or .ptx");
+  } else if (want_ptx) {
+    throw Error(Errc::invalid_argument, "-o",
+                arch + " asks for PTX but " + output.string() + " is a .cubin; use --arch sm_" + std::to_string(sm) +
+                    " or -o with .ptx");
+  }
+
+  // Same key as Device::build on a GPU of this arch (cuda_device.cpp: nvrtc_identity(sm)).
+  KernelCache& cache = KernelCache::global();
+  std::string key = KernelCache::key(program.spec(), cuda::nvrtc_identity(sm, want_ptx));
+  std::string cache_state = cache.enabled() ? "hit" : "off";
+  std::optional<CompiledProgram> compiled = cache.load(key);
+  if (!compiled) {
+    compiled = nvrtc::compile(program, (want_ptx ? "compute_" : "sm_") + std::to_string(sm));
+    if (cache.enabled())
+      cache_state = cache.store(key, *compiled) ? "miss" : "miss (not stored: " + cache.last_error() + ")";
+  }
+  if (!want_ptx && compiled->format != BinaryFormat::cubin)
+    throw Error(Errc::invalid_argument, "opkit compile",
+                "NVRTC cannot make a cubin for sm_" + std::to_string(sm) + " (only PTX for " + compiled->target +
+                    "); write -o " + fs::path(output).replace_extension(".ptx").string() +
+                    ", or use the NVRTC of a CUDA release that knows sm_" + std::to_string(sm));
+
+  std::ofstream out(output, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(compiled->binary.data()),
+            static_cast<std::streamsize>(compiled->binary.size()));
+  out.close();
+  if (!out) throw Error(Errc::io, "opkit compile", "cannot write " + output.string());
+
+  if (!compiled->log.empty()) std::fprintf(stderr, "%s\n", compiled->log.c_str());
+  if (options.json) {
+    nlohmann::json kernels = nlohmann::json::object();
+    for (const auto& [name, symbol] : compiled->lowered_names) kernels[name] = symbol;
+    nlohmann::json result = {{"source", options.source.file},
+                             {"output", output.string()},
+                             {"format", binary_format_name(compiled->format)},
+                             {"target", compiled->target},
+                             {"bytes", compiled->binary.size()},
+                             {"kernels", kernels},
+                             {"cache", cache_state},
+                             {"cache_key", key},
+                             {"log", compiled->log}};
+    std::printf("%s\n", result.dump().c_str());
+  } else {
+    std::string names;
+    for (const auto& [name, symbol] : compiled->lowered_names) names += (names.empty() ? "" : ", ") + name;
+    std::printf("%s -> %s (%s %s, %zu bytes%s; cache: %s)\n", options.source.file.c_str(), output.string().c_str(),
+                binary_format_name(compiled->format), compiled->target.c_str(), compiled->binary.size(),
+                names.empty() ? "" : ("; kernels: " + names).c_str(), cache_state.c_str());
+  }
+  exit_code = 0;
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<CompileOptions>();
+  CLI::App* command = app.add_subcommand("compile", "Compile CUDA C++ to a cubin or PTX with NVRTC (no GPU needed)");
+  command->add_option("file", options->source.file, "CUDA C++ source file (.cu)")->required();
+  command->add_option("-o,--output", options->output,
+                      "Output file, .cubin or .ptx (default: the source's name with .cubin, in this directory)");
+  command->add_option("--arch", options->arch,
+                      "Target: sm_XX for a cubin, compute_XX for PTX (default: the first GPU's arch)");
+  command->add_flag("--json", options->json, "Print the result (and whether the kernel cache hit) as JSON");
+  add_source_options(*command, options->source);
+  command->callback([options, &exit_code] { compile(*options, exit_code); });
+}
+
+}  // namespace opkit::cli

@@ -1,0 +1,77 @@
+// `opkit doctor [--json] [--require-gpu] [--no-smoke]`: prints opkit::doctor::examine()'s checks,
+// one line each, with the cause and the fix under any that is not ok. Exit 0 when at least one
+// backend works (with --require-gpu: at least one GPU), else 1.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "opkit/doctor.hpp"
+#include "opkit/version.hpp"
+
+namespace opkit::cli {
+namespace {
+
+struct DoctorOptions {
+  bool json = false;
+  bool require_gpu = false;
+  bool no_smoke = false;
+};
+
+std::string verdict(const doctor::Report& report, bool require_gpu, bool& healthy) {
+  std::string gpus = std::to_string(report.working_gpus) + (report.working_gpus == 1 ? " GPU works" : " GPUs work");
+  std::string cpu = report.cpu_backend_works ? "the CPU backend works" : "the CPU backend does not work";
+  healthy = require_gpu ? report.working_gpus > 0 : report.any_backend_works();
+  std::string why = healthy ? "" : require_gpu ? " (a GPU is required)" : " (no backend can run kernels)";
+  return gpus + ", " + cpu + why;
+}
+
+void run_doctor(const DoctorOptions& options, int& exit_code) {
+  doctor::Report report = doctor::examine({.smoke = !options.no_smoke, .require_gpu = options.require_gpu});
+  bool healthy = false;
+  std::string summary = verdict(report, options.require_gpu, healthy);
+  exit_code = healthy ? 0 : 1;
+  if (options.json) {
+    nlohmann::json checks = nlohmann::json::array();
+    for (const auto& c : report.checks) {
+      nlohmann::json facts = nlohmann::json::object();
+      for (const auto& [key, value] : c.facts) facts[key] = value;
+      checks.push_back({{"name", c.name},
+                        {"status", doctor::status_name(c.status)},
+                        {"detail", c.detail},
+                        {"cause", c.cause},
+                        {"fix", c.fix},
+                        {"facts", facts}});
+    }
+    nlohmann::json result = {{"opkit", version},
+                             {"checks", checks},
+                             {"working_gpus", report.working_gpus},
+                             {"cpu_backend_works", report.cpu_backend_works},
+                             {"summary", summary},
+                             {"exit_code", exit_code}};
+    std::printf("%s\n", result.dump(2).c_str());
+    return;
+  }
+  std::printf("opkit %s doctor\n", version);
+  for (const auto& c : report.checks) {
+    std::printf("%-4s  %-16s %s\n", doctor::status_name(c.status), c.name.c_str(), c.detail.c_str());
+    if (!c.cause.empty()) std::printf("      %-16s cause: %s\n", "", c.cause.c_str());
+    if (!c.fix.empty()) std::printf("      %-16s fix:   %s\n", "", c.fix.c_str());
+  }
+  std::printf("%s: %s\n", healthy ? "ready" : "not ready", summary.c_str());
+}
+
+}  // namespace
+
+void add_doctor_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<DoctorOptions>();
+  CLI::App* command =
+      app.add_subcommand("doctor", "Check the driver, NVRTC, GPUs, kernel cache and CPU backend; say what to fix");
+  command->add_flag("--json", options->json, "Print the checks as JSON");
+  command->add_flag("--require-gpu", options->require_gpu, "Fail (exit 1) unless a GPU works");
+  command->add_flag("--no-smoke", options->no_smoke, "Skip the compile-and-launch test on each device");
+  command->callback([options, &exit_code] { run_doctor(*options, exit_code); });
+}
+
+}  // namespace opkit::cli
