@@ -1,0 +1,67 @@
+"""opkit: runtime-compiled custom GPU operators for Python.
+
+- PyCUDA-style kernels: SourceModule(source).get_function(name)(args..., block=, grid=), with
+  mem_alloc / memcpy_htod / memcpy_dtoh and In / Out / InOut (also as opkit.driver and
+  opkit.compiler, so that `import pycuda.driver as cuda` ports as `import opkit.driver as cuda`).
+- Operators on framework arrays through DLPack, on the array's own device: sha256, sha256d.
+- Proof-of-work mining: mine.
+
+CUDA is loaded at run time (driver and NVRTC); without a GPU, opkit uses the CPU.
+"""
+
+from ._opkit import CompileError, Device, DeviceAllocation, Error, Event, Stream, version as __version__
+from ._arrays import DeviceArray
+from ._devices import default_device, devices, get_device, set_default_device, synchronize
+from ._hash import sha256, sha256d
+from ._kernels import Function, SourceModule
+from ._memory import (
+    In,
+    InOut,
+    Out,
+    mem_alloc,
+    mem_get_info,
+    memcpy_dtod,
+    memcpy_dtoh,
+    memcpy_dtoh_async,
+    memcpy_htod,
+    memcpy_htod_async,
+    memset_d8,
+    memset_d16,
+    memset_d32,
+)
+from ._mine import MineProgress, MineResult, mine
+
+__all__ = [
+    "CompileError",
+    "Device",
+    "DeviceAllocation",
+    "DeviceArray",
+    "Error",
+    "Event",
+    "Function",
+    "In",
+    "InOut",
+    "MineProgress",
+    "MineResult",
+    "Out",
+    "SourceModule",
+    "Stream",
+    "default_device",
+    "devices",
+    "get_device",
+    "mem_alloc",
+    "mem_get_info",
+    "memcpy_dtod",
+    "memcpy_dtoh",
+    "memcpy_dtoh_async",
+    "memcpy_htod",
+    "memcpy_htod_async",
+    "memset_d8",
+    "memset_d16",
+    "memset_d32",
+    "mine",
+    "set_default_device",
+    "sha256",
+    "sha256d",
+    "synchronize",
+]

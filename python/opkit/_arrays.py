@@ -1,0 +1,194 @@
+"""Arrays and streams at the boundary with other frameworks, through the DLPack protocol.
+
+opkit consumes an array by calling its __dlpack__(stream=S) with the stream S on which opkit will
+use it, so the producer orders its pending work before S (the protocol's contract); it produces
+arrays as DeviceArray, whose __dlpack__ does the same for the consumer's stream.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _opkit
+from ._opkit import Device, Stream
+
+# DLPack device types (dlpack.h).
+DL_CPU, DL_CUDA, DL_CUDA_HOST, DL_CUDA_MANAGED = 1, 2, 3, 13
+_HOST_TYPES = (DL_CPU, DL_CUDA_HOST)
+_CUDA_TYPES = (DL_CUDA, DL_CUDA_MANAGED)
+
+
+def is_dlpack(obj) -> bool:
+    return hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__")
+
+
+def dlpack_device(obj) -> tuple[int, int]:
+    device_type, device_id = obj.__dlpack_device__()
+    return int(device_type), int(device_id)
+
+
+def on_cuda(obj) -> bool:
+    return dlpack_device(obj)[0] in _CUDA_TYPES
+
+
+def on_host(obj) -> bool:
+    return dlpack_device(obj)[0] in _HOST_TYPES
+
+
+def protocol_stream(handle: int | None) -> int | None:
+    """The value of __dlpack__'s stream argument that names the CUDA stream `handle`
+    (0, the legacy default stream, is spelled 1 in the protocol)."""
+    if handle is None or handle == 0:
+        return 1
+    return handle
+
+
+def capsule(obj, stream_handle: int | None = None):
+    """Consumes obj through DLPack. For CUDA memory, `stream_handle` is the CUstream opkit will
+    use the array on (None or 0: the legacy default stream); host memory takes no stream."""
+    kwargs = {}
+    if on_cuda(obj):
+        kwargs["stream"] = protocol_stream(stream_handle)
+    try:
+        return obj.__dlpack__(max_version=(1, 0), **kwargs)
+    except TypeError:
+        # Producers older than DLPack 1.0 (array API 2023) know no max_version.
+        return obj.__dlpack__(**kwargs)
+
+
+def framework_of(obj) -> str:
+    """The top-level module of obj's type: 'numpy', 'torch', 'cupy', 'jaxlib', ..."""
+    return type(obj).__module__.split(".")[0]
+
+
+def to_framework(result, like):
+    """Converts an opkit result (a NumPy array or a DeviceArray) to the framework of `like`."""
+    framework = framework_of(like)
+    if framework == "torch":
+        import torch
+
+        return torch.from_dlpack(result)
+    if framework == "cupy":
+        import cupy
+
+        return cupy.from_dlpack(result)
+    if framework in ("jax", "jaxlib"):
+        import jax.numpy as jnp
+
+        return jnp.from_dlpack(result)
+    if framework == "numpy" or isinstance(result, np.ndarray):
+        return result if isinstance(result, np.ndarray) else np.from_dlpack(result)
+    return result
+
+
+def framework_stream(obj) -> int | None:
+    """The producer's current CUDA stream for a CUDA array of PyTorch or CuPy, else None."""
+    framework = framework_of(obj)
+    device_id = dlpack_device(obj)[1]
+    if framework == "torch":
+        import torch
+
+        return torch.cuda.current_stream(device_id).cuda_stream
+    if framework == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(device_id):
+            return cupy.cuda.get_current_stream().ptr
+    return None
+
+
+def as_stream(device: Device, stream) -> Stream | None:
+    """Resolves stream= : None (the device's default stream), an opkit Stream, a raw CUstream
+    integer, a torch.cuda.Stream (.cuda_stream) or a CuPy stream (.ptr)."""
+    if stream is None:
+        return None
+    if isinstance(stream, Stream):
+        if stream.device != device:
+            raise ValueError(f"stream {stream!r} belongs to another device than {device!r}")
+        return stream
+    if isinstance(stream, bool):
+        raise TypeError("stream must be an opkit.Stream, a CUDA stream object or handle, not a bool")
+    if isinstance(stream, int):
+        return device.borrow_stream(stream)
+    for attribute in ("cuda_stream", "ptr", "handle"):
+        handle = getattr(stream, attribute, None)
+        if isinstance(handle, int):
+            return device.borrow_stream(handle)
+    raise TypeError(
+        f"stream must be an opkit.Stream, a torch.cuda.Stream, a CuPy stream or a CUstream integer, "
+        f"not {type(stream).__name__}"
+    )
+
+
+def stream_handle(stream: Stream | None) -> int:
+    return 0 if stream is None else stream.handle
+
+
+class DeviceArray:
+    """An array opkit allocated on a device, handed to any framework through DLPack:
+    torch.from_dlpack(a), cupy.from_dlpack(a), jax.numpy.from_dlpack(a); a.get() copies it to a
+    NumPy array. The memory lives until the last consumer lets go of it."""
+
+    def __init__(self, array, device: Device, stream: Stream | None):
+        self._array = array  # nanobind ndarray: owns the allocation, implements DLPack
+        self._device = device
+        self._stream = stream
+        self.shape = tuple(array.shape)
+        self.dtype = np.dtype(np.uint8)
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape)) * self.dtype.itemsize
+
+    @property
+    def ptr(self) -> int:
+        return _opkit.array_info(self._array.__dlpack__())[0]
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        self._order_before(stream)
+        kwargs = {}
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return self._array.__dlpack__(**kwargs)
+
+    def _order_before(self, consumer) -> None:
+        # The protocol: the data must be ready for work the consumer queues on its stream (None
+        # means the legacy default stream; -1 asks for no synchronization). Same stream: already
+        # ordered; another stream: wait here, as the core API has no cross-stream wait.
+        if consumer == -1 or not self._device.is_gpu:
+            return
+        if protocol_stream(stream_handle(self._stream)) != protocol_stream(consumer):
+            self.synchronize()
+
+    def synchronize(self) -> None:
+        """Waits for the work that writes this array."""
+        (self._stream or self._device.default_stream()).synchronize()
+
+    def get(self) -> np.ndarray:
+        """A NumPy copy of the array."""
+        host = np.empty(self.shape, dtype=self.dtype)
+        if host.nbytes:
+            self.synchronize()
+            _opkit.copy(self._device, host.ctypes.data, self.ptr, host.nbytes, "dtoh")
+        return host
+
+    def __array__(self, dtype=None, copy=None):
+        host = self.get()
+        return host if dtype is None else host.astype(dtype)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<opkit.DeviceArray shape={self.shape} dtype={self.dtype} on {self._device!r}>"

@@ -1,0 +1,136 @@
+"""opkit.sha256 and opkit.sha256d: batches of messages hashed where they live.
+
+Input: a [N, L] uint8 array (N messages of L bytes) from any DLPack producer (NumPy, PyTorch,
+CuPy, JAX), or a sequence of bytes objects (any lengths), or a flat uint8 array plus offsets
+(message i = data[offsets[i]:offsets[i + 1]]). Output: [N, 32] uint8 digests in the input's
+framework and on the input's device. CUDA input is hashed on its GPU with no host round trip, on
+the producer's current stream; host input is hashed by the best device (the GPU when there is
+one, else OpenSSL on all cores) unless device= says otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _opkit
+from ._arrays import DeviceArray, as_stream, capsule, dlpack_device, framework_stream, is_dlpack, on_cuda, to_framework
+from ._devices import get_device
+
+DIGEST_BYTES = 32
+
+
+def sha256(x, *, offsets=None, device=None, stream=None):
+    """SHA-256 of each message of x; see the module documentation for the accepted inputs.
+
+    device: where host data is hashed ("cuda", "cuda:N", "cpu" for OpenSSL on the host, a Device);
+        device data is always hashed on its own GPU.
+    stream: for CUDA data, the stream to run on (default: the producer's current stream for
+        PyTorch and CuPy, else the legacy default stream).
+    """
+    return _digests("sha256", x, offsets, device, stream)
+
+
+def sha256d(x, *, offsets=None, device=None, stream=None):
+    """SHA-256(SHA-256(m)) of each message, as Bitcoin hashes; arguments as for sha256."""
+    return _digests("sha256d", x, offsets, device, stream)
+
+
+def _where(device):
+    """(Device or None, host_cpu) for the C++ HashOptions."""
+    if device is None:
+        return None, False
+    if isinstance(device, str) and device.strip().lower() == "cpu":
+        return None, True
+    chosen = get_device(device)
+    if not chosen.is_gpu:
+        return None, True
+    return chosen, False
+
+
+def _digests(algo, x, offsets, device, stream):
+    where, host_cpu = _where(device)
+    if offsets is not None:
+        return _variable(algo, _as_array(x, "data"), _as_offsets(offsets), where, host_cpu, stream)
+    if isinstance(x, (bytes, bytearray, memoryview, str)):
+        raise TypeError(
+            f"{algo}: x is one message; pass a sequence of messages, e.g. opkit.{algo}([data]), "
+            "or a [N, L] uint8 array"
+        )
+    if is_dlpack(x) or hasattr(x, "__array_interface__"):
+        return _fixed(algo, _as_array(x, "x"), where, host_cpu, stream)
+    return _messages(algo, x, where, host_cpu)
+
+
+def _as_array(x, what):
+    if is_dlpack(x):
+        return x
+    if hasattr(x, "__array_interface__") or hasattr(x, "__array__"):
+        return np.asarray(x)
+    raise TypeError(f"{what} must be an array (NumPy, PyTorch, CuPy, JAX, ...), got {type(x).__name__}")
+
+
+def _as_offsets(offsets):
+    if is_dlpack(offsets):
+        return offsets
+    array = np.asarray(offsets)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"offsets must be integers, got dtype {array.dtype}")
+    if array.size and array.min() < 0:
+        raise ValueError("offsets must not be negative")
+    return np.ascontiguousarray(array, dtype=np.uint64)
+
+
+def _cuda_stream(x, stream):
+    """The stream (opkit.Stream or None) on which to use CUDA array x."""
+    device = _opkit.Device.cuda(dlpack_device(x)[1])
+    if stream is None:
+        handle = framework_stream(x)
+        return device, (device.borrow_stream(handle) if handle is not None else None)
+    return device, as_stream(device, stream)
+
+
+def _fixed(algo, x, where, host_cpu, stream):
+    if on_cuda(x):
+        device, s = _cuda_stream(x, stream)
+        handle = None if s is None else s.handle
+        out = _opkit.hash_fixed(capsule(x, handle), algo, where, host_cpu, handle)
+        return to_framework(DeviceArray(out, device, s), x)
+    out = _opkit.hash_fixed(capsule(x), algo, where, host_cpu, None)
+    return to_framework(out, x)
+
+
+def _variable(algo, data, offsets, where, host_cpu, stream):
+    if on_cuda(data):
+        device, s = _cuda_stream(data, stream)
+        handle = None if s is None else s.handle
+        out = _opkit.hash_offsets(capsule(data, handle), capsule(offsets, handle), algo, where, host_cpu, handle)
+        return to_framework(DeviceArray(out, device, s), data)
+    out = _opkit.hash_offsets(capsule(data), capsule(offsets), algo, where, host_cpu, None)
+    return to_framework(out, data)
+
+
+def _messages(algo, messages, where, host_cpu):
+    try:
+        items = list(messages)
+    except TypeError:
+        raise TypeError(
+            f"{algo}: expected a [N, L] uint8 array or a sequence of bytes, got {type(messages).__name__}"
+        ) from None
+    views = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            raise TypeError(f"{algo}: message #{i} is a str; encode it first (e.g. s.encode())")
+        try:
+            views.append(memoryview(item).cast("B"))
+        except TypeError:
+            raise TypeError(f"{algo}: message #{i} is a {type(item).__name__}, not bytes") from None
+    if not views:
+        return np.empty((0, DIGEST_BYTES), dtype=np.uint8)
+    data = np.frombuffer(b"".join(views), dtype=np.uint8)
+    lengths = [v.nbytes for v in views]
+    if all(n == lengths[0] for n in lengths):
+        batch = data.reshape(len(views), lengths[0])
+        return _opkit.hash_fixed(capsule(batch), algo, where, host_cpu, None)
+    offsets = np.zeros(len(views) + 1, dtype=np.uint64)
+    np.cumsum(lengths, out=offsets[1:])
+    return _opkit.hash_offsets(capsule(data), capsule(offsets), algo, where, host_cpu, None)

@@ -1,0 +1,325 @@
+"""PyCUDA-style kernels: SourceModule(source).get_function(name)(*args, block=..., grid=...).
+
+Arguments, as PyCUDA takes them and where opkit differs:
+- NumPy scalars (numpy.int32(5), numpy.float32(2.0), numpy.uint64(x), structured numpy.void)
+  pass by value with their exact C type.
+- A Python int passes as a 32-bit int (range-checked). PyCUDA rejects Python ints; opkit accepts
+  them because `int n` is the common case and the core checks each argument's size against the
+  kernel's parameter list, so an int given for a 64-bit parameter is an error, not garbage.
+- A Python float is rejected (float or double? say numpy.float32(x) or numpy.float64(x)), as in
+  PyCUDA; so is a bool (say numpy.bool_(x) or numpy.int32(x)).
+- Device memory passes as its address: a DeviceAllocation, any CUDA DLPack array (PyTorch, CuPy,
+  JAX; zero-copy, after the producer's pending work on its current stream), or an object with
+  __cuda_array_interface__.
+- In(a), Out(a), InOut(a) copy a host array for the call. A bare host array (NumPy or any CPU
+  DLPack array) counts as InOut on a GPU and passes directly on the CPU backend. PyCUDA instead
+  passes a bare NumPy array by value, as a struct, which is rarely what anyone means.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from . import _opkit
+from ._arrays import as_stream, capsule, dlpack_device, is_dlpack, on_host, stream_handle
+from ._devices import get_device
+from ._memory import InOut, _HostTransfer
+from ._opkit import DeviceAllocation
+
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _dim3(value, what: str) -> tuple[int, int, int]:
+    if isinstance(value, int) and not isinstance(value, bool):
+        dims = (value,)
+    else:
+        try:
+            dims = tuple(int(v) for v in value)
+        except TypeError:
+            raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}") from None
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise ValueError(f"{what} must have 1 to 3 positive dimensions, got {value!r}")
+    return dims + (1,) * (3 - len(dims))
+
+
+def _pointer(address: int) -> bytes:
+    return struct.pack("=Q", address)
+
+
+class _Call:
+    """The packed arguments of one launch and the host transfers it owns."""
+
+    def __init__(self, device, stream):
+        self.device = device
+        self.stream = stream
+        self.transfers: list[_HostTransfer] = []
+
+    def device_pointer(self, arg, index: int) -> bytes:
+        if isinstance(arg, DeviceAllocation):
+            if arg.device != self.device:
+                raise ValueError(f"argument #{index}: the allocation lives on {arg.device!r}, the kernel on {self.device!r}")
+            return _pointer(arg.ptr)
+        if is_dlpack(arg):
+            device_type, device_id = dlpack_device(arg)
+            if on_host(arg):
+                if self.device.is_gpu:
+                    return self.transfer(InOut(arg))
+                return _pointer(self.checked_address(arg, None, index))
+            if not self.device.is_gpu or device_id != self.device.ordinal:
+                raise ValueError(
+                    f"argument #{index}: the array lives on cuda:{device_id} (DLPack device type {device_type}), "
+                    f"the kernel on {self.device!r}"
+                )
+            return _pointer(self.checked_address(arg, stream_handle(self.stream), index))
+        interface = getattr(arg, "__cuda_array_interface__", None)
+        if interface is not None:
+            return _pointer(int(interface["data"][0]))
+        return b""
+
+    def checked_address(self, arg, stream: int | None, index: int) -> int:
+        address, _, _, shape, strides, _ = _opkit.array_info(capsule(arg, stream))
+        expected = 1
+        for size, stride in reversed(list(zip(shape, strides))):
+            if size != 1 and stride != expected:
+                raise ValueError(
+                    f"argument #{index}: the array is not C-contiguous; pass a contiguous copy "
+                    f"(x.contiguous(), cupy.ascontiguousarray(x)) or its address explicitly"
+                )
+            expected *= size
+        return address
+
+    def transfer(self, transfer: _HostTransfer) -> bytes:
+        address = transfer.prepare(self.device, self.stream)
+        self.transfers.append(transfer)
+        return _pointer(address)
+
+    def pack(self, arg, index: int) -> bytes:
+        if isinstance(arg, np.generic):
+            return arg.tobytes()
+        if isinstance(arg, _HostTransfer):
+            return self.transfer(arg)
+        if isinstance(arg, bool):
+            raise TypeError(f"argument #{index}: a Python bool is ambiguous; pass numpy.bool_(x) or numpy.int32(x)")
+        if isinstance(arg, int):
+            if not _INT32[0] <= arg <= _INT32[1]:
+                raise OverflowError(
+                    f"argument #{index}: {arg} does not fit the 32-bit int a Python int passes as; "
+                    f"say numpy.int64(x) or numpy.uint32(x)"
+                )
+            return struct.pack("=i", arg)
+        if isinstance(arg, float):
+            raise TypeError(
+                f"argument #{index}: a Python float is ambiguous; pass numpy.float32(x) or numpy.float64(x)"
+            )
+        packed = self.device_pointer(arg, index)
+        if packed:
+            return packed
+        raise TypeError(
+            f"invalid type on parameter #{index} (0-based): {type(arg).__name__} (pass numpy scalars, "
+            f"device memory, arrays, or In/Out/InOut)"
+        )
+
+    def finish(self) -> None:
+        """Copies Out/InOut arrays back after the launch and frees their device copies."""
+        if not self.transfers:
+            return
+        for transfer in self.transfers:
+            transfer.finish(self.device, self.stream)
+        (self.stream or self.device.default_stream()).synchronize()
+        self.release()
+
+    def release(self) -> None:
+        for transfer in self.transfers:
+            transfer.release()
+        self.transfers.clear()
+
+
+class Function:
+    """One __global__ function of a SourceModule, called PyCUDA-style."""
+
+    def __init__(self, kernel: _opkit.Kernel):
+        self._kernel = kernel
+        self._arg_types: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self._kernel.name
+
+    @property
+    def device(self):
+        return self._kernel.device
+
+    @property
+    def attributes(self) -> dict:
+        """max_threads_per_block, registers, static_shared_bytes, local_bytes."""
+        return self._kernel.attributes
+
+    @property
+    def num_regs(self) -> int:
+        return self._kernel.attributes["registers"]
+
+    @property
+    def max_threads_per_block(self) -> int:
+        return self._kernel.attributes["max_threads_per_block"]
+
+    def __call__(self, *args, block=None, grid=(1, 1), stream=None, shared=0, time_kernel=False):
+        """Launches the kernel. block=(x, y, z) is required; grid defaults to (1, 1); shared is the
+        dynamic shared memory in bytes; stream is an opkit/torch/CuPy stream or a CUstream handle.
+        With time_kernel=True, waits and returns the kernel's time in seconds."""
+        if block is None:
+            raise ValueError("block=(x, y, z) is required")
+        device = self._kernel.device
+        call = _Call(device, as_stream(device, stream))
+        try:
+            packed = [call.pack(arg, i) for i, arg in enumerate(args)]
+            return self._launch(call, packed, grid, block, shared, time_kernel)
+        finally:
+            call.release()
+
+    def _launch(self, call: _Call, packed, grid, block, shared, time_kernel):
+        grid3, block3 = _dim3(grid, "grid"), _dim3(block, "block")
+        if shared < 0:
+            raise ValueError(f"shared must not be negative, got {shared}")
+        if not time_kernel:
+            self._kernel.launch(packed, grid3, block3, int(shared), call.stream)
+            call.finish()
+            return None
+        stream = call.stream or call.device.default_stream()
+        start, stop = call.device.create_event(), call.device.create_event()
+        start.record(stream)
+        self._kernel.launch(packed, grid3, block3, int(shared), call.stream)
+        stop.record(stream)
+        call.finish()
+        stop.synchronize()
+        return _opkit.Event.elapsed_ms(start, stop) * 1e-3
+
+    # ---- PyCUDA's prepared calls: argument types fixed once, in struct-module characters. ----
+
+    def prepare(self, arg_types) -> "Function":
+        """Fixes the argument types: a string of struct characters ("P" pointer, "i" int,
+        "f" float, "d" double, "Q" uint64, ...) or a sequence of those or of NumPy dtypes."""
+        if isinstance(arg_types, str):
+            codes = list(arg_types)
+        else:
+            codes = [t if t == "P" else np.dtype(t).char for t in arg_types]
+        for code in codes:
+            if code != "P":
+                try:
+                    struct.calcsize("=" + code)
+                except struct.error:
+                    raise ValueError(f"prepare: unknown argument type {code!r}") from None
+        self._arg_types = "".join(codes)
+        return self
+
+    def _pack_prepared(self, call: _Call, args) -> list[bytes]:
+        if self._arg_types is None:
+            raise RuntimeError(f"{self.name}: call prepare(arg_types) before prepared_call")
+        if len(args) != len(self._arg_types):
+            raise TypeError(f"{self.name}: prepared for {len(self._arg_types)} argument(s), got {len(args)}")
+        packed = []
+        for index, (code, arg) in enumerate(zip(self._arg_types, args)):
+            if code == "P":
+                if isinstance(arg, int) and not isinstance(arg, bool):
+                    packed.append(_pointer(arg))
+                else:
+                    pointer = call.device_pointer(arg, index)
+                    if not pointer:
+                        raise TypeError(f"argument #{index}: expected device memory for 'P', got {type(arg).__name__}")
+                    packed.append(pointer)
+            else:
+                try:
+                    packed.append(struct.pack("=" + code, arg))
+                except struct.error as error:
+                    raise TypeError(f"argument #{index} ({code!r}): {error}") from None
+        return packed
+
+    def prepared_call(self, grid, block, *args, shared_size=0):
+        self._prepared(grid, block, None, args, shared_size, time_kernel=False)
+
+    def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
+        self._prepared(grid, block, stream, args, shared_size, time_kernel=False)
+
+    def prepared_timed_call(self, grid, block, *args, shared_size=0):
+        """Launches, waits, and returns a function giving the kernel's time in seconds (PyCUDA's shape)."""
+        seconds = self._prepared(grid, block, None, args, shared_size, time_kernel=True)
+        return lambda: seconds
+
+    def _prepared(self, grid, block, stream, args, shared_size, time_kernel):
+        device = self._kernel.device
+        call = _Call(device, as_stream(device, stream))
+        try:
+            return self._launch(call, self._pack_prepared(call, args), grid, block, shared_size, time_kernel)
+        finally:
+            call.release()
+
+    def __repr__(self) -> str:
+        return f"<opkit.Function {self.name} on {self.device!r}>"
+
+
+class SourceModule:
+    """CUDA C++ source compiled at run time for one device (NVRTC on a GPU, the host compiler on
+    the CPU backend), through opkit's kernel cache.
+
+    options: compiler options, passed verbatim (NVRTC's, e.g. "--use_fast_math", "-lineinfo").
+    include_dirs: directories for #include "...".
+    no_extern_c: accepted for PyCUDA compatibility. opkit never wraps the source in extern "C";
+        get_function finds plain C++ __global__ functions by their source name either way.
+    device: where to compile and run (default: opkit.default_device()).
+    defines: {"NAME": value} as -DNAME=value (None: -DNAME).
+    headers: {"name.h": "source text"} available to #include.
+    name_expressions: template instantiations to make callable, e.g. ["scale<float>"].
+    Compile errors raise opkit.CompileError, whose message and .log carry the compiler's log.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        *,
+        options=None,
+        include_dirs=(),
+        no_extern_c: bool = False,
+        device=None,
+        name: str = "kernel.cu",
+        defines=None,
+        headers=None,
+        name_expressions=(),
+    ):
+        if not isinstance(source, str):
+            raise TypeError(f"source must be a str, got {type(source).__name__}")
+        if isinstance(options, str):
+            raise TypeError("options must be a list of strings, e.g. ['--use_fast_math']")
+        self.device = get_device(device)
+        self.no_extern_c = bool(no_extern_c)
+        define_pairs = [(str(k), "" if v is None else str(v)) for k, v in (defines or {}).items()]
+        header_pairs = [(str(k), str(v)) for k, v in (headers or {}).items()]
+        self._module = _opkit.compile(
+            self.device,
+            source,
+            name,
+            [str(o) for o in (options or [])],
+            [str(d) for d in include_dirs],
+            define_pairs,
+            header_pairs,
+            [str(e) for e in name_expressions],
+        )
+
+    def get_function(self, name: str) -> Function:
+        """The kernel with this source name ("doublify", "f<int>") or symbol. Raises opkit.Error
+        (kind "not_found") listing the kernels the module has."""
+        return Function(self._module.kernel(name))
+
+    @property
+    def kernel_names(self) -> list[str]:
+        return self._module.kernel_names
+
+    @property
+    def log(self) -> str:
+        """The compiler's warnings (empty when it said nothing)."""
+        return self._module.log
+
+    @property
+    def target(self) -> str:
+        """What the source was compiled for: "sm_90", "compute_90" (PTX), a host target."""
+        return self._module.target

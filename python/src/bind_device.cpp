@@ -1,0 +1,81 @@
+// Devices, streams and events. Every call that may wait for the GPU releases the GIL.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <functional>
+
+#include "bindings.hpp"
+#include "opkit/device.hpp"
+#include "opkit/stream.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace opkit::python {
+namespace {
+
+// DLPack device types (dlpack.h): kDLCPU = 1, kDLCUDA = 2.
+std::tuple<int, int> dlpack_device(const Device& device) {
+  if (device.kind() == BackendKind::cuda) return {2, device.info().ordinal};
+  return {1, 0};
+}
+
+std::string describe(const Device& device) {
+  const DeviceInfo& info = device.info();
+  return "<opkit.Device " + std::string(backend_kind_name(info.backend)) + ":" + std::to_string(info.ordinal) +
+         " '" + info.name + "' " + info.arch + ">";
+}
+
+}  // namespace
+
+void bind_device(nb::module_& m) {
+  using release = nb::call_guard<nb::gil_scoped_release>;
+
+  nb::class_<Device>(m, "Device")
+      .def_static("best", &Device::best, "The first CUDA GPU if one works, else the CPU backend.")
+      .def_static("cuda", &Device::cuda, "ordinal"_a = 0)
+      .def_static("cpu", &Device::cpu)
+      .def_static("all", &Device::all, "Every device of every available backend, GPUs first.")
+      .def_static("cuda_devices", &Device::cuda_devices)
+      .def_prop_ro("kind", [](const Device& d) { return std::string(backend_kind_name(d.kind())); })
+      .def_prop_ro("ordinal", [](const Device& d) { return d.info().ordinal; })
+      .def_prop_ro("name", [](const Device& d) { return d.info().name; })
+      .def_prop_ro("arch", [](const Device& d) { return d.info().arch; })
+      .def_prop_ro("compute_units", [](const Device& d) { return d.info().compute_units; })
+      .def_prop_ro("total_memory", [](const Device& d) { return d.info().total_memory; })
+      .def_prop_ro("clock_khz", [](const Device& d) { return d.info().clock_khz; })
+      .def_prop_ro("driver", [](const Device& d) { return d.info().driver; })
+      .def_prop_ro("is_gpu", &Device::is_gpu)
+      .def_prop_ro("dlpack_device", &dlpack_device, "(DLPack device type, device id) of this device's memory")
+      .def("synchronize", &Device::synchronize, release())
+      .def("free_memory", &Device::free_memory)
+      .def("supports", &Device::supports, "op"_a)
+      .def("default_stream", &Device::default_stream)
+      .def("create_stream", &Device::create_stream)
+      .def(
+          "borrow_stream",
+          [](const Device& d, std::uintptr_t handle) { return d.borrow_stream(address(handle)); }, "handle"_a,
+          "Wraps a stream created elsewhere (PyTorch, CuPy) by its native handle, without owning it.")
+      .def("create_event", &Device::create_event)
+      .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
+      .def("__hash__", [](const Device& d) { return std::hash<const void*>{}(&d.impl()); })
+      .def("__repr__", &describe);
+
+  nb::class_<Stream>(m, "Stream")
+      .def("synchronize", &Stream::synchronize, release())
+      .def_prop_ro("handle", [](const Stream& s) { return reinterpret_cast<std::uintptr_t>(s.native_handle()); },
+                   "The native handle as an integer (a CUstream for CUDA; 0 is the legacy default stream).")
+      .def_prop_ro("device", &Stream::device)
+      .def("__repr__", [](const Stream& s) {
+        return "<opkit.Stream " + std::to_string(reinterpret_cast<std::uintptr_t>(s.native_handle())) + " on " +
+               describe(s.device()) + ">";
+      });
+
+  nb::class_<Event>(m, "Event")
+      .def("record", &Event::record, "stream"_a)
+      .def("synchronize", &Event::synchronize, release())
+      .def_static("elapsed_ms", &Event::elapsed_ms, "start"_a, "stop"_a);
+}
+
+}  // namespace opkit::python

@@ -1,0 +1,93 @@
+// DLPack import and export: array_info() tells the Python layer where a consumed array lives
+// (address, device, shape) so that kernels can take framework tensors zero-copy, and
+// device_array()/host_array() give opkit-owned memory a DLPack face.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arrays.hpp"
+#include "bindings.hpp"
+#include "opkit/error.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace opkit::python {
+
+bool on_host(const AnyArray& array) {
+  return array.device_type() == dl_cpu || array.device_type() == dl_cuda_host;
+}
+
+Device cuda_device_of(const AnyArray& array, const char* what) {
+  if (array.device_type() != dl_cuda && array.device_type() != dl_cuda_managed)
+    throw Error(Errc::invalid_argument, what,
+                "opkit cannot reach memory of DLPack device type " + std::to_string(array.device_type()) +
+                    " (it reads host memory and CUDA device memory)");
+  return Device::cuda(array.device_id());
+}
+
+void require_contiguous(const AnyArray& array, const char* what) {
+  std::int64_t expected = 1;
+  for (std::size_t i = array.ndim(); i-- > 0;) {
+    if (array.shape(i) != 1 && array.stride(i) != expected)
+      throw Error(Errc::invalid_argument, what,
+                  "the array is not C-contiguous (make it so first, e.g. x.contiguous() or numpy.ascontiguousarray)");
+    expected *= static_cast<std::int64_t>(array.shape(i));
+  }
+}
+
+void require_dtype(const AnyArray& array, std::uint8_t bits, bool unsigned_only, const char* what) {
+  nb::dlpack::dtype dt = array.dtype();
+  bool integer = dt.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt) ||
+                 (!unsigned_only && dt.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int));
+  if (!integer || dt.bits != bits || dt.lanes != 1)
+    throw Error(Errc::invalid_argument, what,
+                std::string("expected ") + (unsigned_only ? "uint" : "an integer dtype of ") + std::to_string(bits) +
+                    (unsigned_only ? "" : " bits") + " elements, got DLPack dtype code " + std::to_string(dt.code) +
+                    " with " + std::to_string(dt.bits) + " bits");
+}
+
+nb::ndarray<> device_array(const Device& device, std::size_t rows, std::size_t columns, void** data_out) {
+  auto buffer = std::make_unique<DeviceBuffer<std::uint8_t>>(device, rows * columns == 0 ? 1 : rows * columns);
+  void* data = buffer->data();
+  nb::capsule owner(buffer.get(), [](void* p) noexcept { delete static_cast<DeviceBuffer<std::uint8_t>*>(p); });
+  buffer.release();
+  *data_out = data;
+  std::size_t shape[2] = {rows, columns};
+  bool cuda = device.kind() == BackendKind::cuda;
+  return nb::ndarray<>(data, 2, shape, owner, nullptr, nb::dtype<std::uint8_t>(), cuda ? dl_cuda : dl_cpu,
+                       cuda ? device.info().ordinal : 0);
+}
+
+nb::ndarray<nb::numpy, std::uint8_t> host_array(std::size_t rows, std::size_t columns) {
+  auto storage = std::make_unique<std::uint8_t[]>(rows * columns == 0 ? 1 : rows * columns);
+  std::uint8_t* data = storage.get();
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<std::uint8_t*>(p); });
+  storage.release();
+  std::size_t shape[2] = {rows, columns};
+  return nb::ndarray<nb::numpy, std::uint8_t>(data, 2, shape, owner);
+}
+
+void bind_dlpack(nb::module_& m) {
+  m.def(
+      "array_info",
+      [](AnyArray array) {
+        std::vector<std::int64_t> shape, strides;
+        for (std::size_t i = 0; i < array.ndim(); ++i) {
+          shape.push_back(static_cast<std::int64_t>(array.shape(i)));
+          strides.push_back(array.stride(i));
+        }
+        nb::dlpack::dtype dt = array.dtype();
+        return nb::make_tuple(reinterpret_cast<std::uintptr_t>(array.data()), array.device_type(), array.device_id(),
+                              nb::cast(shape), nb::cast(strides), nb::make_tuple(dt.code, dt.bits, dt.lanes));
+      },
+      "capsule"_a,
+      "(address, DLPack device type, device id, shape, strides in elements, (dtype code, bits, lanes)) of a DLPack "
+      "capsule. The address stays valid while the producer's array lives.");
+}
+
+}  // namespace opkit::python

@@ -1,0 +1,62 @@
+// opkit::Error -> the Python exception opkit.Error (a RuntimeError), or opkit.CompileError for
+// compile failures. The message is Error::what() (stage, code, kernel, options, compile log); the
+// same facts are also attributes, so callers can test e.kind or print e.log on their own.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.hpp"
+#include "opkit/error.hpp"
+
+namespace nb = nanobind;
+
+namespace opkit::python {
+namespace {
+
+PyObject* error_type = nullptr;
+PyObject* compile_error_type = nullptr;
+
+void raise_error(const Error& error) {
+  PyObject* type = error.kind() == Errc::compile ? compile_error_type : error_type;
+  nb::object instance = nb::borrow(type)(error.what());
+  instance.attr("kind") = errc_name(error.kind());
+  instance.attr("stage") = error.stage();
+  instance.attr("message") = error.message();
+  instance.attr("code") = error.code();
+  instance.attr("code_name") = error.code_name();
+  instance.attr("kernel") = error.kernel();
+  instance.attr("log") = error.log();
+  instance.attr("options") = nb::cast(error.options());
+  instance.attr("source_name") = error.source_name();
+  PyErr_SetObject(type, instance.ptr());
+}
+
+void translate(const std::exception_ptr& thrown, void*) {
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const Error& error) {
+    try {
+      raise_error(error);
+    } catch (nb::python_error& nested) {
+      nested.restore();  // building the exception failed (out of memory): raise that instead
+    }
+  }
+}
+
+}  // namespace
+
+void bind_errors(nb::module_& m) {
+  error_type = PyErr_NewExceptionWithDoc(
+      "opkit.Error",
+      "A failure reported by opkit. str(e) is the whole story; the attributes kind, stage, message, "
+      "code, code_name, kernel, log, options and source_name hold its parts.",
+      PyExc_RuntimeError, nullptr);
+  if (error_type == nullptr) throw nb::python_error();
+  compile_error_type = PyErr_NewExceptionWithDoc(
+      "opkit.CompileError", "Kernel source failed to compile; e.log holds the compiler's log.", error_type, nullptr);
+  if (compile_error_type == nullptr) throw nb::python_error();
+  m.attr("Error") = nb::handle(error_type);
+  m.attr("CompileError") = nb::handle(compile_error_type);
+  nb::register_exception_translator(&translate, nullptr);
+}
+
+}  // namespace opkit::python

@@ -1,0 +1,103 @@
+// Source -> Module -> Kernel, and the untyped launch that SourceModule's functions use: the
+// Python layer packs each argument into bytes (numpy scalars by value, arrays as addresses) and
+// the core checks the count and sizes against the kernel's parameter list where it knows it.
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "bindings.hpp"
+#include "opkit/error.hpp"
+#include "opkit/kernel.hpp"
+#include "opkit/module.hpp"
+#include "opkit/program.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace opkit::python {
+namespace {
+
+using Triple = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;
+using Pairs = std::vector<std::pair<std::string, std::string>>;
+
+Module compile(const Device& device, std::string source, std::string name, std::vector<std::string> options,
+               std::vector<std::string> include_dirs, Pairs defines, Pairs headers,
+               std::vector<std::string> name_expressions) {
+  Program program(std::move(source));
+  program.name(std::move(name));
+  for (auto& option : options) program.option(std::move(option));
+  for (auto& dir : include_dirs) program.include_dir(std::move(dir));
+  for (auto& [macro, value] : defines) program.define(std::move(macro), std::move(value));
+  for (auto& [header, content] : headers) program.header(std::move(header), std::move(content));
+  for (auto& expression : name_expressions) program.name_expression(std::move(expression));
+  return device.compile(program);
+}
+
+std::vector<std::string> kernel_names(const Module& module) {
+  std::vector<std::string> names;
+  for (const auto& [name, symbol] : module.program().lowered_names) names.push_back(name);
+  return names;
+}
+
+void launch(const Kernel& kernel, const std::vector<nb::bytes>& args, Triple grid, Triple block,
+            std::uint32_t shared_bytes, std::optional<Stream> stream) {
+  std::vector<void*> pointers;
+  std::vector<std::size_t> sizes;
+  pointers.reserve(args.size() + 1);
+  sizes.reserve(args.size() + 1);
+  for (const nb::bytes& arg : args) {
+    pointers.push_back(const_cast<char*>(arg.c_str()));
+    sizes.push_back(arg.size());
+  }
+  LaunchConfig config;
+  config.grid = Dim3(std::get<0>(grid), std::get<1>(grid), std::get<2>(grid));
+  config.block = Dim3(std::get<0>(block), std::get<1>(block), std::get<2>(block));
+  config.shared_bytes = shared_bytes;
+  config.stream = stream ? &*stream : nullptr;
+  nb::gil_scoped_release unlocked;  // the bytes objects stay alive: `args` holds them
+  kernel.launch_packed(config, pointers.data(), sizes.data(), args.size());
+}
+
+nb::dict attributes(const Kernel& kernel) {
+  KernelAttributes a = kernel.attributes();
+  nb::dict d;
+  d["max_threads_per_block"] = a.max_threads_per_block;
+  d["registers"] = a.registers;
+  d["static_shared_bytes"] = a.static_shared_bytes;
+  d["local_bytes"] = a.local_bytes;
+  return d;
+}
+
+}  // namespace
+
+void bind_program(nb::module_& m) {
+  m.def("compile", &compile, "device"_a, "source"_a, "name"_a, "options"_a, "include_dirs"_a, "defines"_a,
+        "headers"_a, "name_expressions"_a, nb::call_guard<nb::gil_scoped_release>(),
+        "Compiles CUDA C++ source for the device (through the kernel cache) and loads it.");
+
+  m.def("find_kernel_names", &find_kernel_names, "source"_a);
+
+  nb::class_<Module>(m, "Module")
+      .def("kernel", &Module::kernel, "name"_a)
+      .def_prop_ro("kernel_names", &kernel_names)
+      .def_prop_ro("log", [](const Module& mod) { return mod.program().log; })
+      .def_prop_ro("target", [](const Module& mod) { return mod.program().target; })
+      .def_prop_ro("format", [](const Module& mod) { return std::string(binary_format_name(mod.program().format)); })
+      .def_prop_ro("device", &Module::device);
+
+  nb::class_<Kernel>(m, "Kernel")
+      .def("launch", &launch, "args"_a, "grid"_a, "block"_a, "shared_bytes"_a, "stream"_a = nb::none())
+      .def_prop_ro("name", &Kernel::name)
+      .def_prop_ro("device", &Kernel::device)
+      .def_prop_ro("attributes", &attributes);
+}
+
+}  // namespace opkit::python
