@@ -138,7 +138,8 @@ void gpu_variable(const Device& device, HashAlgo algo, std::span<const std::uint
   const std::size_t chunk_bytes = chunk_bytes_for(device);
   std::size_t longest = 0;
   for (std::size_t i = 0; i < count; ++i) longest = std::max<std::size_t>(longest, offsets[i + 1] - offsets[i]);
-  const std::size_t slot_bytes = std::max(chunk_bytes, longest);
+  const std::size_t total = offsets[count] - offsets[0];
+  const std::size_t slot_bytes = std::max(std::min(chunk_bytes, total), longest);
   const std::size_t slot_count = std::min(count, std::max<std::size_t>(1, chunk_bytes / 64));
   std::vector<std::uint64_t> rebased;
   pipeline(device, count, slot_bytes, slot_count, true, digests, [&](ChunkSlot& slot, std::size_t first) {

@@ -1,0 +1,228 @@
+// The --lines pipeline: reader (split into lines, newlines dropped) -> hasher (a variable-length
+// batch on the GPU or the CPU) -> writer (hex lines). Bounded queues of two batches connect them.
+#include "hash_lines.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "hash_names.hpp"
+#include "opkit/error.hpp"
+
+namespace opkit::cli {
+namespace {
+
+struct Batch {
+  std::vector<std::uint8_t> data;      // the lines, newlines removed
+  std::vector<std::uint64_t> offsets;  // line i is data[offsets[i], offsets[i + 1])
+  std::vector<std::uint8_t> digests;
+};
+
+// A bounded FIFO between two threads; close() ends it (pop returns nullopt once drained) and
+// abort() ends it at once (for errors).
+class BatchQueue {
+ public:
+  explicit BatchQueue(std::size_t capacity) : capacity_(capacity) {}
+  bool push(Batch batch) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return items_.size() < capacity_ || aborted_; });
+    if (aborted_) return false;
+    items_.push_back(std::move(batch));
+    changed_.notify_all();
+    return true;
+  }
+  std::optional<Batch> pop() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return !items_.empty() || closed_ || aborted_; });
+    if (aborted_ || items_.empty()) return std::nullopt;
+    Batch batch = std::move(items_.front());
+    items_.pop_front();
+    changed_.notify_all();
+    return batch;
+  }
+  void close() {
+    std::lock_guard lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+  void abort() {
+    std::lock_guard lock(mutex_);
+    aborted_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::size_t capacity_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Batch> items_;
+  bool closed_ = false, aborted_ = false;
+};
+
+// Splits inputs into batches of whole lines of about batch_bytes input bytes.
+class LineReader {
+ public:
+  LineReader(std::size_t batch_bytes, BatchQueue& out) : batch_bytes_(batch_bytes), out_(out) { start_batch(); }
+
+  // Reads one input; false when it could not be read (the error line is printed).
+  bool read_input(const std::string& path) {
+    int fd = STDIN_FILENO;
+    if (path != "-") fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return report(path, errno);
+    std::vector<std::uint8_t> buffer(std::min<std::size_t>(batch_bytes_, std::size_t{4} << 20));
+    bool ok = true;
+    for (;;) {
+      const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+      if (n == 0) break;
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        ok = report(path, errno);
+        break;
+      }
+      if (!add(buffer.data(), static_cast<std::size_t>(n))) break;
+    }
+    if (fd != STDIN_FILENO) ::close(fd);
+    end_line_if_open();  // a last line without a newline is still a line
+    return ok;
+  }
+
+  // Sends what is left; returns false if the pipeline was aborted.
+  bool finish() {
+    if (current_.offsets.size() > 1) return out_.push(std::move(current_));
+    return true;
+  }
+
+ private:
+  bool report(const std::string& path, int err) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "opkit: %s: %s\n", quote_name(path).c_str(), std::strerror(err));
+    return false;
+  }
+
+  void start_batch() {
+    current_ = Batch{};
+    current_.data.reserve(batch_bytes_ + (batch_bytes_ >> 4));
+    current_.offsets.push_back(0);
+    line_open_ = false;
+  }
+
+  // Appends bytes, closing a line at each newline and sending full batches.
+  bool add(const std::uint8_t* p, std::size_t n) {
+    while (n > 0) {
+      const auto* newline = static_cast<const std::uint8_t*>(std::memchr(p, '\n', n));
+      const std::size_t take = newline != nullptr ? static_cast<std::size_t>(newline - p) : n;
+      current_.data.insert(current_.data.end(), p, p + take);
+      line_open_ = true;
+      if (newline == nullptr) return true;
+      current_.offsets.push_back(current_.data.size());
+      line_open_ = false;
+      p += take + 1;
+      n -= take + 1;
+      if (current_.data.size() >= batch_bytes_ && !send()) return false;
+    }
+    return true;
+  }
+
+  void end_line_if_open() {
+    if (!line_open_) return;
+    current_.offsets.push_back(current_.data.size());
+    line_open_ = false;
+  }
+
+  // Sends the complete lines; an open line's bytes move to the next batch.
+  bool send() {
+    std::vector<std::uint8_t> partial(current_.data.begin() + static_cast<std::ptrdiff_t>(current_.offsets.back()),
+                                      current_.data.end());
+    const bool was_open = line_open_;
+    current_.data.resize(current_.offsets.back());
+    if (!out_.push(std::move(current_))) return false;
+    start_batch();
+    current_.data.assign(partial.begin(), partial.end());
+    line_open_ = was_open;
+    return true;
+  }
+
+  std::size_t batch_bytes_;
+  BatchQueue& out_;
+  Batch current_;
+  bool line_open_ = false;
+};
+
+void write_digests(const Batch& batch, std::vector<char>& text) {
+  static constexpr char digits[] = "0123456789abcdef";
+  const std::size_t count = batch.offsets.size() - 1;
+  text.resize(count * 65);
+  char* out = text.data();
+  for (std::size_t i = 0; i < count * 32; ++i) {
+    *out++ = digits[batch.digests[i] >> 4];
+    *out++ = digits[batch.digests[i] & 15];
+    if (i % 32 == 31) *out++ = '\n';
+  }
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
+    throw Error(Errc::io, "opkit hash --lines", std::string("writing the digests failed: ") + std::strerror(errno));
+}
+
+}  // namespace
+
+int hash_lines(const std::vector<std::string>& inputs, const LinesOptions& options) {
+  BatchQueue to_hash(2), to_write(2);
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto fail = [&](std::exception_ptr e) {
+    std::lock_guard lock(failure_mutex);
+    if (!failure) failure = e;
+    to_hash.abort();
+    to_write.abort();
+  };
+
+  std::thread hasher([&] {
+    try {
+      while (auto batch = to_hash.pop()) {
+        batch->digests.resize((batch->offsets.size() - 1) * ops::sha256_digest_bytes);
+        if (options.algo == ops::HashAlgo::sha256)
+          ops::sha256(batch->data, batch->offsets, batch->digests, options.where);
+        else
+          ops::sha256d(batch->data, batch->offsets, batch->digests, options.where);
+        batch->data = {};  // free the input before the writer holds the batch
+        if (!to_write.push(std::move(*batch))) return;
+      }
+      to_write.close();
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  });
+  std::thread writer([&] {
+    try {
+      std::vector<char> text;
+      while (auto batch = to_write.pop()) write_digests(*batch, text);
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  });
+
+  bool all_read = true;
+  try {
+    LineReader reader(options.batch_bytes, to_hash);
+    for (const std::string& input : inputs) all_read = reader.read_input(input) && all_read;
+    reader.finish();
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  to_hash.close();
+  hasher.join();
+  writer.join();
+  std::fflush(stdout);
+  if (failure) std::rethrow_exception(failure);
+  return all_read ? 0 : 1;
+}
+
+}  // namespace opkit::cli
