@@ -1,0 +1,125 @@
+// Proof-of-work mining: the lowest nonce in a range whose SHA-256 meets a target, on every GPU (a
+// kernel compiled per job) or on every CPU core. Two schemes:
+//   Bitcoin  sha256d(80-byte block header with the nonce) <= target, the hash read little-endian;
+//   data     sha256(STRING || decimal(nonce)) < 2^(256 - bits), the hash read big-endian.
+// Ranges are [start, start + count) and the answer is always the LOWEST qualifying nonce, so the
+// result does not depend on the devices used and ranges can be split across processes.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opkit/device.hpp"
+
+namespace opkit::ops {
+
+// A SHA-256 digest as the algorithm outputs it (not byte-reversed).
+using Digest = std::array<std::uint8_t, 32>;
+
+// A 256-bit unsigned number, most significant byte first; a hash qualifies when it is <= the target.
+struct Target {
+  std::array<std::uint8_t, 32> bytes{};
+
+  // Bitcoin's compact form (nBits): mantissa * 256^(exponent - 3). Throws Error(invalid_argument)
+  // for a negative mantissa (sign bit set), a value over 2^256 - 1, or a zero target.
+  static Target from_compact(std::uint32_t nbits);
+  // 64 hex digits, most significant first (as explorers print targets and hashes).
+  static Target from_hex(std::string_view hex);
+  // 2^(256 - bits) - 1: "the first `bits` bits are zero"; bits in 1..255.
+  static Target from_leading_zero_bits(int bits);
+
+  std::string hex() const;
+  // The most significant 32 bits, which the GPU kernels test before the host checks all 256.
+  std::uint32_t top_word() const;
+  friend bool operator==(const Target&, const Target&) = default;
+};
+
+// The 80-byte Bitcoin block header as serialized (little-endian fields).
+struct BlockHeader {
+  std::array<std::uint8_t, 80> bytes{};
+
+  // 160 hex digits. Throws Error(invalid_argument) naming what is wrong.
+  static BlockHeader from_hex(std::string_view hex);
+  std::string hex() const;
+
+  std::uint32_t version() const;
+  std::uint32_t time() const;
+  std::uint32_t nbits() const;
+  std::uint32_t nonce() const;
+  void set_nonce(std::uint32_t nonce);
+};
+
+// sha256d of the header with this nonce.
+Digest bitcoin_hash(const BlockHeader& header, std::uint32_t nonce);
+// sha256(data || decimal(nonce)).
+Digest data_hash(std::string_view data, std::uint64_t nonce);
+// Whether the digest meets the target: Bitcoin reads the digest as a little-endian number, data
+// mode as a big-endian one.
+bool bitcoin_meets(const Digest& digest, const Target& target);
+bool data_meets(const Digest& digest, const Target& target);
+// Hex of the digest in explorer order (byte-reversed) for Bitcoin, plain for data mode.
+std::string bitcoin_hash_hex(const Digest& digest);
+std::string data_hash_hex(const Digest& digest);
+
+struct BitcoinJob {
+  BlockHeader header;            // its nonce field is ignored
+  std::optional<Target> target;  // default: the header's nBits
+  std::uint64_t start = 0;
+  std::optional<std::uint64_t> count;  // default: up to the last 32-bit nonce
+};
+
+struct DataJob {
+  std::string data;         // any length, any bytes
+  int difficulty_bits = 0;  // 1..255
+  std::uint64_t start = 0;
+  std::optional<std::uint64_t> count;  // default: up to 2^64 - 1
+};
+
+struct MineProgress {
+  std::uint64_t hashes = 0;  // nonces tested so far
+  std::uint64_t total = 0;   // nonces in the range (saturates at 2^64 - 1)
+  double seconds = 0;
+  double rate = 0;  // hashes per second
+};
+
+struct MineOptions {
+  // Devices that run the mining kernel (GPUs, or Device::cpu() to run the kernel source on the
+  // CPU backend). Empty: every CUDA GPU, or the native CPU miner when there is none.
+  std::vector<Device> devices;
+  // Also mine with the native CPU code (SHA-NI where present) on `cpu_threads` cores (0: all).
+  // With no devices given, true means the CPU only.
+  bool cpu = false;
+  int cpu_threads = 0;
+  // Checked between launches (each at most `launch_seconds`): setting it stops the search.
+  const std::atomic<bool>* stop = nullptr;
+  // Called on the calling thread about every `progress_seconds`.
+  std::function<void(const MineProgress&)> progress;
+  double progress_seconds = 0.25;
+  double launch_seconds = 0.1;
+};
+
+struct MineResult {
+  bool found = false;
+  std::uint64_t nonce = 0;   // the lowest qualifying nonce of the range, when found
+  Digest digest{};           // its hash
+  std::string hash_hex;      // explorer order (Bitcoin) or plain hex (data)
+  std::uint64_t hashes = 0;  // nonces tested (chunks run whole, so may pass the nonce found)
+  double seconds = 0;
+  // Stopped through MineOptions::stop before the answer was certain (found is then false).
+  bool interrupted = false;
+  // Every nonce of [start, searched_through] was tested (and none qualified, unless found);
+  // empty when not even the first nonce was. Resume an interrupted search at searched_through + 1.
+  std::optional<std::uint64_t> searched_through;
+  std::vector<std::string> engines;  // what ran: device names, "cpu (16 threads, sha-ni)"
+};
+
+MineResult mine(const BitcoinJob& job, const MineOptions& options = {});
+MineResult mine(const DataJob& job, const MineOptions& options = {});
+
+}  // namespace opkit::ops

@@ -1,0 +1,15 @@
+// The native CPU miner: every core (OpenMP) runs the host SHA-256 (SHA-NI where the CPU has it),
+// starting from the plan's midstate.
+#pragma once
+
+#include <memory>
+
+#include "ops/pow/mine_plan.hpp"
+#include "ops/pow/nonce_searcher.hpp"
+
+namespace opkit::ops::detail {
+
+// threads <= 0: all cores.
+std::unique_ptr<NonceSearcher> make_cpu_searcher(const MinePlan& plan, int threads);
+
+}  // namespace opkit::ops::detail

@@ -1,0 +1,17 @@
+// Mining on a device: the job's kernel (kernel_programs.hpp) in launches sized to about
+// `launch_seconds` each, from the rate measured on the previous ones.
+#pragma once
+
+#include <memory>
+
+#include "opkit/device.hpp"
+#include "ops/pow/kernel_programs.hpp"
+#include "ops/pow/mine_plan.hpp"
+#include "ops/pow/nonce_searcher.hpp"
+
+namespace opkit::ops::detail {
+
+std::unique_ptr<NonceSearcher> make_kernel_searcher(const MinePlan& plan, Device device, double launch_seconds,
+                                                    const PowKernelTuning& tuning = {});
+
+}  // namespace opkit::ops::detail

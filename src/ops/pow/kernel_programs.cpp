@@ -1,0 +1,82 @@
+// Builds the mining kernels' Programs (see kernel_programs.hpp).
+#include "ops/pow/kernel_programs.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include "core/embedded.hpp"
+#include "opkit/error.hpp"
+
+namespace opkit::ops::detail {
+namespace {
+
+std::string embedded(const std::string& name) {
+  const std::string_view text = opkit::detail::embedded_source("pow/" + name);
+  if (text.empty()) throw Error(Errc::not_found, "mine", "kernel source pow/" + name + " is not embedded");
+  return std::string(text);
+}
+
+std::string word(std::uint32_t v) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08xu", v);
+  return text;
+}
+
+Program kernel_program(const std::string& file, const PowKernelTuning& tuning) {
+  Program program(embedded(file));
+  program.name(file).header("pow_sha256.cuh", embedded("pow_sha256.cuh"));
+  if (tuning.shr_on_fma) program.define("POW_SHR_ON_FMA");
+  if (tuning.rotate_on_fma) program.define("POW_ROTATE_ON_FMA");
+  return program;
+}
+
+void define_midstate(Program& program, const MinePlan& plan) {
+  for (int i = 0; i < 8; ++i) program.define("POW_MID" + std::to_string(i), word(plan.midstate[i]));
+}
+
+}  // namespace
+
+PowBitcoinJobArgs bitcoin_job_args(const MinePlan& plan) {
+  PowBitcoinJobArgs args{};
+  for (int i = 0; i < 8; ++i) args.midstate[i] = plan.midstate[i];
+  for (int i = 0; i < 3; ++i) args.tail[i] = plan.header_tail[i];
+  // The kernel reads the little-endian hash's top 32 bits.
+  args.target_top = plan.target.top_word();
+  return args;
+}
+
+Program bitcoin_program(const MinePlan& plan, const PowKernelTuning& tuning) {
+  Program program = kernel_program("bitcoin_mine.cu", tuning);
+  if (!tuning.specialised) return program.define("POW_GENERIC");
+  define_midstate(program, plan);
+  for (int i = 0; i < 3; ++i) program.define("POW_W" + std::to_string(i), word(plan.header_tail[i]));
+  program.define("POW_TARGET_TOP", word(plan.target.top_word()));
+  return program;
+}
+
+Program data_program(const MinePlan& plan, int digits, const PowKernelTuning& tuning) {
+  if (digits < 1 || digits > 20)
+    throw Error(Errc::invalid_argument, "mine (data)",
+                "nonce digit count must be 1..20, got " + std::to_string(digits));
+  const std::size_t prefix = plan.prefix.size();
+  const std::size_t used = prefix + static_cast<std::size_t>(digits);
+  const int blocks = used + 9 <= 64 ? 1 : 2;
+  // The tail with '0' for every digit; the kernel adds each digit's value.
+  std::uint8_t tail[128] = {};
+  for (std::size_t i = 0; i < prefix; ++i) tail[i] = static_cast<std::uint8_t>(plan.prefix[i]);
+  for (std::size_t i = prefix; i < used; ++i) tail[i] = '0';
+  tail[used] = 0x80;
+  const std::uint64_t bits = 8 * (plan.data.size() + static_cast<std::size_t>(digits));
+  for (int i = 0; i < 8; ++i) tail[64 * blocks - 1 - i] = static_cast<std::uint8_t>(bits >> (8 * i));
+
+  Program program = kernel_program("data_mine.cu", tuning);
+  define_midstate(program, plan);
+  program.define("POW_PREFIX_LEN", static_cast<int>(prefix))
+      .define("POW_DIGITS", digits)
+      .define("POW_BLOCKS", blocks)
+      .define("POW_TARGET_TOP", word(plan.target.top_word()));
+  for (int i = 0; i < 16 * blocks; ++i) program.define("POW_TAIL" + std::to_string(i), word(load_be32(tail + 4 * i)));
+  return program;
+}
+
+}  // namespace opkit::ops::detail

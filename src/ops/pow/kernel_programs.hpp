@@ -1,0 +1,39 @@
+// The mining kernels' Programs: the embedded sources specialised for one job with -D (midstate,
+// constant message words, target), so that NVRTC folds everything that does not depend on the
+// nonce. Device::compile caches each one in process and on disk.
+#pragma once
+
+#include <cstdint>
+
+#include "opkit/program.hpp"
+#include "ops/pow/mine_plan.hpp"
+
+namespace opkit::ops::detail {
+
+// Code-generation choices, exposed for the benchmark that compares them.
+struct PowKernelTuning {
+  // Job constants as -D values (Bitcoin; data mode is always specialised). false: the generic
+  // kernel, compiled once, that reads the job from its arguments.
+  bool specialised = true;
+  // σ0/σ1's right shifts as IMAD.HI on the FMA pipe (-DPOW_SHR_ON_FMA): 156 fewer ALU-pipe
+  // instructions per Bitcoin nonce.
+  bool shr_on_fma = true;
+  // One rotate of each Σ0 as IMAD.HI + IMAD (-DPOW_ROTATE_ON_FMA): 116 fewer ALU-pipe
+  // instructions for 232 more on the FMA pipe; pays only while the FMA pipe has room.
+  bool rotate_on_fma = false;
+};
+
+// The kernel's job argument (PowBitcoinJob in bitcoin_mine.cu).
+struct PowBitcoinJobArgs {
+  std::uint32_t midstate[8];
+  std::uint32_t tail[3];
+  std::uint32_t target_top;
+};
+PowBitcoinJobArgs bitcoin_job_args(const MinePlan& plan);
+
+// Kernel "pow_bitcoin" for this plan.
+Program bitcoin_program(const MinePlan& plan, const PowKernelTuning& tuning);
+// Kernel "pow_data" for this plan's nonces of `digits` decimal digits.
+Program data_program(const MinePlan& plan, int digits, const PowKernelTuning& tuning);
+
+}  // namespace opkit::ops::detail

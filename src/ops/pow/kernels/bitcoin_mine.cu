@@ -1,0 +1,95 @@
+// Bitcoin proof of work: for each nonce in [first, first + count), sha256d(header with that nonce)
+// and a quick test of its top 32 bits against the target; the lowest candidate offset wins by
+// atomicMin, and the host checks the whole 256-bit hash of that candidate.
+//
+// Compiled per job with -D: POW_MID0..7 (midstate of the header's first 64 bytes), POW_W0..2
+// (header words 16..18: merkle-root tail, time, nBits), POW_TARGET_TOP (target >> 224). Then the
+// first three rounds, the constant schedule words and the padding fold away (pow_sha256.cuh).
+// With -DPOW_GENERIC the same code reads the job from the `job` argument instead, compiled once
+// for every job: the baseline that shows what per-job compilation buys.
+#include "pow_sha256.cuh"
+
+struct PowBitcoinJob {
+  pow_u32 midstate[8];
+  pow_u32 tail[3];
+  pow_u32 target_top;
+};
+
+#ifdef POW_GENERIC
+#define POW_MID(i) pow_varying(job.midstate[i])
+#define POW_TAIL(i) pow_varying(job.tail[i])
+#define POW_TOP job.target_top
+#else
+#define POW_MID(i) pow_known(pow_mid_word(i))
+#define POW_TAIL(i) pow_known(pow_tail_word(i))
+#define POW_TOP POW_TARGET_TOP
+POW_FN pow_u32 pow_mid_word(int i) {
+  switch (i) {
+    case 0: return POW_MID0;
+    case 1: return POW_MID1;
+    case 2: return POW_MID2;
+    case 3: return POW_MID3;
+    case 4: return POW_MID4;
+    case 5: return POW_MID5;
+    case 6: return POW_MID6;
+    default: return POW_MID7;
+  }
+}
+POW_FN pow_u32 pow_tail_word(int i) {
+  switch (i) {
+    case 0: return POW_W0;
+    case 1: return POW_W1;
+    default: return POW_W2;
+  }
+}
+#endif
+
+// best[0]: lowest offset (nonce - first) whose hash passed the quick test; the host sets it to
+// 0xffffffff. Thread t tests offsets t, t + stride, ... (count + stride < 2^32, by the host).
+extern "C" __global__ void pow_bitcoin(pow_u32* best, PowBitcoinJob job, pow_u32 first, pow_u32 count,
+                                       pow_u32 per_thread) {
+  (void)job;
+  const pow_u32 stride = gridDim.x * blockDim.x;
+  pow_u32 offset = blockIdx.x * blockDim.x + threadIdx.x;
+#pragma unroll 1
+  for (pow_u32 k = 0; k < per_thread && offset < count; ++k, offset += stride) {
+    // First hash, second block: header bytes 64..79 and the padding of an 80-byte message.
+    PowWord w[16];
+    w[0] = POW_TAIL(0);
+    w[1] = POW_TAIL(1);
+    w[2] = POW_TAIL(2);
+    w[3] = pow_varying(pow_bswap(first + offset));
+    w[4] = pow_known(0x80000000u);
+#pragma unroll
+    for (int i = 5; i < 15; ++i) w[i] = pow_known(0u);
+    w[15] = pow_known(640u);
+    PowWord state[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) state[i] = POW_MID(i);
+    pow_compress(state, w);
+
+    // Second hash: the 32-byte digest and its padding, from the initial hash value. Only word 7
+    // of the result is tested here: it is IV7 + e after 61 rounds, so rounds 61..63 and the parts
+    // of rounds 58..60 that only feed them are never computed.
+    PowWord w2[16];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) w2[i] = state[i];
+    w2[8] = pow_known(0x80000000u);
+#pragma unroll
+    for (int i = 9; i < 15; ++i) w2[i] = pow_known(0u);
+    w2[15] = pow_known(256u);
+    PowWord s2[8] = {pow_known(POW_IV0), pow_known(POW_IV1), pow_known(POW_IV2), pow_known(POW_IV3),
+                     pow_known(POW_IV4), pow_known(POW_IV5), pow_known(POW_IV6), pow_known(POW_IV7)};
+    pow_compress_rounds(s2, w2, 61);
+
+    // Explorer order reads the digest backwards, so its top 32 bits are bswap(H7).
+    const pow_u32 e61 = s2[4].v;
+    bool candidate;
+#if !defined(POW_GENERIC) && POW_TARGET_TOP == 0
+    candidate = e61 == 0u - POW_IV7;
+#else
+    candidate = pow_bswap(e61 + POW_IV7) <= POW_TOP;
+#endif
+    if (candidate) atomicMin(best, offset);
+  }
+}

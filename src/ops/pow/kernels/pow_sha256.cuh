@@ -1,0 +1,252 @@
+// SHA-256 for the mining kernels, written as a partial evaluator: every word carries a flag saying
+// whether its value is known when the kernel is compiled (a -D job constant, a padding word, K).
+//
+// Why: a mining job fixes most of the message (midstate, the header words around the nonce, the
+// padding), and the kernel is compiled per job. Known words fold away at compile time (the first
+// rounds, constant schedule words, K + W), and only what depends on the nonce is left. The flags
+// are compile-time constants after inlining and unrolling, so every `if (x.known)` below vanishes.
+//
+// Additions that remain run as IMAD (x * one + y) on the FMA pipe, beside the rotates and LOP3s on
+// the ALU pipe that bound SHA-256 on sm_90; `one` lives in constant memory, so ptxas cannot turn
+// the IMAD back into an IADD3. Rotates are written as shifts (not the volatile-asm intrinsic) so
+// that NVVM folds them on known values and removes work whose result is never used.
+// On a host compiler (the CPU backend) the same code is plain C++.
+#ifndef OPKIT_POW_SHA256_CUH
+#define OPKIT_POW_SHA256_CUH
+
+#ifndef __host__
+#define __host__
+#endif
+#ifndef __device__
+#define __device__
+#endif
+#ifndef __forceinline__
+#if defined(__GNUC__)
+#define __forceinline__ inline __attribute__((always_inline))
+#else
+#define __forceinline__ inline
+#endif
+#endif
+
+#define POW_FN __host__ __device__ __forceinline__
+
+typedef unsigned int pow_u32;
+typedef unsigned long long pow_u64;
+
+#ifdef __CUDA_ARCH__
+// Always 1 (never written); see the note at the top.
+__constant__ pow_u32 pow_one = 1u;
+#endif
+
+// A 32-bit word and whether its value is known at compile time.
+struct PowWord {
+  pow_u32 v;
+  bool known;
+};
+
+POW_FN PowWord pow_known(pow_u32 v) {
+  PowWord w = {v, true};
+  return w;
+}
+POW_FN PowWord pow_varying(pow_u32 v) {
+  PowWord w = {v, false};
+  return w;
+}
+
+// a + b on the FMA pipe.
+POW_FN pow_u32 pow_fma_add(pow_u32 a, pow_u32 b) {
+#ifdef __CUDA_ARCH__
+  pow_u32 r;
+  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(pow_one), "r"(b));
+  return r;
+#else
+  return a + b;
+#endif
+}
+
+// x >> n, optionally as the high word of x * 2^(32-n) (IMAD.HI, FMA pipe) to unload the ALU pipe.
+POW_FN pow_u32 pow_shr(pow_u32 x, int n) {
+#if defined(__CUDA_ARCH__) && defined(POW_SHR_ON_FMA)
+  pow_u32 r;
+  asm("mul.hi.u32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(1u << (32 - n)));
+  return r;
+#else
+  return x >> n;
+#endif
+}
+
+POW_FN pow_u32 pow_rotr(pow_u32 x, int n) { return (x >> n) | (x << (32 - n)); }
+
+// x rotated right by n, optionally entirely on the FMA pipe: with m = 2^(32-n), x * m holds
+// x << (32-n) in its low word and x >> n in its high word, so rotr = lo(x * m) + hi(x * m).
+// m comes from constant memory so that ptxas keeps the IMADs instead of making a shift or LEA.
+POW_FN pow_u32 pow_rotr_fma(pow_u32 x, int n) {
+#if defined(__CUDA_ARCH__) && defined(POW_ROTATE_ON_FMA)
+  const pow_u32 m = pow_one << (32 - n);
+  pow_u32 hi, r;
+  asm("mul.hi.u32 %0, %1, %2;" : "=r"(hi) : "r"(x), "r"(m));
+  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(m), "r"(hi));
+  return r;
+#else
+  return pow_rotr(x, n);
+#endif
+}
+
+POW_FN pow_u32 pow_bswap(pow_u32 x) {
+#ifdef __CUDA_ARCH__
+  return __byte_perm(x, 0u, 0x0123u);
+#else
+  return (x >> 24) | ((x >> 8) & 0xff00u) | ((x << 8) & 0xff0000u) | (x << 24);
+#endif
+}
+
+// Sums of words: the known terms are added first (folded), then the varying ones with IMAD, and
+// the folded constant last (skipped when it is zero).
+struct PowSum {
+  pow_u32 known_part;
+  pow_u32 varying_part;
+  bool any_varying;
+};
+POW_FN void pow_accumulate(PowSum& s, PowWord w) {
+  if (w.known) {
+    s.known_part += w.v;
+  } else if (s.any_varying) {
+    s.varying_part = pow_fma_add(s.varying_part, w.v);
+  } else {
+    s.varying_part = w.v;
+    s.any_varying = true;
+  }
+}
+POW_FN PowWord pow_total(const PowSum& s) {
+  if (!s.any_varying) return pow_known(s.known_part);
+  if (s.known_part == 0u) return pow_varying(s.varying_part);
+  return pow_varying(pow_fma_add(s.varying_part, s.known_part));
+}
+POW_FN PowWord operator+(PowWord a, PowWord b) {
+  PowSum s = {0u, 0u, false};
+  pow_accumulate(s, a);
+  pow_accumulate(s, b);
+  return pow_total(s);
+}
+POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c) {
+  PowSum s = {0u, 0u, false};
+  pow_accumulate(s, a);
+  pow_accumulate(s, b);
+  pow_accumulate(s, c);
+  return pow_total(s);
+}
+POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c, PowWord d) {
+  PowSum s = {0u, 0u, false};
+  pow_accumulate(s, a);
+  pow_accumulate(s, b);
+  pow_accumulate(s, c);
+  pow_accumulate(s, d);
+  return pow_total(s);
+}
+POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c, PowWord d, PowWord e) {
+  PowSum s = {0u, 0u, false};
+  pow_accumulate(s, a);
+  pow_accumulate(s, b);
+  pow_accumulate(s, c);
+  pow_accumulate(s, d);
+  pow_accumulate(s, e);
+  return pow_total(s);
+}
+
+// The functions of FIPS 180-4 §4.1.2; each is its shifts plus one LOP3 on varying input.
+POW_FN PowWord pow_big_sigma0(PowWord x) {
+  PowWord r = {pow_rotr(x.v, 2) ^ pow_rotr(x.v, 13) ^ (x.known ? pow_rotr(x.v, 22) : pow_rotr_fma(x.v, 22)), x.known};
+  return r;
+}
+POW_FN PowWord pow_big_sigma1(PowWord x) {
+  PowWord r = {pow_rotr(x.v, 6) ^ pow_rotr(x.v, 11) ^ pow_rotr(x.v, 25), x.known};
+  return r;
+}
+POW_FN PowWord pow_small_sigma0(PowWord x) {
+  PowWord r = {pow_rotr(x.v, 7) ^ pow_rotr(x.v, 18) ^ (x.known ? x.v >> 3 : pow_shr(x.v, 3)), x.known};
+  return r;
+}
+POW_FN PowWord pow_small_sigma1(PowWord x) {
+  PowWord r = {pow_rotr(x.v, 17) ^ pow_rotr(x.v, 19) ^ (x.known ? x.v >> 10 : pow_shr(x.v, 10)), x.known};
+  return r;
+}
+POW_FN PowWord pow_ch(PowWord x, PowWord y, PowWord z) {
+  PowWord r = {z.v ^ (x.v & (y.v ^ z.v)), x.known && y.known && z.known};
+  return r;
+}
+POW_FN PowWord pow_maj(PowWord x, PowWord y, PowWord z) {
+  PowWord r = {(x.v & y.v) | (z.v & (x.v | y.v)), x.known && y.known && z.known};
+  return r;
+}
+
+// clang-format off
+#define POW_IV0 0x6a09e667u
+#define POW_IV1 0xbb67ae85u
+#define POW_IV2 0x3c6ef372u
+#define POW_IV3 0xa54ff53au
+#define POW_IV4 0x510e527fu
+#define POW_IV5 0x9b05688cu
+#define POW_IV6 0x1f83d9abu
+#define POW_IV7 0x5be0cd19u
+
+// Round constant K[i]; a switch so that it folds to an immediate on every compiler.
+POW_FN pow_u32 pow_k(int i) {
+  switch (i) {
+    case 0: return 0x428a2f98u; case 1: return 0x71374491u; case 2: return 0xb5c0fbcfu; case 3: return 0xe9b5dba5u;
+    case 4: return 0x3956c25bu; case 5: return 0x59f111f1u; case 6: return 0x923f82a4u; case 7: return 0xab1c5ed5u;
+    case 8: return 0xd807aa98u; case 9: return 0x12835b01u; case 10: return 0x243185beu; case 11: return 0x550c7dc3u;
+    case 12: return 0x72be5d74u; case 13: return 0x80deb1feu; case 14: return 0x9bdc06a7u; case 15: return 0xc19bf174u;
+    case 16: return 0xe49b69c1u; case 17: return 0xefbe4786u; case 18: return 0x0fc19dc6u; case 19: return 0x240ca1ccu;
+    case 20: return 0x2de92c6fu; case 21: return 0x4a7484aau; case 22: return 0x5cb0a9dcu; case 23: return 0x76f988dau;
+    case 24: return 0x983e5152u; case 25: return 0xa831c66du; case 26: return 0xb00327c8u; case 27: return 0xbf597fc7u;
+    case 28: return 0xc6e00bf3u; case 29: return 0xd5a79147u; case 30: return 0x06ca6351u; case 31: return 0x14292967u;
+    case 32: return 0x27b70a85u; case 33: return 0x2e1b2138u; case 34: return 0x4d2c6dfcu; case 35: return 0x53380d13u;
+    case 36: return 0x650a7354u; case 37: return 0x766a0abbu; case 38: return 0x81c2c92eu; case 39: return 0x92722c85u;
+    case 40: return 0xa2bfe8a1u; case 41: return 0xa81a664bu; case 42: return 0xc24b8b70u; case 43: return 0xc76c51a3u;
+    case 44: return 0xd192e819u; case 45: return 0xd6990624u; case 46: return 0xf40e3585u; case 47: return 0x106aa070u;
+    case 48: return 0x19a4c116u; case 49: return 0x1e376c08u; case 50: return 0x2748774cu; case 51: return 0x34b0bcb5u;
+    case 52: return 0x391c0cb3u; case 53: return 0x4ed8aa4au; case 54: return 0x5b9cca4fu; case 55: return 0x682e6ff3u;
+    case 56: return 0x748f82eeu; case 57: return 0x78a5636fu; case 58: return 0x84c87814u; case 59: return 0x8cc70208u;
+    case 60: return 0x90befffau; case 61: return 0xa4506cebu; case 62: return 0xbef9a3f7u; case 63: return 0xc67178f2u;
+    default: return 0u;
+  }
+}
+// clang-format on
+
+// The 64 rounds of one compression on state s (a..h) with message words w[0..15], which become
+// the schedule ring. `rounds` < 64 stops early; the state then holds (a..h) after that many
+// rounds. The caller adds the chaining value. Unused results are removed by the compiler, so a
+// caller that reads only one word of the output pays only for what that word needs.
+POW_FN void pow_compress_rounds(PowWord s[8], PowWord w[16], int rounds) {
+#pragma unroll
+  for (int t = 0; t < 64; ++t) {
+    if (t >= rounds) break;
+    if (t >= 16) {
+      w[t & 15] = pow_sum(pow_small_sigma1(w[(t - 2) & 15]), w[(t - 7) & 15], pow_small_sigma0(w[(t - 15) & 15]),
+                          w[t & 15]);
+    }
+    PowWord a = s[0], b = s[1], c = s[2], d = s[3], e = s[4], f = s[5], g = s[6], h = s[7];
+    PowWord t1 = pow_sum(h, pow_known(pow_k(t)), w[t & 15], pow_big_sigma1(e), pow_ch(e, f, g));
+    PowWord t2 = pow_big_sigma0(a) + pow_maj(a, b, c);
+    s[7] = g;
+    s[6] = f;
+    s[5] = e;
+    s[4] = d + t1;
+    s[3] = c;
+    s[2] = b;
+    s[1] = a;
+    s[0] = t1 + t2;
+  }
+}
+
+// Full compression: state += rounds(state, w).
+POW_FN void pow_compress(PowWord state[8], PowWord w[16]) {
+  PowWord s[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) s[i] = state[i];
+  pow_compress_rounds(s, w, 64);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) state[i] = state[i] + s[i];
+}
+
+#endif  // OPKIT_POW_SHA256_CUH

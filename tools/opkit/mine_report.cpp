@@ -1,0 +1,94 @@
+// Progress line and result printing for `opkit mine` (see mine_report.hpp).
+#include "mine_report.hpp"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace opkit::cli {
+namespace {
+
+std::string rate_text(double rate) {
+  const char* units[] = {"H/s", "kH/s", "MH/s", "GH/s", "TH/s"};
+  int u = 0;
+  while (rate >= 1000 && u < 4) {
+    rate /= 1000;
+    ++u;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f %s", rate, units[u]);
+  return text;
+}
+
+std::string duration_text(double seconds) {
+  char text[32];
+  if (seconds < 120) {
+    std::snprintf(text, sizeof text, "%.0fs", seconds);
+  } else if (seconds < 7200) {
+    std::snprintf(text, sizeof text, "%.0fm", seconds / 60);
+  } else if (seconds < 86400.0 * 365) {
+    std::snprintf(text, sizeof text, "%.1fh", seconds / 3600);
+  } else {
+    std::snprintf(text, sizeof text, ">1y");
+  }
+  return text;
+}
+
+}  // namespace
+
+std::function<void(const ops::MineProgress&)> terminal_progress() {
+  return [](const ops::MineProgress& p) {
+    const double total = static_cast<double>(p.total);
+    const double done = static_cast<double>(p.hashes);
+    const double percent = total > 0 ? 100.0 * done / total : 0;
+    const std::string eta = p.rate > 0 ? duration_text((total - done) / p.rate) : "?";
+    std::fprintf(stderr, "\r\033[K%s  %.2f%% of range  ETA %s", rate_text(p.rate).c_str(), percent, eta.c_str());
+    std::fflush(stderr);
+  };
+}
+
+void clear_progress() {
+  std::fprintf(stderr, "\r\033[K");
+  std::fflush(stderr);
+}
+
+void print_result(const ops::MineResult& r, const MineRange& range, bool json) {
+  const double rate = r.seconds > 0 ? static_cast<double>(r.hashes) / r.seconds : 0;
+  if (json) {
+    nlohmann::json out = {
+        {"found", r.found},
+        {"nonce", r.found ? nlohmann::json(r.nonce) : nlohmann::json(nullptr)},
+        {"hash", r.found ? nlohmann::json(r.hash_hex) : nlohmann::json(nullptr)},
+        {"hashes", r.hashes},
+        {"seconds", r.seconds},
+        {"hashrate", rate},
+        {"start", range.first},
+        {"last", range.last},
+        {"interrupted", r.interrupted},
+        {"searched_through", r.searched_through ? nlohmann::json(*r.searched_through) : nlohmann::json(nullptr)},
+        {"devices", r.engines}};
+    std::printf("%s\n", out.dump().c_str());
+  } else {
+    if (r.found) {
+      std::printf("nonce     %llu\nhash      %s\n", static_cast<unsigned long long>(r.nonce), r.hash_hex.c_str());
+    } else if (!r.interrupted) {
+      std::printf("not found in [%llu, %llu]\n", static_cast<unsigned long long>(range.first),
+                  static_cast<unsigned long long>(range.last));
+    }
+    std::printf("hashes    %llu\nseconds   %.3f\nhashrate  %s\n", static_cast<unsigned long long>(r.hashes), r.seconds,
+                rate_text(rate).c_str());
+    for (const auto& engine : r.engines) std::printf("device    %s\n", engine.c_str());
+  }
+  if (r.interrupted) {
+    if (r.searched_through)
+      std::fprintf(stderr,
+                   "opkit mine: interrupted; every nonce of [%llu, %llu] was searched; resume with --start %llu\n",
+                   static_cast<unsigned long long>(range.first), static_cast<unsigned long long>(*r.searched_through),
+                   static_cast<unsigned long long>(*r.searched_through + 1));
+    else
+      std::fprintf(stderr, "opkit mine: interrupted before any nonce was searched; resume with --start %llu\n",
+                   static_cast<unsigned long long>(range.first));
+  }
+}
+
+}  // namespace opkit::cli
