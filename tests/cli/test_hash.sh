@@ -5,7 +5,7 @@
 # is one) the GPU.
 # Usage: tests/cli/test_hash.sh path/to/opkit   (exit 77: skipped, no sha256sum)
 set -u
-opkit=${1:?usage: test_hash.sh path/to/opkit}
+opkit=$(realpath "${1:?usage: test_hash.sh path/to/opkit}")
 command -v sha256sum >/dev/null || { echo "skip: no sha256sum"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -21,7 +21,7 @@ namespace {
 struct HashCommand {
   std::string algo = "sha256";
   std::string device = "auto";
-  bool check = false, lines = false, quiet = false, status = false;
+  bool check = false, lines = false, quiet = false, status = false, timing = false;
   std::size_t batch_mib = 64;
   std::vector<std::string> files;
 };
@@ -63,8 +63,10 @@ void run(HashCommand& command, int& exit_code) {
     exit_code = check_sums_files(command.files, {.algo = algo, .quiet = command.quiet, .status = command.status});
   } else if (command.lines) {
     if (command.batch_mib == 0) throw Error(Errc::invalid_argument, "--batch-mib", "must be at least 1");
-    exit_code = hash_lines(
-        command.files, {.algo = algo, .where = device_options(command.device), .batch_bytes = command.batch_mib << 20});
+    exit_code = hash_lines(command.files, {.algo = algo,
+                                           .where = device_options(command.device),
+                                           .batch_bytes = command.batch_mib << 20,
+                                           .timing = command.timing});
   } else {
     exit_code = hash_files(command.files, algo);
   }
@@ -89,6 +91,7 @@ void add_hash_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--quiet", command->quiet, "with --check: do not print OK for each verified file");
   sub->add_flag("--status", command->status, "with --check: print nothing; the exit status says it");
   sub->add_option("--batch-mib", command->batch_mib, "with --lines: input MiB per batch (default 64)");
+  sub->add_flag("--timing", command->timing, "with --lines: report on stderr where the time went");
   sub->add_option("FILE", command->files, "files to hash; - or none: standard input");
   sub->callback([command, &exit_code] { run(*command, exit_code); });
 }

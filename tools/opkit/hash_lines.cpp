@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -171,6 +172,25 @@ void write_digests(const Batch& batch, std::vector<char>& text) {
     throw Error(Errc::io, "opkit hash --lines", std::string("writing the digests failed: ") + std::strerror(errno));
 }
 
+// Seconds a stage spent working (not waiting on its queues).
+class StageClock {
+ public:
+  template <class F>
+  auto time(F&& work) {
+    const auto start = std::chrono::steady_clock::now();
+    struct Add {
+      StageClock& clock;
+      std::chrono::steady_clock::time_point start;
+      ~Add() { clock.seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+    } add{*this, start};
+    return work();
+  }
+  double seconds() const { return seconds_; }
+
+ private:
+  double seconds_ = 0;
+};
+
 }  // namespace
 
 int hash_lines(const std::vector<std::string>& inputs, const LinesOptions& options) {
@@ -184,14 +204,21 @@ int hash_lines(const std::vector<std::string>& inputs, const LinesOptions& optio
     to_write.abort();
   };
 
+  StageClock read_clock, hash_clock, write_clock;
+  std::uint64_t lines = 0, bytes = 0;
+  const auto wall_start = std::chrono::steady_clock::now();
   std::thread hasher([&] {
     try {
       while (auto batch = to_hash.pop()) {
+        lines += batch->offsets.size() - 1;
+        bytes += batch->data.size();
         batch->digests.resize((batch->offsets.size() - 1) * ops::sha256_digest_bytes);
-        if (options.algo == ops::HashAlgo::sha256)
-          ops::sha256(batch->data, batch->offsets, batch->digests, options.where);
-        else
-          ops::sha256d(batch->data, batch->offsets, batch->digests, options.where);
+        hash_clock.time([&] {
+          if (options.algo == ops::HashAlgo::sha256)
+            ops::sha256(batch->data, batch->offsets, batch->digests, options.where);
+          else
+            ops::sha256d(batch->data, batch->offsets, batch->digests, options.where);
+        });
         batch->data = {};  // free the input before the writer holds the batch
         if (!to_write.push(std::move(*batch))) return;
       }
@@ -203,7 +230,7 @@ int hash_lines(const std::vector<std::string>& inputs, const LinesOptions& optio
   std::thread writer([&] {
     try {
       std::vector<char> text;
-      while (auto batch = to_write.pop()) write_digests(*batch, text);
+      while (auto batch = to_write.pop()) write_clock.time([&] { write_digests(*batch, text); });
     } catch (...) {
       fail(std::current_exception());
     }
@@ -212,7 +239,8 @@ int hash_lines(const std::vector<std::string>& inputs, const LinesOptions& optio
   bool all_read = true;
   try {
     LineReader reader(options.batch_bytes, to_hash);
-    for (const std::string& input : inputs) all_read = reader.read_input(input) && all_read;
+    for (const std::string& input : inputs)
+      all_read = read_clock.time([&] { return reader.read_input(input); }) && all_read;
     reader.finish();
   } catch (...) {
     fail(std::current_exception());
@@ -222,6 +250,15 @@ int hash_lines(const std::vector<std::string>& inputs, const LinesOptions& optio
   writer.join();
   std::fflush(stdout);
   if (failure) std::rethrow_exception(failure);
+  if (options.timing) {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    // The reader's time includes waiting for a free slot when hashing or writing is slower.
+    std::fprintf(stderr,
+                 "opkit: --lines: %llu lines, %llu bytes in %.3f s (%.3g lines/s); busy time per stage: "
+                 "read+split %.3f s (incl. back-pressure), hash %.3f s, format+write %.3f s\n",
+                 static_cast<unsigned long long>(lines), static_cast<unsigned long long>(bytes), wall,
+                 static_cast<double>(lines) / wall, read_clock.seconds(), hash_clock.seconds(), write_clock.seconds());
+  }
   return all_read ? 0 : 1;
 }
 
