@@ -37,7 +37,7 @@ def _dim3(value, what: str) -> tuple[int, int, int]:
     else:
         try:
             dims = tuple(int(v) for v in value)
-        except TypeError:
+        except (TypeError, ValueError):
             raise TypeError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}") from None
     if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
         raise ValueError(f"{what} must have 1 to 3 positive dimensions, got {value!r}")
@@ -80,6 +80,8 @@ class _Call:
 
     def checked_address(self, arg, stream: int | None, index: int) -> int:
         address, _, _, shape, strides, _ = _opkit.array_info(capsule(arg, stream))
+        if 0 in shape:
+            return address
         expected = 1
         for size, stride in reversed(list(zip(shape, strides))):
             if size != 1 and stride != expected:

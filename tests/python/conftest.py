@@ -1,0 +1,53 @@
+"""Shared pytest helpers for the opkit package: which devices this machine has (tests that need
+one skip, saying why, when it is absent) and fresh random inputs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import numpy as np
+import pytest
+
+import opkit
+
+
+def _reason(call) -> str | None:
+    try:
+        call()
+        return None
+    except opkit.Error as error:
+        return error.message
+
+
+CUDA_MISSING = _reason(lambda: opkit.Device.cuda(0))
+CPU_BACKEND_MISSING = _reason(opkit.Device.cpu)
+
+
+def kernel_devices() -> list:
+    """Every device that can run SourceModule kernels here, as pytest params."""
+    params = []
+    params.append(pytest.param("cuda", marks=pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no CUDA GPU: {CUDA_MISSING}")))
+    params.append(pytest.param("cpu", marks=pytest.mark.skipif(CPU_BACKEND_MISSING is not None, reason=f"no CPU backend: {CPU_BACKEND_MISSING}")))
+    return params
+
+
+requires_gpu = pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no CUDA GPU: {CUDA_MISSING}")
+
+
+@pytest.fixture
+def rng():
+    seed = int.from_bytes(os.urandom(4), "little")
+    print(f"random seed {seed}")  # shown on failure, so a failing input can be reproduced
+    return np.random.default_rng(seed)
+
+
+def hashlib_digests(rows, double: bool = False) -> np.ndarray:
+    """The reference: hashlib over each message, as an [N, 32] uint8 array."""
+    out = []
+    for row in rows:
+        digest = hashlib.sha256(bytes(row)).digest()
+        if double:
+            digest = hashlib.sha256(digest).digest()
+        out.append(digest)
+    return np.frombuffer(b"".join(out), dtype=np.uint8).reshape(len(out), 32)

@@ -1,0 +1,48 @@
+"""The package surface: devices, device names, errors as exceptions with their parts."""
+
+import pytest
+
+import opkit
+from conftest import CPU_BACKEND_MISSING, CUDA_MISSING
+
+
+def test_error_is_a_runtime_error_and_compile_error_an_error():
+    assert issubclass(opkit.Error, RuntimeError)
+    assert issubclass(opkit.CompileError, opkit.Error)
+
+
+def test_devices_lists_what_the_backends_offer():
+    found = opkit.devices()
+    assert isinstance(found, list)
+    assert any(d.is_gpu for d in found) == (CUDA_MISSING is None)
+    assert any(d.kind == "cpu" for d in found) == (CPU_BACKEND_MISSING is None)
+    for d in found:
+        assert d.name and d.kind in ("cuda", "cpu") and d.compute_units > 0 and repr(d).startswith("<opkit.Device")
+        assert d.dlpack_device == ((2, d.ordinal) if d.is_gpu else (1, 0))
+
+
+def test_missing_backend_raises_opkit_error_saying_why():
+    if CUDA_MISSING is None:
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(opkit.Error) as caught:
+        opkit.get_device("cuda")
+    assert caught.value.kind == "unavailable" and caught.value.message
+
+
+def test_device_names_are_checked():
+    with pytest.raises(ValueError, match="cuda:N"):
+        opkit.get_device("gpu0")
+    with pytest.raises(TypeError):
+        opkit.get_device(1.5)
+
+
+def test_default_device_is_the_gpu_when_there_is_one():
+    if CUDA_MISSING is not None and CPU_BACKEND_MISSING is not None:
+        with pytest.raises(opkit.Error):
+            opkit.default_device()
+        return
+    assert opkit.default_device().is_gpu == (CUDA_MISSING is None)
+
+
+def test_version_is_a_string():
+    assert isinstance(opkit.__version__, str) and opkit.__version__.count(".") == 2

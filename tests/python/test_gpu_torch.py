@@ -1,0 +1,127 @@
+"""PyTorch CUDA tensors through opkit without a host round trip: sha256/sha256d of a CUDA tensor
+is a CUDA tensor equal to hashlib's digests; kernels take tensors zero-copy; the producer's
+current stream is respected. Skips without PyTorch or without a CUDA GPU."""
+
+import numpy as np
+import pytest
+
+import opkit
+from conftest import CUDA_MISSING, hashlib_digests
+
+torch = pytest.importorskip("torch")
+pytestmark = [
+    pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no CUDA GPU: {CUDA_MISSING}"),
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="PyTorch sees no CUDA device"),
+]
+
+
+def random_rows(rng, rows, length):
+    host = rng.integers(0, 256, size=(rows, length), dtype=np.uint8)
+    return host, torch.from_numpy(host).cuda()
+
+
+@pytest.mark.parametrize("length", [0, 1, 32, 55, 64, 80, 200])
+@pytest.mark.parametrize("double", [False, True])
+def test_cuda_tensor_in_cuda_tensor_out_equal_to_hashlib(rng, length, double):
+    host, x = random_rows(rng, 1000, length)
+    out = (opkit.sha256d if double else opkit.sha256)(x)
+    assert isinstance(out, torch.Tensor) and out.is_cuda and out.device == x.device
+    assert out.dtype == torch.uint8 and tuple(out.shape) == (1000, 32)
+    np.testing.assert_array_equal(out.cpu().numpy(), hashlib_digests(host, double))
+
+
+def test_many_rows_on_the_gpu(rng):
+    host, x = random_rows(rng, 1 << 20, 32)
+    out = opkit.sha256(x)
+    sample = rng.choice(len(host), 2000, replace=False)
+    np.testing.assert_array_equal(out.cpu().numpy()[sample], hashlib_digests(host[sample]))
+
+
+def test_producer_stream_is_respected(rng):
+    # Data written on a side stream and hashed there: without ordering on that stream, the hash
+    # would read the tensor before the fill lands.
+    side = torch.cuda.Stream()
+    host, _ = random_rows(rng, 1 << 16, 64)
+    pinned = torch.from_numpy(host).pin_memory()
+    with torch.cuda.stream(side):
+        x = torch.empty((1 << 16, 64), dtype=torch.uint8, device="cuda")
+        torch.cuda._sleep(50_000_000)  # keep the stream busy so that a race would show
+        x.copy_(pinned, non_blocking=True)
+        out = opkit.sha256(x)
+        result = out.cpu()
+    np.testing.assert_array_equal(result.numpy(), hashlib_digests(host))
+
+
+def test_explicit_stream_argument(rng):
+    host, x = random_rows(rng, 4096, 48)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    out = opkit.sha256(x, stream=side)
+    torch.cuda.current_stream().wait_stream(side)
+    np.testing.assert_array_equal(out.cpu().numpy(), hashlib_digests(host))
+
+
+def test_variable_lengths_on_the_gpu(rng):
+    data = rng.integers(0, 256, size=10000, dtype=np.uint8)
+    cuts = np.sort(rng.integers(0, 10000, size=301)).astype(np.uint64)
+    out = opkit.sha256(torch.from_numpy(data).cuda(), offsets=torch.from_numpy(cuts.view(np.int64)).cuda())
+    assert out.is_cuda and tuple(out.shape) == (300, 32)
+    expected = hashlib_digests([data[cuts[i] : cuts[i + 1]] for i in range(300)])
+    np.testing.assert_array_equal(out.cpu().numpy(), expected)
+
+
+def test_cpu_tensor_gives_cpu_tensor(rng):
+    host = rng.integers(0, 256, size=(100, 20), dtype=np.uint8)
+    out = opkit.sha256(torch.from_numpy(host))
+    assert isinstance(out, torch.Tensor) and not out.is_cuda
+    np.testing.assert_array_equal(out.numpy(), hashlib_digests(host))
+
+
+def test_kernel_takes_cuda_tensors_zero_copy(rng):
+    mod = opkit.SourceModule(r"""
+    __global__ void axpy(float *y, const float *x, float a, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) y[i] += a * x[i];
+    }""", device="cuda")
+    n = 100_000
+    x = torch.randn(n, device="cuda")
+    y = torch.randn(n, device="cuda")
+    expected = y + 2 * x
+    mod.get_function("axpy")(y, x, np.float32(2), n, block=256, grid=(n + 255) // 256)
+    torch.testing.assert_close(y, expected)
+
+
+def test_kernel_runs_on_torch_stream(rng):
+    mod = opkit.SourceModule("__global__ void inc(int *a) { a[threadIdx.x] += 1; }", device="cuda")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        a = torch.zeros(64, dtype=torch.int32, device="cuda")
+        mod.get_function("inc")(a, block=64, stream=side)
+        mod.get_function("inc")(a, block=64, stream=torch.cuda.current_stream())
+        result = a.cpu()
+    assert (result == 2).all()
+
+
+def test_non_contiguous_tensor_is_refused():
+    mod = opkit.SourceModule("__global__ void k(float *a) { a[0] = 1; }", device="cuda")
+    x = torch.zeros((8, 8), device="cuda").t()
+    with pytest.raises(ValueError, match="contiguous"):
+        mod.get_function("k")(x, block=1)
+    with pytest.raises(opkit.Error, match="contiguous"):
+        opkit.sha256(torch.zeros((8, 8), dtype=torch.uint8, device="cuda").t())
+
+
+def test_output_outlives_the_input_and_frees(rng):
+    host, x = random_rows(rng, 256, 16)
+    out = opkit.sha256(x)
+    del x
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(out.cpu().numpy(), hashlib_digests(host))
+    zeros = torch.zeros((1 << 20, 32), dtype=torch.uint8, device="cuda")
+    torch.cuda.synchronize()
+    before = opkit.Device.cuda(0).free_memory()
+    outs = [opkit.sha256(zeros) for _ in range(8)]
+    assert opkit.Device.cuda(0).free_memory() <= before - (8 << 25)  # 8 outputs of 32 MiB
+    del outs
+    torch.cuda.synchronize()
+    assert opkit.Device.cuda(0).free_memory() >= before - (16 << 20)  # and they came back

@@ -1,0 +1,151 @@
+"""SourceModule kernels on every device this machine has (a CUDA GPU, the CPU backend), each result
+checked against NumPy on fresh random inputs: arguments by value, device memory, In/Out/InOut,
+bare host arrays, streams, prepared calls, and compile and launch errors."""
+
+import numpy as np
+import pytest
+
+import opkit
+from conftest import kernel_devices
+
+SAXPY = r"""
+__global__ void saxpy(float *out, const float *x, const float *y, float a, int n)
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a * x[i] + y[i];
+}
+"""
+
+MIXED = r"""
+#include <stdint.h>
+struct Pair { int32_t a; int32_t b; };
+__global__ void mixed(int64_t *out, int8_t s8, uint16_t u16, int32_t s32, uint64_t u64, double d, Pair p)
+{
+  out[0] = s8; out[1] = u16; out[2] = s32; out[3] = (int64_t)u64; out[4] = (int64_t)(d * 2); out[5] = p.a + p.b;
+}
+"""
+
+
+@pytest.fixture(params=kernel_devices())
+def device(request):
+    return opkit.get_device(request.param)
+
+
+def test_saxpy_with_device_memory_matches_numpy(device, rng):
+    n = 1000
+    x, y = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    a = np.float32(rng.standard_normal())
+    mod = opkit.SourceModule(SAXPY, device=device)
+    x_gpu, y_gpu, out_gpu = (opkit.mem_alloc(n * 4, device=device) for _ in range(3))
+    opkit.memcpy_htod(x_gpu, x)
+    opkit.memcpy_htod(y_gpu, y)
+    mod.get_function("saxpy")(out_gpu, x_gpu, y_gpu, a, np.int32(n), block=(128, 1, 1), grid=((n + 127) // 128, 1))
+    out = np.empty(n, dtype=np.float32)
+    opkit.memcpy_dtoh(out, out_gpu)
+    np.testing.assert_allclose(out, a * x + y, rtol=1e-6)
+
+
+def test_in_out_and_bare_host_arrays_match_numpy(device, rng):
+    n = 777
+    x, y = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    saxpy = opkit.SourceModule(SAXPY, device=device).get_function("saxpy")
+    out = np.zeros(n, dtype=np.float32)
+    saxpy(opkit.Out(out), opkit.In(x), opkit.In(y), np.float32(3), n, block=256, grid=(n + 255) // 256)
+    np.testing.assert_allclose(out, 3 * x + y, rtol=1e-6)
+    bare = np.zeros(n, dtype=np.float32)
+    saxpy(bare, x, y, np.float32(-1), n, block=256, grid=(n + 255) // 256)  # bare arrays: InOut
+    np.testing.assert_allclose(bare, y - x, rtol=1e-6)
+
+
+def test_scalars_of_every_width_and_structs_pass_by_value(device, rng):
+    mixed = opkit.SourceModule(MIXED, device=device).get_function("mixed")
+    out = np.zeros(6, dtype=np.int64)
+    pair = np.zeros((), dtype=[("a", "<i4"), ("b", "<i4")])[()]
+    pair["a"], pair["b"] = 40, 2
+    u64 = int(rng.integers(0, 2**62))
+    mixed(opkit.Out(out), np.int8(-5), np.uint16(65000), -123456, np.uint64(u64), np.float64(1.25), pair, block=1)
+    assert out.tolist() == [-5, 65000, -123456, u64, 2, 42]
+
+
+def test_wrong_argument_count_or_size_is_an_error(device):
+    saxpy = opkit.SourceModule(SAXPY, device=device).get_function("saxpy")
+    buf = opkit.mem_alloc(16, device=device)
+    with pytest.raises(opkit.Error, match="argument"):
+        saxpy(buf, buf, buf, np.float32(1), block=1)  # 4 of 5
+    with pytest.raises(opkit.Error, match="argument 4"):
+        saxpy(buf, buf, buf, np.float32(1), np.int64(4), block=1)  # int64 for int
+
+
+def test_prepared_call_matches_numpy(device, rng):
+    n = 300
+    x, y = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    saxpy = opkit.SourceModule(SAXPY, device=device).get_function("saxpy").prepare("PPPfi")
+    bufs = [opkit.mem_alloc(n * 4, device=device) for _ in range(3)]
+    opkit.memcpy_htod(bufs[1], x)
+    opkit.memcpy_htod(bufs[2], y)
+    saxpy.prepared_call((3, 1), (128, 1, 1), bufs[0], bufs[1], bufs[2], 0.5, n)
+    out = np.empty(n, dtype=np.float32)
+    opkit.memcpy_dtoh(out, bufs[0])
+    np.testing.assert_allclose(out, 0.5 * x + y, rtol=1e-6)
+    seconds = saxpy.prepared_timed_call((3, 1), (128, 1, 1), bufs[0], bufs[1], bufs[2], 0.5, n)()
+    assert seconds >= 0
+
+
+def test_stream_launch_and_time_kernel(device, rng):
+    n = 4096
+    x = rng.standard_normal(n).astype(np.float32)
+    saxpy = opkit.SourceModule(SAXPY, device=device).get_function("saxpy")
+    stream = device.create_stream()
+    x_gpu, out_gpu = opkit.mem_alloc(n * 4, device=device), opkit.mem_alloc(n * 4, device=device)
+    opkit.memcpy_htod_async(x_gpu, x, stream=stream)
+    seconds = saxpy(out_gpu, x_gpu, x_gpu, np.float32(2), n, block=256, grid=n // 256, stream=stream, time_kernel=True)
+    assert seconds >= 0
+    out = np.empty(n, dtype=np.float32)
+    opkit.memcpy_dtoh_async(out, out_gpu, stream=stream)
+    stream.synchronize()
+    np.testing.assert_allclose(out, 3 * x, rtol=1e-6)
+
+
+def test_memset_fills_device_memory(device):
+    buf = opkit.mem_alloc(64, device=device)
+    opkit.memset_d32(buf, 0xDEADBEEF, 16)
+    out = np.empty(16, dtype=np.uint32)
+    opkit.memcpy_dtoh(out, buf)
+    assert (out == 0xDEADBEEF).all()
+    opkit.memset_d8(buf, 7, 64)
+    opkit.memcpy_dtoh(out, buf)
+    assert (out.view(np.uint8) == 7).all()
+
+
+def test_template_kernel_through_name_expressions(device, rng):
+    source = "template <class T> __global__ void scale(T *a, T k) { a[threadIdx.x] *= k; }"
+    mod = opkit.SourceModule(source, device=device, name_expressions=["scale<double>"])
+    a = rng.standard_normal(32)
+    expected = a * 3
+    mod.get_function("scale<double>")(opkit.InOut(a), np.float64(3), block=32)
+    np.testing.assert_allclose(a, expected)
+
+
+def test_defines_and_headers_reach_the_source(device):
+    source = '#include "k.h"\n__global__ void k(int *out) { out[0] = VALUE + FROM_HEADER; }'
+    mod = opkit.SourceModule(source, device=device, defines={"VALUE": 40}, headers={"k.h": "#define FROM_HEADER 2"})
+    out = np.zeros(1, dtype=np.int32)
+    mod.get_function("k")(out, block=1)
+    assert out[0] == 42
+
+
+def test_compile_error_carries_the_log_with_the_line(device):
+    with pytest.raises(opkit.CompileError) as caught:
+        opkit.SourceModule("__global__ void broken(int *a)\n{\n  a[0] = NOT_DEFINED;\n}\n", device=device, name="broken.cu")
+    error = caught.value
+    assert isinstance(error, opkit.Error) and isinstance(error, RuntimeError)
+    assert error.kind == "compile" and "NOT_DEFINED" in error.log
+    assert "broken.cu" in str(error) and "NOT_DEFINED" in str(error)
+
+
+def test_unknown_kernel_name_lists_the_kernels(device):
+    mod = opkit.SourceModule(SAXPY, device=device)
+    assert mod.kernel_names == ["saxpy"]
+    with pytest.raises(opkit.Error, match="saxpy") as caught:
+        mod.get_function("sxapy")
+    assert caught.value.kind == "not_found"
