@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One GPU-machine session: build once, then every part's device script, each with its own output
+# folder and time limit, then hashcat side by side; everything is packed into $OUT/results.tgz
+# (the device tool returns at most 8 files) with the summaries copied beside it.
+#   PARTS="core sha256 pow" bash bench/device/all.sh      (default: every bench/device/*.sh but all.sh)
+set -uo pipefail
+OUT=${OUT:-/tmp/opkit-out}
+WORK=/tmp/opkit-device
+rm -rf "$WORK"; mkdir -p "$WORK" "$OUT"
+export PATH=/usr/local/cuda/bin:$PATH
+parts=${PARTS:-$(ls bench/device/*.sh | xargs -n1 basename | sed 's/\.sh$//' | grep -v '^all$')}
+{
+  echo "commit: $(cat .commit 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)"
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+} | tee "$WORK/machine.txt"
+cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && cmake --build --preset release -j 16 2>&1 | tail -2
+for part in $parts; do
+  echo "===== $part"
+  mkdir -p "$WORK/$part"
+  OUT="$WORK/$part" timeout "${PART_TIMEOUT:-300}" bash "bench/device/$part.sh" >"$WORK/$part/log.txt" 2>&1
+  echo "exit $?" >>"$WORK/$part/log.txt"
+  tail -"${TAIL:-25}" "$WORK/$part/log.txt"
+done
+if [ -n "${HASHCAT:-}" ] && [ -d .anchor ]; then
+  echo "===== hashcat"
+  bash .anchor/hashcat-anchor run "$PWD/.anchor" $HASHCAT 2>&1 | tee "$WORK/hashcat.txt"
+fi
+tar -C "$WORK" -czf "$OUT/results.tgz" .
+cp "$WORK/machine.txt" "$OUT/"
+[ -f "$WORK/hashcat.txt" ] && cp "$WORK/hashcat.txt" "$OUT/"
+ls -la "$OUT"
