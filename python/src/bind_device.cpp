@@ -1,5 +1,6 @@
 // Devices, streams and events. Every call that may wait for the GPU releases the GIL.
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 

@@ -15,10 +15,27 @@ namespace {
 PyObject* error_type = nullptr;
 PyObject* compile_error_type = nullptr;
 
+// Python-facing identifiers for Errc (errc_name gives prose such as "not found").
+const char* kind_name(Errc kind) {
+  switch (kind) {
+    case Errc::unavailable: return "unavailable";
+    case Errc::compile: return "compile";
+    case Errc::load: return "load";
+    case Errc::not_found: return "not_found";
+    case Errc::invalid_argument: return "invalid_argument";
+    case Errc::launch: return "launch";
+    case Errc::memory: return "memory";
+    case Errc::runtime: return "runtime";
+    case Errc::io: return "io";
+    case Errc::interrupted: return "interrupted";
+  }
+  return "runtime";
+}
+
 void raise_error(const Error& error) {
   PyObject* type = error.kind() == Errc::compile ? compile_error_type : error_type;
   nb::object instance = nb::borrow(type)(error.what());
-  instance.attr("kind") = errc_name(error.kind());
+  instance.attr("kind") = kind_name(error.kind());
   instance.attr("stage") = error.stage();
   instance.attr("message") = error.message();
   instance.attr("code") = error.code();
@@ -47,7 +64,8 @@ void translate(const std::exception_ptr& thrown, void*) {
 void bind_errors(nb::module_& m) {
   error_type = PyErr_NewExceptionWithDoc(
       "opkit.Error",
-      "A failure reported by opkit. str(e) is the whole story; the attributes kind, stage, message, "
+      "A failure reported by opkit. str(e) is the whole story; the attributes kind (\"compile\", "
+      "\"not_found\", \"invalid_argument\", \"unavailable\", \"launch\", \"memory\", ...), stage, message, "
       "code, code_name, kernel, log, options and source_name hold its parts.",
       PyExc_RuntimeError, nullptr);
   if (error_type == nullptr) throw nb::python_error();
