@@ -85,6 +85,7 @@ std::vector<LibraryCopy> visible_cuda_libraries() {
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
     if (const char* root = std::getenv(var); root != nullptr && *root)
       for (const char* sub : {"lib64", "lib"}) folders.push_back({(fs::path(root) / sub).string(), var});
+  folders.push_back({"/usr/local/cuda/lib64", "default toolkit"});  // opkit's own last resort for NVRTC
 
   std::vector<LibraryCopy> copies;
   std::set<std::string> seen;

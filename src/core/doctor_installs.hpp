@@ -11,12 +11,13 @@ struct LibraryCopy {
   std::string library;    // "libnvrtc" or "libcudart"
   std::string version;    // from the real file's name: "13.0.88", or "13" when only the soname is known
   std::string path;       // the real path, symlinks resolved
-  std::string found_via;  // "LD_LIBRARY_PATH", "ld.so.conf", "default", "CUDA_HOME"
+  std::string found_via;  // "LD_LIBRARY_PATH", "ld.so.conf", "default", "CUDA_HOME", "default toolkit"
 };
 
 // Every distinct libnvrtc.so.* / libcudart.so.* (by real path) in the folders the dynamic loader
 // searches: LD_LIBRARY_PATH, /etc/ld.so.conf (with its includes), the default folders, and
-// $CUDA_HOME / $CUDA_PATH's lib64 and lib. Reads the file system only; executes nothing.
+// $CUDA_HOME / $CUDA_PATH's lib64 and lib, /usr/local/cuda/lib64 (where opkit looks last). Reads the file system only;
+// executes nothing.
 std::vector<LibraryCopy> visible_cuda_libraries();
 
 // Whether two versions name the same CUDA release: "13.0.88" and "13.0.48" do, "13" and "13.0.88"
