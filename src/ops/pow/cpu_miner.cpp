@@ -137,30 +137,10 @@ class CpuSearcher : public NonceSearcher {
                       std::atomic<std::uint64_t>& hashes) override {
     if (!keep_going()) return {};
     const auto started = std::chrono::steady_clock::now();
-    const std::uint64_t size = last - first + 1;
-    const int threads = static_cast<int>(std::min<std::uint64_t>(threads_, size));
-    std::atomic<std::uint64_t> lowest{no_hit};
-#pragma omp parallel num_threads(threads)
-    {
-      const auto t = static_cast<std::uint64_t>(omp_get_thread_num());
-      const std::uint64_t run_first = first + size * t / threads;
-      const std::uint64_t run_last = first + size * (t + 1) / threads - 1;
-      const std::uint64_t hit = plan_.scheme == PowScheme::bitcoin
-                                    ? BitcoinScanner(plan_).scan(run_first, run_last, lowest)
-                                    : DataScanner(plan_).scan(run_first, run_last, lowest);
-      if (hit != no_hit) {
-        std::uint64_t seen = lowest.load();
-        while (hit < seen && !lowest.compare_exchange_weak(seen, hit)) {
-        }
-      }
-    }
-    ChunkOutcome outcome;
-    const std::uint64_t hit = lowest.load();
-    if (hit != no_hit) outcome.found = hit;
-    outcome.tested = outcome.found ? hit - first + 1 : size;
+    const ChunkOutcome outcome = scan_on_host(plan_, first, last, threads_);
     hashes += outcome.tested;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (seconds > 1e-3 && !outcome.found) rate_ = 0.5 * rate_ + 0.5 * static_cast<double>(size) / seconds;
+    if (seconds > 1e-3 && !outcome.found) rate_ = 0.5 * rate_ + 0.5 * static_cast<double>(outcome.tested) / seconds;
     return outcome;
   }
 
@@ -171,6 +151,30 @@ class CpuSearcher : public NonceSearcher {
 };
 
 }  // namespace
+
+ChunkOutcome scan_on_host(const MinePlan& plan, std::uint64_t first, std::uint64_t last, int threads) {
+  const std::uint64_t size = last - first + 1;
+  const int team = static_cast<int>(std::min<std::uint64_t>(threads > 0 ? threads : omp_get_max_threads(), size));
+  std::atomic<std::uint64_t> lowest{no_hit};
+#pragma omp parallel num_threads(team)
+  {
+    const auto t = static_cast<std::uint64_t>(omp_get_thread_num());
+    const std::uint64_t run_first = first + size * t / team;
+    const std::uint64_t run_last = first + size * (t + 1) / team - 1;
+    const std::uint64_t hit = plan.scheme == PowScheme::bitcoin ? BitcoinScanner(plan).scan(run_first, run_last, lowest)
+                                                                : DataScanner(plan).scan(run_first, run_last, lowest);
+    if (hit != no_hit) {
+      std::uint64_t seen = lowest.load();
+      while (hit < seen && !lowest.compare_exchange_weak(seen, hit)) {
+      }
+    }
+  }
+  ChunkOutcome outcome;
+  const std::uint64_t hit = lowest.load();
+  if (hit != no_hit) outcome.found = hit;
+  outcome.tested = outcome.found ? hit - first + 1 : size;
+  return outcome;
+}
 
 std::unique_ptr<NonceSearcher> make_cpu_searcher(const MinePlan& plan, int threads) {
   return std::make_unique<CpuSearcher>(plan, threads);

@@ -5,13 +5,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
+#include <future>
 #include <map>
 #include <optional>
 
 #include "opkit/buffer.hpp"
 #include "opkit/kernel.hpp"
 #include "opkit/module.hpp"
+#include "ops/pow/cpu_miner.hpp"
 
 namespace opkit::ops::detail {
 namespace {
@@ -19,15 +20,43 @@ namespace {
 constexpr std::uint32_t no_candidate = 0xffffffffu;
 // Offsets are 32-bit in the kernels, and each thread's last offset plus its stride must not wrap.
 constexpr std::uint64_t max_launch = std::uint64_t{1} << 31;
+// Keys of the kernel table: the two Bitcoin kernels; data kernels go by their digit count.
+constexpr int bitcoin_generic = -1;
+constexpr int bitcoin_specialised = 0;
+
+struct Loaded {
+  Kernel kernel;
+  std::uint32_t grid;
+  std::uint32_t block;
+};
+
+// Block and grid for one full wave on a GPU (from the kernel's register count), or a few
+// blocks per core on the CPU backend.
+Loaded load(const Device& device, const Program& program, const char* name) {
+  Kernel kernel = device.compile(program).kernel(name);
+  const int units = std::max(1, device.info().compute_units);
+  if (!device.is_gpu()) return {kernel, static_cast<std::uint32_t>(4 * units), 32};
+  const std::uint32_t block = 256;
+  const int registers = std::max(1, kernel.attributes().registers);
+  const int per_sm = std::clamp(65536 / (((registers + 7) / 8 * 8) * static_cast<int>(block)), 1, 8);
+  return {kernel, static_cast<std::uint32_t>(units * per_sm), block};
+}
 
 class KernelSearcher : public NonceSearcher {
  public:
-  KernelSearcher(const MinePlan& plan, Device device, double launch_seconds, const PowKernelTuning& tuning)
+  KernelSearcher(const MinePlan& plan, Device device, double launch_seconds, const PowKernelTuning& tuning,
+                 int host_threads)
       : plan_(plan),
         device_(std::move(device)),
         launch_seconds_(launch_seconds),
         tuning_(tuning),
-        best_(device_.alloc<std::uint32_t>(1)) {}
+        host_threads_(host_threads),
+        best_(device_.alloc<std::uint32_t>(1)) {
+    // The CPU backend exists to run the kernel source: never stand in for it.
+    if (!device_.is_gpu() && tuning_.kernel == PowKernelChoice::adaptive) tuning_.kernel = PowKernelChoice::specialised;
+    if (plan_.scheme == PowScheme::data && tuning_.kernel == PowKernelChoice::generic)
+      tuning_.kernel = PowKernelChoice::specialised;
+  }
 
   std::string name() const override { return device_.info().name; }
 
@@ -41,27 +70,48 @@ class KernelSearcher : public NonceSearcher {
     ChunkOutcome outcome;
     std::uint64_t at = first;
     while (keep_going()) {
-      // One launch: [at, at + n - 1], within one digit count for the data scheme.
+      // One step: [at, at + n - 1], within one digit count for the data scheme.
       std::uint64_t after = last - at;  // nonces after `at` in the chunk
       int digits = 0;
       if (plan_.scheme == PowScheme::data) {
         digits = decimal_digits(at);
         if (digits < 20) after = std::min(after, power_of_ten(digits) - 1 - at);
+        // The next digit count's kernel compiles while this one runs.
+        if (digits < 20 && power_of_ten(digits) - 1 < last) start_compile(digits + 1);
       }
       const std::uint64_t n = std::min(after, launch_size() - 1) + 1;
-      const auto started = std::chrono::steady_clock::now();
-      const std::uint32_t candidate = launch(at, n, digits);
-      note_rate(n, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      const Loaded* kernel = ready_kernel(digits);
+      std::optional<std::uint64_t> candidate;
+      if (kernel != nullptr) {
+        const auto started = std::chrono::steady_clock::now();
+        const std::uint32_t offset = launch(*kernel, at, n);
+        note_rate(n, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+        if (offset != no_candidate) candidate = at + offset;
+      } else {
+        // No kernel yet (a data-mode kernel is compiling): the host mines this step. Its hits
+        // are already checked in full.
+        const ChunkOutcome host =
+            scan_on_host(plan_, at, at + (std::min<std::uint64_t>(n, host_step()) - 1), host_threads_);
+        hashes += host.tested;
+        if (host.found) {
+          outcome.found = host.found;
+          outcome.tested = *host.found - first + 1;
+          return outcome;
+        }
+        outcome.tested = at - first + host.tested;
+        if (host.tested - 1 == last - at) return outcome;
+        at += host.tested;
+        continue;
+      }
       hashes += n;
-      if (candidate != no_candidate) {
-        const std::uint64_t nonce = at + candidate;
+      if (candidate) {
+        const std::uint64_t nonce = *candidate;
+        outcome.tested = nonce - first + 1;
         if (plan_.meets(plan_.hash(nonce))) {
           outcome.found = nonce;
-          outcome.tested = nonce - first + 1;
           return outcome;
         }
         // Only the top 32 bits met the target: go on after it.
-        outcome.tested = nonce - first + 1;
         if (nonce == last) return outcome;
         at = nonce + 1;
         continue;
@@ -74,16 +124,15 @@ class KernelSearcher : public NonceSearcher {
   }
 
  private:
-  struct Loaded {
-    Kernel kernel;
-    std::uint32_t grid;
-    std::uint32_t block;
-  };
-
   // Until a launch lasts long enough to measure the rate, launches grow from a small probe.
   std::uint64_t launch_size() const {
     if (rate_ <= 0) return probe_;
     return std::clamp<std::uint64_t>(static_cast<std::uint64_t>(rate_ * launch_seconds_), 1024, max_launch);
+  }
+
+  // About launch_seconds of host mining (at ~10 M nonces/s per core, a safe under-estimate).
+  std::uint64_t host_step() const {
+    return std::max<std::uint64_t>(1u << 16, static_cast<std::uint64_t>(launch_seconds_ * 1e7));
   }
 
   void note_rate(std::uint64_t n, double seconds) {
@@ -95,30 +144,43 @@ class KernelSearcher : public NonceSearcher {
     }
   }
 
-  // Block and grid for one full wave on a GPU (from the kernel's register count), or a few
-  // blocks per core on the CPU backend.
-  Loaded load(const Program& program, const char* name) const {
-    Kernel kernel = device_.compile(program).kernel(name);
-    const DeviceInfo& info = device_.info();
-    const int units = std::max(1, info.compute_units);
-    if (!device_.is_gpu()) return {kernel, static_cast<std::uint32_t>(4 * units), 32};
-    const std::uint32_t block = 256;
-    const int registers = std::max(1, kernel.attributes().registers);
-    const int per_sm = std::clamp(65536 / (((registers + 7) / 8 * 8) * static_cast<int>(block)), 1, 8);
-    return {kernel, static_cast<std::uint32_t>(units * per_sm), block};
+  void start_compile(int key) {
+    if (kernels_.count(key)) return;
+    Program program = plan_.scheme == PowScheme::bitcoin ? bitcoin_program(plan_, key == bitcoin_specialised, tuning_)
+                                                         : data_program(plan_, key, tuning_);
+    const char* name = plan_.scheme == PowScheme::bitcoin ? "pow_bitcoin" : "pow_data";
+    kernels_[key] = std::async(std::launch::async, [device = device_, program = std::move(program), name] {
+                      return load(device, program, name);
+                    }).share();
   }
 
-  const Loaded& kernel_for(int digits) {
-    auto it = kernels_.find(digits);
-    if (it != kernels_.end()) return it->second;
-    Loaded loaded = plan_.scheme == PowScheme::bitcoin ? load(bitcoin_program(plan_, tuning_), "pow_bitcoin")
-                                                       : load(data_program(plan_, digits, tuning_), "pow_data");
-    return kernels_.emplace(digits, std::move(loaded)).first->second;
+  // The kernel of `key` once compiled (rethrowing its compile error), waiting when `wait`.
+  const Loaded* compiled(int key, bool wait) {
+    start_compile(key);
+    auto& compile = kernels_.at(key);
+    if (!wait && compile.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return nullptr;
+    return &compile.get();
+  }
+
+  // The kernel to launch now, or nullptr for a host step.
+  const Loaded* ready_kernel(int digits) {
+    if (plan_.scheme == PowScheme::data) return compiled(digits, tuning_.kernel != PowKernelChoice::adaptive);
+    switch (tuning_.kernel) {
+      case PowKernelChoice::generic:
+        return compiled(bitcoin_generic, true);
+      case PowKernelChoice::specialised:
+        return compiled(bitcoin_specialised, true);
+      case PowKernelChoice::adaptive:
+        break;
+    }
+    // Both compile at once; the generic one is usually in the disk cache already.
+    start_compile(bitcoin_specialised);
+    if (const Loaded* k = compiled(bitcoin_specialised, false)) return k;
+    return compiled(bitcoin_generic, true);
   }
 
   // Runs one launch over [at, at + n) and returns the lowest candidate offset.
-  std::uint32_t launch(std::uint64_t at, std::uint64_t n, int digits) {
-    const Loaded& k = kernel_for(digits);
+  std::uint32_t launch(const Loaded& k, std::uint64_t at, std::uint64_t n) {
     const std::uint64_t threads = std::uint64_t{k.grid} * k.block;
     const auto count = static_cast<std::uint32_t>(n);
     best_.fill(no_candidate);
@@ -142,17 +204,19 @@ class KernelSearcher : public NonceSearcher {
   Device device_;
   double launch_seconds_;
   PowKernelTuning tuning_;
+  int host_threads_;
   DeviceBuffer<std::uint32_t> best_;
-  std::map<int, Loaded> kernels_;  // by digit count (0 for Bitcoin)
-  double rate_ = 0;                // nonces per second once measured
+  // Background compiles (std::async: destroying the last future waits for the compile).
+  std::map<int, std::shared_future<Loaded>> kernels_;
+  double rate_ = 0;  // nonces per second once measured
   std::uint64_t probe_ = std::uint64_t{1} << 16;
 };
 
 }  // namespace
 
 std::unique_ptr<NonceSearcher> make_kernel_searcher(const MinePlan& plan, Device device, double launch_seconds,
-                                                    const PowKernelTuning& tuning) {
-  return std::make_unique<KernelSearcher>(plan, std::move(device), launch_seconds, tuning);
+                                                    const PowKernelTuning& tuning, int host_threads) {
+  return std::make_unique<KernelSearcher>(plan, std::move(device), launch_seconds, tuning, host_threads);
 }
 
 }  // namespace opkit::ops::detail

@@ -45,9 +45,9 @@ PowBitcoinJobArgs bitcoin_job_args(const MinePlan& plan) {
   return args;
 }
 
-Program bitcoin_program(const MinePlan& plan, const PowKernelTuning& tuning) {
+Program bitcoin_program(const MinePlan& plan, bool specialised, const PowKernelTuning& tuning) {
   Program program = kernel_program("bitcoin_mine.cu", tuning);
-  if (!tuning.specialised) return program.define("POW_GENERIC");
+  if (!specialised) return program.define("POW_GENERIC");
   define_midstate(program, plan);
   for (int i = 0; i < 3; ++i) program.define("POW_W" + std::to_string(i), word(plan.header_tail[i]));
   program.define("POW_TARGET_TOP", word(plan.target.top_word()));

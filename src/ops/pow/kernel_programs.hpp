@@ -10,11 +10,20 @@
 
 namespace opkit::ops::detail {
 
-// Code-generation choices, exposed for the benchmark that compares them.
+// Which kernel a device runs.
+enum class PowKernelChoice : std::uint8_t {
+  // What is ready: the job's specialised kernel once compiled (in the background), meanwhile the
+  // generic Bitcoin kernel (compiled once per device, then on disk) or, in data mode on a GPU,
+  // the host's own miner. A compile costs seconds and a whole 32-bit range a fraction of one,
+  // so the specialised kernel serves long and repeated (cached) jobs.
+  adaptive,
+  generic,      // only the generic kernel (Bitcoin; data mode has none and uses `specialised`)
+  specialised,  // only the job's kernel, waiting for its compile
+};
+
+// Code-generation and kernel choices, exposed for the benchmark that compares them.
 struct PowKernelTuning {
-  // Job constants as -D values (Bitcoin; data mode is always specialised). false: the generic
-  // kernel, compiled once, that reads the job from its arguments.
-  bool specialised = true;
+  PowKernelChoice kernel = PowKernelChoice::adaptive;
   // σ0/σ1's right shifts as IMAD.HI on the FMA pipe (-DPOW_SHR_ON_FMA): 156 fewer ALU-pipe
   // instructions per Bitcoin nonce.
   bool shr_on_fma = true;
@@ -32,7 +41,9 @@ struct PowBitcoinJobArgs {
 PowBitcoinJobArgs bitcoin_job_args(const MinePlan& plan);
 
 // Kernel "pow_bitcoin" for this plan.
-Program bitcoin_program(const MinePlan& plan, const PowKernelTuning& tuning);
+// Kernel "pow_bitcoin" for this plan: specialised (-D job constants) or generic (the job from
+// the kernel's argument, one program for every job).
+Program bitcoin_program(const MinePlan& plan, bool specialised, const PowKernelTuning& tuning);
 // Kernel "pow_data" for this plan's nonces of `digits` decimal digits.
 Program data_program(const MinePlan& plan, int digits, const PowKernelTuning& tuning);
 

@@ -1,5 +1,8 @@
 // opkit::ops::mine: validates the job, picks the engines (every GPU, else the CPU), and runs the
 // range search over them.
+#include <omp.h>
+
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -20,8 +23,11 @@ std::vector<std::unique_ptr<detail::NonceSearcher>> engines_for(const detail::Mi
   std::vector<std::unique_ptr<detail::NonceSearcher>> engines;
   std::vector<Device> devices = options.devices;
   if (devices.empty() && !options.cpu) devices = Device::cuda_devices();
+  // Cores each device may use for host mining while its data-mode kernel compiles.
+  const int host_threads = std::max(1, (options.cpu_threads > 0 ? options.cpu_threads : omp_get_max_threads()) /
+                                           std::max(1, static_cast<int>(devices.size())));
   for (Device& device : devices)
-    engines.push_back(detail::make_kernel_searcher(plan, std::move(device), options.launch_seconds));
+    engines.push_back(detail::make_kernel_searcher(plan, std::move(device), options.launch_seconds, {}, host_threads));
   if (options.cpu || engines.empty()) engines.push_back(detail::make_cpu_searcher(plan, options.cpu_threads));
   return engines;
 }
