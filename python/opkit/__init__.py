@@ -10,7 +10,7 @@ CUDA is loaded at run time (driver and NVRTC); without a GPU, opkit uses the CPU
 """
 
 from ._opkit import CompileError, Device, DeviceAllocation, Error, Event, Stream, version as __version__
-from ._arrays import DeviceArray
+from ._arrays import DeviceArray, empty, to_device
 from ._devices import default_device, devices, get_device, set_default_device, synchronize
 from ._hash import sha256, sha256d
 from ._kernels import Function, SourceModule
@@ -48,6 +48,7 @@ __all__ = [
     "Stream",
     "default_device",
     "devices",
+    "empty",
     "get_device",
     "mem_alloc",
     "mem_get_info",
@@ -64,4 +65,5 @@ __all__ = [
     "sha256",
     "sha256d",
     "synchronize",
+    "to_device",
 ]

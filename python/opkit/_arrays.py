@@ -124,29 +124,51 @@ def stream_handle(stream: Stream | None) -> int:
     return 0 if stream is None else stream.handle
 
 
+# DLPack dtype codes (dlpack.h) <-> NumPy kinds.
+_DL_CODES = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}
+_NUMPY_KINDS = {code: kind for kind, code in _DL_CODES.items()}
+
+
+def dlpack_dtype(dtype) -> tuple[int, int]:
+    """(DLPack dtype code, bits) of a NumPy dtype."""
+    dt = np.dtype(dtype)
+    if dt.kind not in _DL_CODES:
+        raise TypeError(f"dtype {dt} has no DLPack equivalent (integers, floats, complex and bool do)")
+    return _DL_CODES[dt.kind], dt.itemsize * 8
+
+
+def numpy_dtype(code: int, bits: int) -> np.dtype:
+    if code not in _NUMPY_KINDS or bits % 8:
+        raise TypeError(f"DLPack dtype code {code} with {bits} bits has no NumPy equivalent")
+    kind = _NUMPY_KINDS[code]
+    return np.dtype(bool) if kind == "b" else np.dtype(f"{kind}{bits // 8}")
+
+
 class DeviceArray:
     """An array opkit allocated on a device, handed to any framework through DLPack:
     torch.from_dlpack(a), cupy.from_dlpack(a), jax.numpy.from_dlpack(a); a.get() copies it to a
-    NumPy array. The memory lives until the last consumer lets go of it."""
+    NumPy array; kernels take it as a pointer. The memory lives until the last user lets go."""
 
     def __init__(self, array, device: Device, stream: Stream | None):
         self._array = array  # nanobind ndarray: owns the allocation, implements DLPack
         self._device = device
         self._stream = stream
-        self.shape = tuple(array.shape)
-        self.dtype = np.dtype(np.uint8)
+        address, _, _, shape, _, (code, bits, _) = _opkit.array_info(array.__dlpack__())
+        self.ptr = address
+        self.shape = tuple(shape)
+        self.dtype = numpy_dtype(code, bits)
 
     @property
     def device(self) -> Device:
         return self._device
 
     @property
-    def nbytes(self) -> int:
-        return int(np.prod(self.shape)) * self.dtype.itemsize
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
 
     @property
-    def ptr(self) -> int:
-        return _opkit.array_info(self._array.__dlpack__())[0]
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
 
     def __dlpack_device__(self):
         return self._array.__dlpack_device__()
@@ -172,11 +194,11 @@ class DeviceArray:
             self.synchronize()
 
     def synchronize(self) -> None:
-        """Waits for the work that writes this array."""
+        """Waits for the work queued on the stream that writes this array."""
         (self._stream or self._device.default_stream()).synchronize()
 
     def get(self) -> np.ndarray:
-        """A NumPy copy of the array."""
+        """A NumPy copy of the array (waits for the work that writes it)."""
         host = np.empty(self.shape, dtype=self.dtype)
         if host.nbytes:
             self.synchronize()
@@ -192,3 +214,30 @@ class DeviceArray:
 
     def __repr__(self) -> str:
         return f"<opkit.DeviceArray shape={self.shape} dtype={self.dtype} on {self._device!r}>"
+
+
+def empty(shape, dtype=np.uint8, device=None) -> DeviceArray:
+    """An uninitialised C-contiguous array on the device (default: opkit.default_device())."""
+    from ._devices import get_device
+
+    dev = get_device(device)
+    dims = [int(shape)] if isinstance(shape, (int, np.integer)) else [int(d) for d in shape]
+    if any(d < 0 for d in dims):
+        raise ValueError(f"shape must not be negative, got {tuple(dims)}")
+    code, bits = dlpack_dtype(dtype)
+    return DeviceArray(_opkit.empty(dev, dims, code, bits), dev, None)
+
+
+def to_device(host, device=None, stream=None) -> DeviceArray:
+    """A device copy of a host array (PyCUDA's gpuarray.to_gpu). With a stream, the copy is queued
+    on it and the DeviceArray is ordered on that stream."""
+    from ._devices import get_device
+
+    array = np.ascontiguousarray(host)
+    dev = get_device(device)
+    out = empty(array.shape, array.dtype, dev)
+    s = as_stream(dev, stream)
+    out._stream = s
+    if array.nbytes:
+        _opkit.copy(dev, out.ptr, array.ctypes.data, array.nbytes, "htod", s)
+    return out

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
@@ -30,9 +31,10 @@ void require_contiguous(const AnyArray& array, const char* what);
 // Throws unless the dtype is an unsigned or signed integer of `bits` bits with one lane.
 void require_dtype(const AnyArray& array, std::uint8_t bits, bool unsigned_only, const char* what);
 
-// An array of `shape` over a new device allocation of at least one byte, freed when the last
-// Python reference (or the consumer's DLPack tensor) lets go of it.
-nanobind::ndarray<> device_array(const Device& device, std::size_t rows, std::size_t columns, void** data_out);
+// A C-contiguous array of `shape` and `dtype` over a new allocation on `device` (of at least one
+// byte), freed when the last Python reference (or the consumer's DLPack tensor) lets go of it.
+nanobind::ndarray<nanobind::array_api> device_array(const Device& device, const std::vector<std::size_t>& shape,
+                                 nanobind::dlpack::dtype dtype, void** data_out);
 // A NumPy uint8 array of rows x columns, uninitialised.
 nanobind::ndarray<nanobind::numpy, std::uint8_t> host_array(std::size_t rows, std::size_t columns);
 

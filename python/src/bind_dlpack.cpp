@@ -52,15 +52,19 @@ void require_dtype(const AnyArray& array, std::uint8_t bits, bool unsigned_only,
                     " with " + std::to_string(dt.bits) + " bits");
 }
 
-nb::ndarray<> device_array(const Device& device, std::size_t rows, std::size_t columns, void** data_out) {
-  auto buffer = std::make_unique<DeviceBuffer<std::uint8_t>>(device, rows * columns == 0 ? 1 : rows * columns);
+nb::ndarray<nb::array_api> device_array(const Device& device, const std::vector<std::size_t>& shape, nb::dlpack::dtype dtype,
+                           void** data_out) {
+  if (dtype.lanes != 1 || dtype.bits == 0 || dtype.bits % 8 != 0)
+    throw Error(Errc::invalid_argument, "device_array", "only whole-byte, single-lane element types are supported");
+  std::size_t bytes = dtype.bits / 8;
+  for (std::size_t extent : shape) bytes *= extent;
+  auto buffer = std::make_unique<DeviceBuffer<std::uint8_t>>(device, bytes == 0 ? 1 : bytes);
   void* data = buffer->data();
   nb::capsule owner(buffer.get(), [](void* p) noexcept { delete static_cast<DeviceBuffer<std::uint8_t>*>(p); });
   buffer.release();
   *data_out = data;
-  std::size_t shape[2] = {rows, columns};
   bool cuda = device.kind() == BackendKind::cuda;
-  return nb::ndarray<>(data, 2, shape, owner, nullptr, nb::dtype<std::uint8_t>(), cuda ? dl_cuda : dl_cpu,
+  return nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), owner, nullptr, dtype, cuda ? dl_cuda : dl_cpu,
                        cuda ? device.info().ordinal : 0);
 }
 
@@ -89,6 +93,15 @@ void bind_dlpack(nb::module_& m) {
       "capsule"_a,
       "(address, DLPack device type, device id, shape, strides in elements, (dtype code, bits, lanes)) of a DLPack "
       "capsule. The address stays valid while the producer's array lives.");
+
+  m.def(
+      "empty",
+      [](const Device& device, const std::vector<std::size_t>& shape, std::uint8_t code, std::uint8_t bits) {
+        void* data = nullptr;
+        return device_array(device, shape, nb::dlpack::dtype{code, bits, 1}, &data);
+      },
+      "device"_a, "shape"_a, "dtype_code"_a, "dtype_bits"_a,
+      "An uninitialised C-contiguous array on the device, with a DLPack face (DLPack dtype code and bits).");
 }
 
 }  // namespace opkit::python

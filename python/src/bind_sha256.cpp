@@ -85,7 +85,7 @@ nb::object hash_fixed(AnyArray data, const std::string& algo_name, std::optional
                     "; hashing it on the host CPU needs a copy to the host first");
   Device where = device_for(data, device);
   void* out_data = nullptr;
-  nb::ndarray<> out = device_array(where, rows, ops::sha256_digest_bytes, &out_data);
+  nb::ndarray<nb::array_api> out = device_array(where, {rows, ops::sha256_digest_bytes}, nb::dtype<std::uint8_t>(), &out_data);
   if (rows != 0) {
     std::optional<Stream> stream;
     if (stream_handle) stream = where.borrow_stream(address(*stream_handle));
@@ -134,7 +134,7 @@ nb::object hash_offsets(AnyArray data, AnyArray offsets, const std::string& algo
                     "; hashing it on the host CPU needs a copy to the host first");
   Device where = device_for(data, device);
   void* out_data = nullptr;
-  nb::ndarray<> out = device_array(where, rows, ops::sha256_digest_bytes, &out_data);
+  nb::ndarray<nb::array_api> out = device_array(where, {rows, ops::sha256_digest_bytes}, nb::dtype<std::uint8_t>(), &out_data);
   std::optional<Stream> stream;
   if (stream_handle) stream = where.borrow_stream(address(*stream_handle));
   ops::HashOptions options;

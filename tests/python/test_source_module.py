@@ -162,3 +162,16 @@ def test_unknown_kernel_name_lists_the_kernels(device):
     with pytest.raises(opkit.Error, match="saxpy") as caught:
         mod.get_function("sxapy")
     assert caught.value.kind == "not_found"
+
+
+def test_device_arrays_round_trip_and_pass_to_kernels(device, rng):
+    host = rng.standard_normal((3, 50)).astype(np.float32)
+    a = opkit.to_device(host, device=device)
+    assert a.shape == (3, 50) and a.dtype == np.float32 and a.nbytes == host.nbytes and a.device == device
+    double = opkit.SourceModule("__global__ void d(float *a) { a[blockIdx.x * 50 + threadIdx.x] *= 2; }", device=device)
+    double.get_function("d")(a, block=50, grid=3)
+    np.testing.assert_array_equal(a.get(), 2 * host)
+    assert opkit.empty((0, 4), np.int64, device=device).get().shape == (0, 4)
+    assert opkit.empty(7, np.uint16, device=device).shape == (7,)
+    with pytest.raises(TypeError, match="DLPack"):
+        opkit.empty(3, np.dtype("U3"), device=device)
