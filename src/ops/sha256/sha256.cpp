@@ -47,10 +47,16 @@ void check_offsets(std::span<const std::uint64_t> offsets, std::size_t data_byte
     throw Error(Errc::invalid_argument, "sha256", "offset past the end of the data");
 }
 
+// Below this (messages and bytes), the automatic choice keeps host data on the CPU: a launch and
+// two copies cost more than OpenSSL needs for the whole batch.
+constexpr std::size_t small_batch_messages = 4096;
+constexpr std::size_t small_batch_bytes = std::size_t{1} << 20;
+
 // Where host data is hashed: nullopt means the host CPU (OpenSSL).
-std::optional<Device> choose_device(const HashOptions& options) {
+std::optional<Device> choose_device(const HashOptions& options, std::size_t count, std::size_t bytes) {
   if (options.host_cpu) return std::nullopt;
   if (options.device) return options.device->is_gpu() ? options.device : std::nullopt;
+  if (count < small_batch_messages && bytes < small_batch_bytes) return std::nullopt;
   std::vector<Device> gpus = Device::cuda_devices();
   if (gpus.empty()) return std::nullopt;
   return gpus.front();
@@ -164,7 +170,7 @@ void hash_host_fixed(HashAlgo algo, std::span<const std::uint8_t> data, std::siz
   const std::size_t count = digest_count(digests.size());
   check_fixed(data.size(), message_bytes, count);
   if (count == 0) return;
-  if (auto device = choose_device(options))
+  if (auto device = choose_device(options, count, data.size()))
     gpu_fixed(*device, algo, data, message_bytes, digests, count);
   else
     detail::cpu_hash_fixed(algo, data.data(), message_bytes, count, digests.data());
@@ -175,7 +181,7 @@ void hash_host_variable(HashAlgo algo, std::span<const std::uint8_t> data, std::
   const std::size_t count = digest_count(digests.size());
   check_offsets(offsets, data.size(), count);
   if (count == 0) return;
-  if (auto device = choose_device(options))
+  if (auto device = choose_device(options, count, data.size()))
     gpu_variable(*device, algo, data, offsets, digests, count);
   else
     detail::cpu_hash_variable(algo, data.data(), offsets.data(), count, digests.data());
