@@ -39,10 +39,11 @@ def host_array(obj, *, writable: bool, what: str) -> np.ndarray:
     else:
         array = np.asarray(obj)
     if writable:
+        hint = " (wrap an input-only array in opkit.In(a))" if what == "InOut" else ""
         if not array.flags.c_contiguous:
-            raise ValueError(f"{what}: the host array must be C-contiguous to be written in place")
+            raise ValueError(f"{what}: the host array must be C-contiguous to be written in place{hint}")
         if not array.flags.writeable:
-            raise ValueError(f"{what}: the host array is read-only")
+            raise ValueError(f"{what}: the host array is read-only{hint}")
         return array
     return np.ascontiguousarray(array)
 

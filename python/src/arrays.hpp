@@ -34,7 +34,7 @@ void require_dtype(const AnyArray& array, std::uint8_t bits, bool unsigned_only,
 // A C-contiguous array of `shape` and `dtype` over a new allocation on `device` (of at least one
 // byte), freed when the last Python reference (or the consumer's DLPack tensor) lets go of it.
 nanobind::ndarray<nanobind::array_api> device_array(const Device& device, const std::vector<std::size_t>& shape,
-                                 nanobind::dlpack::dtype dtype, void** data_out);
+                                                    nanobind::dlpack::dtype dtype, void** data_out);
 // A NumPy uint8 array of rows x columns, uninitialised.
 nanobind::ndarray<nanobind::numpy, std::uint8_t> host_array(std::size_t rows, std::size_t columns);
 

@@ -24,8 +24,8 @@ std::tuple<int, int> dlpack_device(const Device& device) {
 
 std::string describe(const Device& device) {
   const DeviceInfo& info = device.info();
-  return "<opkit.Device " + std::string(backend_kind_name(info.backend)) + ":" + std::to_string(info.ordinal) +
-         " '" + info.name + "' " + info.arch + ">";
+  return "<opkit.Device " + std::string(backend_kind_name(info.backend)) + ":" + std::to_string(info.ordinal) + " '" +
+         info.name + "' " + info.arch + ">";
 }
 
 }  // namespace
@@ -55,9 +55,8 @@ void bind_device(nb::module_& m) {
       .def("default_stream", &Device::default_stream)
       .def("create_stream", &Device::create_stream)
       .def(
-          "borrow_stream",
-          [](const Device& d, std::uintptr_t handle) { return d.borrow_stream(address(handle)); }, "handle"_a,
-          "Wraps a stream created elsewhere (PyTorch, CuPy) by its native handle, without owning it.")
+          "borrow_stream", [](const Device& d, std::uintptr_t handle) { return d.borrow_stream(address(handle)); },
+          "handle"_a, "Wraps a stream created elsewhere (PyTorch, CuPy) by its native handle, without owning it.")
       .def("create_event", &Device::create_event)
       .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
       .def("__hash__", [](const Device& d) { return std::hash<const void*>{}(&d.impl()); })
@@ -65,8 +64,9 @@ void bind_device(nb::module_& m) {
 
   nb::class_<Stream>(m, "Stream")
       .def("synchronize", &Stream::synchronize, release())
-      .def_prop_ro("handle", [](const Stream& s) { return reinterpret_cast<std::uintptr_t>(s.native_handle()); },
-                   "The native handle as an integer (a CUstream for CUDA; 0 is the legacy default stream).")
+      .def_prop_ro(
+          "handle", [](const Stream& s) { return reinterpret_cast<std::uintptr_t>(s.native_handle()); },
+          "The native handle as an integer (a CUstream for CUDA; 0 is the legacy default stream).")
       .def_prop_ro("device", &Stream::device)
       .def("__repr__", [](const Stream& s) {
         return "<opkit.Stream " + std::to_string(reinterpret_cast<std::uintptr_t>(s.native_handle())) + " on " +

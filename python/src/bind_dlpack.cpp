@@ -52,8 +52,8 @@ void require_dtype(const AnyArray& array, std::uint8_t bits, bool unsigned_only,
                     " with " + std::to_string(dt.bits) + " bits");
 }
 
-nb::ndarray<nb::array_api> device_array(const Device& device, const std::vector<std::size_t>& shape, nb::dlpack::dtype dtype,
-                           void** data_out) {
+nb::ndarray<nb::array_api> device_array(const Device& device, const std::vector<std::size_t>& shape,
+                                        nb::dlpack::dtype dtype, void** data_out) {
   if (dtype.lanes != 1 || dtype.bits == 0 || dtype.bits % 8 != 0)
     throw Error(Errc::invalid_argument, "device_array", "only whole-byte, single-lane element types are supported");
   std::size_t bytes = dtype.bits / 8;
@@ -65,7 +65,7 @@ nb::ndarray<nb::array_api> device_array(const Device& device, const std::vector<
   *data_out = data;
   bool cuda = device.kind() == BackendKind::cuda;
   return nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), owner, nullptr, dtype, cuda ? dl_cuda : dl_cpu,
-                       cuda ? device.info().ordinal : 0);
+                                    cuda ? device.info().ordinal : 0);
 }
 
 nb::ndarray<nb::numpy, std::uint8_t> host_array(std::size_t rows, std::size_t columns) {

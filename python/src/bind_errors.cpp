@@ -18,16 +18,26 @@ PyObject* compile_error_type = nullptr;
 // Python-facing identifiers for Errc (errc_name gives prose such as "not found").
 const char* kind_name(Errc kind) {
   switch (kind) {
-    case Errc::unavailable: return "unavailable";
-    case Errc::compile: return "compile";
-    case Errc::load: return "load";
-    case Errc::not_found: return "not_found";
-    case Errc::invalid_argument: return "invalid_argument";
-    case Errc::launch: return "launch";
-    case Errc::memory: return "memory";
-    case Errc::runtime: return "runtime";
-    case Errc::io: return "io";
-    case Errc::interrupted: return "interrupted";
+    case Errc::unavailable:
+      return "unavailable";
+    case Errc::compile:
+      return "compile";
+    case Errc::load:
+      return "load";
+    case Errc::not_found:
+      return "not_found";
+    case Errc::invalid_argument:
+      return "invalid_argument";
+    case Errc::launch:
+      return "launch";
+    case Errc::memory:
+      return "memory";
+    case Errc::runtime:
+      return "runtime";
+    case Errc::io:
+      return "io";
+    case Errc::interrupted:
+      return "interrupted";
   }
   return "runtime";
 }

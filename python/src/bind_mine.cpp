@@ -138,7 +138,8 @@ void bind_mine(nb::module_& m) {
     std::memcpy(h.bytes.data(), header.c_str(), 80);
     return ops::bitcoin_hash_hex(ops::bitcoin_hash(h, nonce));
   });
-  m.def("nbits_target", [](std::uint32_t nbits) { return ops::Target::from_compact(nbits).hex(); }, "nbits"_a);
+  m.def(
+      "nbits_target", [](std::uint32_t nbits) { return ops::Target::from_compact(nbits).hex(); }, "nbits"_a);
 }
 
 }  // namespace opkit::python

@@ -80,8 +80,8 @@ nb::dict attributes(const Kernel& kernel) {
 }  // namespace
 
 void bind_program(nb::module_& m) {
-  m.def("compile", &compile, "device"_a, "source"_a, "name"_a, "options"_a, "include_dirs"_a, "defines"_a,
-        "headers"_a, "name_expressions"_a, nb::call_guard<nb::gil_scoped_release>(),
+  m.def("compile", &compile, "device"_a, "source"_a, "name"_a, "options"_a, "include_dirs"_a, "defines"_a, "headers"_a,
+        "name_expressions"_a, nb::call_guard<nb::gil_scoped_release>(),
         "Compiles CUDA C++ source for the device (through the kernel cache) and loads it.");
 
   m.def("find_kernel_names", &find_kernel_names, "source"_a);

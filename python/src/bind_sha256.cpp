@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 
 #include "arrays.hpp"
 #include "bindings.hpp"
@@ -36,71 +37,94 @@ void hash(HashAlgo algo, const Args&... args) {
     ops::sha256(args...);
 }
 
-// The device that hashes device-resident data: the data's own GPU; a `device` given by the
-// caller must be that one.
-Device device_for(const AnyArray& data, const std::optional<Device>& requested) {
-  Device device = cuda_device_of(data, "sha256");
-  if (requested && !(*requested == device))
+// Where the caller asked the work to run: `device` for host data (unset: the best device),
+// `host_cpu` for OpenSSL on the host, `stream` (a native handle) for device data.
+struct Placement {
+  std::optional<Device> device;
+  bool host_cpu = false;
+  std::optional<std::uintptr_t> stream;
+};
+
+std::string device_name(const Device& device) {
+  return std::string(backend_kind_name(device.kind())) + ":" + std::to_string(device.info().ordinal);
+}
+
+// Hashes host data into a new NumPy array, or device data into a new allocation on its GPU.
+// `work(options, digests)` runs the operator; digests is a host span or a device BufferView
+// (device_digests_v tells which), and the work passes the input in the same form.
+template <class Work>
+nb::object digests(const AnyArray& data, std::size_t rows, const Placement& where, Work work) {
+  const std::size_t bytes = rows * ops::sha256_digest_bytes;
+  if (on_host(data)) {
+    auto out = host_array(rows, ops::sha256_digest_bytes);
+    ops::HashOptions options;
+    options.device = where.device;
+    options.host_cpu = where.host_cpu;
+    std::span<std::uint8_t> host_digests(out.data(), bytes);
+    {
+      nb::gil_scoped_release unlocked;
+      work(options, host_digests);
+    }
+    return nb::cast(out);
+  }
+  Device gpu = cuda_device_of(data, "sha256");
+  if (where.host_cpu)
     throw Error(Errc::invalid_argument, "sha256",
-                "the data lives on cuda:" + std::to_string(data.device_id()) + " but device=" +
-                    requested->info().name + " was requested (move the data, or drop device=)");
-  return device;
+                "the data lives on " + device_name(gpu) + "; copy it to the host to hash it there");
+  if (where.device && !(*where.device == gpu))
+    throw Error(Errc::invalid_argument, "sha256",
+                "the data lives on " + device_name(gpu) + " but device=" + device_name(*where.device) +
+                    " was requested (move the data, or drop device=)");
+  void* out_data = nullptr;
+  nb::ndarray<nb::array_api> out =
+      device_array(gpu, {rows, ops::sha256_digest_bytes}, nb::dtype<std::uint8_t>(), &out_data);
+  std::optional<Stream> stream;
+  if (where.stream) stream = gpu.borrow_stream(address(*where.stream));
+  ops::HashOptions options;
+  options.stream = stream ? &*stream : nullptr;
+  BufferView<std::uint8_t> device_digests(gpu, static_cast<std::uint8_t*>(out_data), bytes);
+  {
+    nb::gil_scoped_release unlocked;
+    work(options, device_digests);
+  }
+  return nb::cast(out);
 }
 
-std::span<const std::uint8_t> host_bytes(const AnyArray& array) {
-  return {static_cast<const std::uint8_t*>(array.data()), array.nbytes()};
+// The array as the operator takes it: a host span, or a BufferView on `gpu`.
+template <class T>
+auto host_span(const AnyArray& array) {
+  return std::span<const T>(static_cast<const T*>(array.data()), array.size());
+}
+template <class T>
+BufferView<const T> device_view(const Device& gpu, const AnyArray& array) {
+  return BufferView<const T>(gpu, static_cast<const T*>(array.data()), array.size());
 }
 
-void check_fixed(const AnyArray& data) {
+// Whether the work was handed device digests (a BufferView) rather than a host span.
+template <class Digests>
+constexpr bool device_digests_v = std::is_same_v<std::decay_t<Digests>, BufferView<std::uint8_t>>;
+
+nb::object hash_fixed(AnyArray data, const std::string& algo_name, std::optional<Device> device, bool host_cpu,
+                      std::optional<std::uintptr_t> stream) {
+  HashAlgo algo = parse_algo(algo_name);
   if (data.ndim() != 2)
     throw Error(Errc::invalid_argument, "sha256",
                 "expected a 2-D [N, L] uint8 array (N messages of L bytes), got " + std::to_string(data.ndim()) +
                     " dimension(s)");
   require_dtype(data, 8, false, "sha256");
   require_contiguous(data, "sha256");
-}
-
-nb::object hash_fixed(AnyArray data, const std::string& algo_name, std::optional<Device> device, bool host_cpu,
-                      std::optional<std::uintptr_t> stream_handle) {
-  HashAlgo algo = parse_algo(algo_name);
-  check_fixed(data);
   const std::size_t rows = data.shape(0), length = data.shape(1);
-
-  if (on_host(data)) {
-    auto out = host_array(rows, ops::sha256_digest_bytes);
-    ops::HashOptions options;
-    options.device = device;
-    options.host_cpu = host_cpu;
-    std::span<std::uint8_t> digests(out.data(), rows * ops::sha256_digest_bytes);
-    {
-      nb::gil_scoped_release unlocked;
-      if (rows != 0) hash(algo, host_bytes(data), length, digests, options);
-    }
-    return nb::cast(out);
-  }
-
-  if (host_cpu)
-    throw Error(Errc::invalid_argument, "sha256",
-                "the data lives on cuda:" + std::to_string(data.device_id()) +
-                    "; hashing it on the host CPU needs a copy to the host first");
-  Device where = device_for(data, device);
-  void* out_data = nullptr;
-  nb::ndarray<nb::array_api> out = device_array(where, {rows, ops::sha256_digest_bytes}, nb::dtype<std::uint8_t>(), &out_data);
-  if (rows != 0) {
-    std::optional<Stream> stream;
-    if (stream_handle) stream = where.borrow_stream(address(*stream_handle));
-    ops::HashOptions options;
-    options.stream = stream ? &*stream : nullptr;
-    BufferView<const std::uint8_t> in(where, static_cast<const std::uint8_t*>(data.data()), rows * length);
-    BufferView<std::uint8_t> digests(where, static_cast<std::uint8_t*>(out_data), rows * ops::sha256_digest_bytes);
-    nb::gil_scoped_release unlocked;
-    hash(algo, in, length, digests, options);
-  }
-  return nb::cast(out);
+  return digests(data, rows, {device, host_cpu, stream}, [&](const ops::HashOptions& options, const auto& out) {
+    if (rows == 0) return;
+    if constexpr (device_digests_v<decltype(out)>)
+      hash(algo, device_view<std::uint8_t>(out.device(), data), length, out, options);
+    else
+      hash(algo, host_span<std::uint8_t>(data), length, out, options);
+  });
 }
 
 nb::object hash_offsets(AnyArray data, AnyArray offsets, const std::string& algo_name, std::optional<Device> device,
-                        bool host_cpu, std::optional<std::uintptr_t> stream_handle) {
+                        bool host_cpu, std::optional<std::uintptr_t> stream) {
   HashAlgo algo = parse_algo(algo_name);
   if (data.ndim() != 1 || offsets.ndim() != 1)
     throw Error(Errc::invalid_argument, "sha256", "with offsets, data and offsets must both be 1-D arrays");
@@ -112,50 +136,24 @@ nb::object hash_offsets(AnyArray data, AnyArray offsets, const std::string& algo
     throw Error(Errc::invalid_argument, "sha256", "offsets must hold N + 1 entries for N messages (got none)");
   if (on_host(data) != on_host(offsets) || (!on_host(data) && data.device_id() != offsets.device_id()))
     throw Error(Errc::invalid_argument, "sha256", "data and offsets must live on the same device");
-  const std::size_t rows = offsets.shape(0) - 1;
-
-  if (on_host(data)) {
-    auto out = host_array(rows, ops::sha256_digest_bytes);
-    ops::HashOptions options;
-    options.device = device;
-    options.host_cpu = host_cpu;
-    std::span<const std::uint64_t> offs(static_cast<const std::uint64_t*>(offsets.data()), offsets.shape(0));
-    std::span<std::uint8_t> digests(out.data(), rows * ops::sha256_digest_bytes);
-    {
-      nb::gil_scoped_release unlocked;
-      hash(algo, host_bytes(data), offs, digests, options);
-    }
-    return nb::cast(out);
-  }
-
-  if (host_cpu)
-    throw Error(Errc::invalid_argument, "sha256",
-                "the data lives on cuda:" + std::to_string(data.device_id()) +
-                    "; hashing it on the host CPU needs a copy to the host first");
-  Device where = device_for(data, device);
-  void* out_data = nullptr;
-  nb::ndarray<nb::array_api> out = device_array(where, {rows, ops::sha256_digest_bytes}, nb::dtype<std::uint8_t>(), &out_data);
-  std::optional<Stream> stream;
-  if (stream_handle) stream = where.borrow_stream(address(*stream_handle));
-  ops::HashOptions options;
-  options.stream = stream ? &*stream : nullptr;
-  BufferView<const std::uint8_t> in(where, static_cast<const std::uint8_t*>(data.data()), data.shape(0));
-  BufferView<const std::uint64_t> offs(where, static_cast<const std::uint64_t*>(offsets.data()), offsets.shape(0));
-  BufferView<std::uint8_t> digests(where, static_cast<std::uint8_t*>(out_data), rows * ops::sha256_digest_bytes);
-  {
-    nb::gil_scoped_release unlocked;
-    hash(algo, in, offs, digests, options);
-  }
-  return nb::cast(out);
+  return digests(data, offsets.shape(0) - 1, {device, host_cpu, stream},
+                 [&](const ops::HashOptions& options, const auto& out) {
+                   if (offsets.shape(0) == 1) return;  // no message
+                   if constexpr (device_digests_v<decltype(out)>)
+                     hash(algo, device_view<std::uint8_t>(out.device(), data),
+                          device_view<std::uint64_t>(out.device(), offsets), out, options);
+                   else
+                     hash(algo, host_span<std::uint8_t>(data), host_span<std::uint64_t>(offsets), out, options);
+                 });
 }
 
 }  // namespace
 
 void bind_sha256(nb::module_& m) {
-  m.def("hash_fixed", &hash_fixed, "data"_a, "algo"_a, "device"_a = nb::none(), "host_cpu"_a = false, "stream"_a = nb::none(),
-        "Digests of a [N, L] uint8 array as a [N, 32] uint8 array on the data's device.");
-  m.def("hash_offsets", &hash_offsets, "data"_a, "offsets"_a, "algo"_a, "device"_a = nb::none(),
-        "host_cpu"_a = false, "stream"_a = nb::none(), "Digests of data[offsets[i]:offsets[i + 1]] as a [N, 32] uint8 array.");
+  m.def("hash_fixed", &hash_fixed, "data"_a, "algo"_a, "device"_a = nb::none(), "host_cpu"_a = false,
+        "stream"_a = nb::none(), "Digests of a [N, L] uint8 array as a [N, 32] uint8 array on the data's device.");
+  m.def("hash_offsets", &hash_offsets, "data"_a, "offsets"_a, "algo"_a, "device"_a = nb::none(), "host_cpu"_a = false,
+        "stream"_a = nb::none(), "Digests of data[offsets[i]:offsets[i + 1]] as a [N, 32] uint8 array.");
 }
 
 }  // namespace opkit::python

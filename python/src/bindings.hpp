@@ -20,6 +20,8 @@ void bind_sha256(nanobind::module_& m);
 void bind_mine(nanobind::module_& m);
 
 // Device memory addresses travel through Python as integers (PyCUDA's convention).
-inline void* address(std::uintptr_t value) { return reinterpret_cast<void*>(value); }
+inline void* address(std::uintptr_t value) {
+  return reinterpret_cast<void*>(value);
+}
 
 }  // namespace opkit::python

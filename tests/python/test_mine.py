@@ -105,3 +105,20 @@ def test_bad_input_gives_clear_errors():
         opkit.mine(data=b"abc", difficulty=0, device="cpu")
     with pytest.raises(opkit.Error):
         opkit.mine(GENESIS[0], target="zz", device="cpu")
+
+
+def test_ctrl_c_stops_the_search_and_tells_where_to_resume():
+    import os
+    import signal
+    import threading
+
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt) as caught:
+            opkit.mine(data=b"never", difficulty=200, device="cpu")
+    finally:
+        timer.cancel()
+    result = caught.value.result
+    assert isinstance(result, opkit.MineResult) and result.interrupted and not result.found
+    assert result.searched_through is None or result.searched_through >= 0
