@@ -29,6 +29,16 @@
 
 #define SHA256_FN __host__ __device__ __forceinline__
 
+// Full unrolling of a loop with a constant trip count, in each compiler's spelling (a host
+// compiler warns about a `#pragma unroll` it does not know).
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__) || defined(__clang__)
+#define SHA256_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define SHA256_UNROLL _Pragma("GCC unroll 64")
+#else
+#define SHA256_UNROLL
+#endif
+
 #ifdef __CUDA_ARCH__
 // sha256_pow2[i] == 2^i, in constant memory (never written): ptxas cannot see these values, so
 // `x * sha256_pow2[0] + y` stays an IMAD and `mul.hi(x, 2^(32-n))` stays an IMAD.HI (= x >> n)

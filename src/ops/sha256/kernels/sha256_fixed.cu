@@ -84,13 +84,13 @@ extern "C" __global__ void sha256_fixed(const unsigned char* __restrict__ data, 
   unsigned int state[PER_THREAD][8];
   // Messages past the end are replaced by the last one, so that the hashes need no branch and
   // ptxas can interleave them; only the stores are conditional.
-#pragma unroll
+  SHA256_UNROLL
   for (int k = 0; k < PER_THREAD; ++k) {
     unsigned long long i = first + static_cast<unsigned long long>(k) * blockDim.x;
     if (i >= count) i = count - 1u;
     sha256_fixed_message(data + i * SHA256_LEN, state[k]);
   }
-#pragma unroll
+  SHA256_UNROLL
   for (int k = 0; k < PER_THREAD; ++k) {
     const unsigned long long i = first + static_cast<unsigned long long>(k) * blockDim.x;
     if (i < count) sha256_store_digest(digests + i * 32u, state[k], STORE_ALIGN);

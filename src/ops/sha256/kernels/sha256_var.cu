@@ -45,7 +45,7 @@ extern "C" __global__ void sha256_var(const unsigned char* __restrict__ data, un
   const unsigned int tail_blocks = (len % 64u) + 9u > 64u ? 2u : 1u;
   for (unsigned int t = 0; t < tail_blocks; ++t) {
     const unsigned long long base = (data_blocks + t) * 64u;
-#pragma unroll
+    SHA256_UNROLL
     for (int j = 0; j < 16; ++j) {
       const unsigned long long p = base + 4u * static_cast<unsigned int>(j);
       if (p + 4u <= len)
