@@ -7,9 +7,12 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include "opkit/buffer.hpp"
+#include "opkit/cache.hpp"
 #include "opkit/kernel.hpp"
 #include "opkit/module.hpp"
 #include "ops/pow/cpu_miner.hpp"
@@ -41,6 +44,27 @@ Loaded load(const Device& device, const Program& program, const char* name) {
   const int per_sm = std::clamp(65536 / (((registers + 7) / 8 * 8) * static_cast<int>(block)), 1, 8);
   return {kernel, static_cast<std::uint32_t>(units * per_sm), block};
 }
+
+// Compiles outlive the search that started them: a stopped search must not wait for NVRTC. They
+// are kept here and waited for at exit, before what they use is torn down: the backends and the
+// module table are never destroyed, and the kernel cache is created before this table, so it is
+// destroyed after it.
+class BackgroundCompiles {
+ public:
+  static void keep(const std::shared_future<Loaded>& compile) {
+    KernelCache::global();
+    static BackgroundCompiles table;
+    std::lock_guard lock(table.mutex_);
+    std::erase_if(table.running_, [](const std::shared_future<Loaded>& f) {
+      return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    });
+    table.running_.push_back(compile);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::shared_future<Loaded>> running_;
+};
 
 class KernelSearcher : public NonceSearcher {
  public:
@@ -152,6 +176,7 @@ class KernelSearcher : public NonceSearcher {
     kernels_[key] = std::async(std::launch::async, [device = device_, program = std::move(program), name] {
                       return load(device, program, name);
                     }).share();
+    BackgroundCompiles::keep(kernels_[key]);
   }
 
   // The kernel of `key` once compiled (rethrowing its compile error), waiting when `wait`.
@@ -206,7 +231,6 @@ class KernelSearcher : public NonceSearcher {
   PowKernelTuning tuning_;
   int host_threads_;
   DeviceBuffer<std::uint32_t> best_;
-  // Background compiles (std::async: destroying the last future waits for the compile).
   std::map<int, std::shared_future<Loaded>> kernels_;
   double rate_ = 0;  // nonces per second once measured
   std::uint64_t probe_ = std::uint64_t{1} << 16;
