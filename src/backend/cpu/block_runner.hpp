@@ -1,0 +1,87 @@
+// Runs the CUDA blocks of a launch on one OS thread. The threads of a block run one after another
+// on one fiber; when a thread reaches __syncthreads, the next thread starts on a new fiber, and
+// once every thread has started, the suspended ones are resumed in order, one barrier at a time.
+// A kernel that never synchronises costs one fiber switch per block, not per thread.
+#pragma once
+
+#include <signal.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/fiber.hpp"
+#include "backend/cpu/opkit_cpu_abi.h"
+
+namespace opkit::cpu {
+
+// Each OS thread's `extern __shared__` memory: at one address for the thread's lifetime (the
+// kernel's thread_local pointers to it are initialised once), sized for sm_90's largest opt-in.
+inline constexpr std::size_t kMaxDynamicSharedBytes = 227 * 1024;
+// Stack of each CUDA thread (a fiber); an overflow hits a guard page and is reported.
+inline constexpr std::size_t kFiberStackBytes = 256 * 1024;
+
+struct LaunchGeometry {
+  opkit_cpu_dim grid, block;
+  std::uint32_t shared_bytes = 0;
+};
+
+class BlockRunner {
+ public:
+  BlockRunner();
+  ~BlockRunner();
+  BlockRunner(const BlockRunner&) = delete;
+  BlockRunner& operator=(const BlockRunner&) = delete;
+
+  // Prepares this OS thread to run blocks of `kernel` (binds the module's thread-locals here).
+  void begin(const opkit_cpu_module& module, const opkit_cpu_kernel& kernel, void** args,
+             const LaunchGeometry& geometry);
+  // Runs one block (linear index in the grid). False when a thread faulted; fault() says how.
+  bool run_block(std::uint64_t linear_block);
+  // "block (1,0,0) thread (5,0,0): <what happened>"
+  std::string fault() const;
+
+  // The services behind opkit_cpu_runtime, called from kernel code on this runner's fibers.
+  static const opkit_cpu_runtime& runtime();
+  // From a SIGSEGV/SIGBUS/SIGFPE/SIGILL handler: when a kernel fiber of this OS thread faulted,
+  // records it and leaves the fiber (does not return); otherwise returns false.
+  static bool leave_faulting_kernel(int signal, const siginfo_t* info);
+
+ private:
+  enum class State { running, at_barrier, finished, faulted };
+  struct Strand {
+    std::unique_ptr<Fiber> fiber;
+    BlockRunner* runner = nullptr;
+    opkit_cpu_dim thread{};
+    State state = State::running;
+  };
+
+  static void strand_main(void* strand);
+  static int barrier(int predicate);
+  [[noreturn]] static void trap(const char* message);
+  bool run(Strand& strand);
+
+  const opkit_cpu_kernel* kernel_ = nullptr;
+  void** args_ = nullptr;
+  opkit_cpu_thread_vars vars_{};
+  opkit_cpu_dim block_dim_{}, block_idx_{}, next_thread_idx_{};
+  std::uint64_t threads_per_block_ = 0, next_thread_ = 0;
+  int pending_count_ = 0, released_count_ = 0;  // barrier predicates: arriving / just passed
+
+  std::vector<std::unique_ptr<Strand>> strands_;  // strands_[0..used) serve the current block
+  std::size_t used_ = 0;
+  std::vector<Strand*> waiting_;  // at a barrier, in thread order
+
+  unsigned char* shared_ = nullptr;  // kMaxDynamicSharedBytes, mmap'd
+  std::uint32_t shared_bytes_ = 0;
+
+  // The fault, recorded without allocating (a signal handler may record it).
+  opkit_cpu_dim fault_thread_{};
+  int fault_signal_ = 0, fault_code_ = 0;
+  const void* fault_address_ = nullptr;
+  bool fault_overflow_ = false;
+  std::string fault_message_;
+};
+
+}  // namespace opkit::cpu

@@ -1,0 +1,151 @@
+// Loading kernel objects and launching their kernels (see cpu_module.hpp).
+#include "backend/cpu/cpu_module.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "backend/cpu/block_runner.hpp"
+#include "backend/cpu/kernel_compiler.hpp"
+#include "backend/cpu/worker_pool.hpp"
+#include "opkit/error.hpp"
+
+namespace opkit::cpu {
+namespace {
+
+constexpr std::size_t kParamAlignment = 64;  // every argument is copied to storage this aligned
+
+std::string dims(const Dim3& d) {
+  return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
+}
+
+// CUDA's launch limits, so that a launch that works here also works on a GPU.
+void check_geometry(const LaunchConfig& config, const std::string& kernel) {
+  auto invalid = [&](const std::string& message) {
+    return Error(Errc::invalid_argument, "CPU kernel launch", message).with_kernel(kernel);
+  };
+  if (config.grid.count() == 0 || config.block.count() == 0)
+    throw invalid("grid " + dims(config.grid) + " and block " + dims(config.block) + " must not be empty");
+  if (config.block.count() > 1024 || config.block.z > 64)
+    throw invalid("block " + dims(config.block) + " exceeds CUDA's limits (1024 threads, z at most 64)");
+  if (config.grid.x > 2147483647u || config.grid.y > 65535 || config.grid.z > 65535)
+    throw invalid("grid " + dims(config.grid) + " exceeds CUDA's limits (x < 2^31, y and z at most 65535)");
+  if (config.shared_bytes > kMaxDynamicSharedBytes)
+    throw invalid("dynamic shared memory of " + std::to_string(config.shared_bytes) + " bytes exceeds the " +
+                  std::to_string(kMaxDynamicSharedBytes) + " bytes a block can have");
+}
+
+}  // namespace
+
+CpuModule::CpuModule(const CompiledProgram& program) {
+  if (program.format != BinaryFormat::host_dso)
+    throw Error(Errc::load, "CPU backend",
+                std::string("a ") + binary_format_name(program.format) +
+                    " cannot run on the CPU backend, which needs a host shared object")
+        .with_source_name(program.source_name);
+  const std::string arch = host_arch();
+  if (program.target.substr(0, program.target.find('-')) != arch)
+    throw Error(Errc::load, "CPU backend",
+                "the kernel object was built for " + program.target + ", this machine is " + arch)
+        .with_source_name(program.source_name);
+  auto object = std::make_shared<const SharedObject>(program.binary);
+  table_ = static_cast<const opkit_cpu_module*>(object->symbol(OPKIT_CPU_MODULE_SYMBOL));
+  if (table_ == nullptr)
+    throw Error(Errc::load, "CPU backend", "not an opkit CPU kernel object (no " OPKIT_CPU_MODULE_SYMBOL " table)")
+        .with_source_name(program.source_name);
+  if (table_->abi_version != OPKIT_CPU_ABI_VERSION)
+    throw Error(Errc::load, "CPU backend",
+                "kernel object of ABI version " + std::to_string(table_->abi_version) + ", this opkit needs " +
+                    std::to_string(OPKIT_CPU_ABI_VERSION))
+        .with_source_name(program.source_name);
+  table_->bind(&BlockRunner::runtime());
+  object_ = std::move(object);
+}
+
+std::shared_ptr<backend::Function> CpuModule::function(const std::string& symbol) {
+  for (std::uint32_t i = 0; i < table_->kernel_count; ++i)
+    if (symbol == table_->kernels[i].name) return std::make_shared<CpuFunction>(object_, table_, &table_->kernels[i]);
+  return nullptr;
+}
+
+CpuFunction::CpuFunction(std::shared_ptr<const SharedObject> object, const opkit_cpu_module* table,
+                         const opkit_cpu_kernel* kernel)
+    : object_(std::move(object)), table_(table), kernel_(kernel) {}
+
+KernelAttributes CpuFunction::attributes() {
+  KernelAttributes a;
+  a.max_threads_per_block = 1024;
+  return a;
+}
+
+backend::ParamInfo CpuFunction::params() {
+  backend::ParamInfo info;
+  info.known = true;
+  info.sizes.assign(kernel_->param_sizes, kernel_->param_sizes + kernel_->param_count);
+  return info;
+}
+
+void CpuFunction::launch(const LaunchConfig& config, backend::Stream&, void** args, const std::size_t* sizes,
+                         std::size_t count) {
+  const std::string name = kernel_->name;
+  if (count != kernel_->param_count)
+    throw Error(
+        Errc::invalid_argument, "CPU kernel launch",
+        "kernel takes " + std::to_string(kernel_->param_count) + " argument(s), " + std::to_string(count) + " given")
+        .with_kernel(name);
+  for (std::size_t i = 0; i < count; ++i)
+    if (sizes[i] != kernel_->param_sizes[i])
+      throw Error(Errc::invalid_argument, "CPU kernel launch",
+                  "argument " + std::to_string(i) + " is " + std::to_string(sizes[i]) +
+                      " bytes but the kernel's parameter is " + std::to_string(kernel_->param_sizes[i]) + " bytes")
+          .with_kernel(name);
+  check_geometry(config, name);
+
+  // The caller's values may sit anywhere; the kernel reads them as their types.
+  auto padded = [](std::size_t n) { return (n + kParamAlignment - 1) / kParamAlignment * kParamAlignment; };
+  std::size_t total = kParamAlignment;
+  for (std::size_t i = 0; i < count; ++i) total += padded(sizes[i]);
+  std::vector<unsigned char> storage(total);
+  auto base = reinterpret_cast<std::uintptr_t>(storage.data());
+  unsigned char* cursor = storage.data() + ((kParamAlignment - base % kParamAlignment) % kParamAlignment);
+  std::vector<void*> aligned(count + 1);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::memcpy(cursor, args[i], sizes[i]);
+    aligned[i] = cursor;
+    cursor += padded(sizes[i]);
+  }
+
+  LaunchGeometry geometry;
+  geometry.grid = {config.grid.x, config.grid.y, config.grid.z};
+  geometry.block = {config.block.x, config.block.y, config.block.z};
+  geometry.shared_bytes = config.shared_bytes;
+  const std::uint64_t blocks = config.grid.count();
+  WorkerPool& pool = WorkerPool::instance();
+  const unsigned workers = static_cast<unsigned>(std::min<std::uint64_t>(pool.size(), blocks));
+  // Blocks are handed out in chunks (fewer atomic operations for grids of tiny blocks), small
+  // enough that every worker gets dozens of them to balance uneven blocks.
+  const std::uint64_t chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t{workers} * 64));
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex fault_mutex;
+  std::string fault;
+  pool.run(workers, [&](BlockRunner& runner) {
+    runner.begin(*table_, *kernel_, aligned.data(), geometry);
+    while (!failed.load(std::memory_order_relaxed)) {
+      std::uint64_t first = next.fetch_add(chunk, std::memory_order_relaxed);
+      if (first >= blocks) return;
+      std::uint64_t last = std::min(first + chunk, blocks);
+      for (std::uint64_t b = first; b < last; ++b) {
+        if (runner.run_block(b)) continue;
+        std::lock_guard lock(fault_mutex);
+        if (fault.empty()) fault = runner.fault();
+        failed = true;
+        return;
+      }
+    }
+  });
+  if (failed) throw Error(Errc::launch, "CPU kernel launch", "kernel faulted in " + fault).with_kernel(name);
+}
+
+}  // namespace opkit::cpu

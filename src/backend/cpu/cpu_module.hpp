@@ -1,0 +1,43 @@
+// Module and Function of the CPU backend: a loaded kernel shared object, its kernel table, and the
+// launch that spreads a grid's blocks over the worker threads.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backend/backend.hpp"
+#include "backend/cpu/opkit_cpu_abi.h"
+#include "backend/cpu/shared_object.hpp"
+
+namespace opkit::cpu {
+
+class CpuModule final : public backend::Module {
+ public:
+  // Throws Error(Errc::load) for a binary that is not a host shared object for this machine or
+  // does not carry a kernel table of this ABI version.
+  explicit CpuModule(const CompiledProgram& program);
+  std::shared_ptr<backend::Function> function(const std::string& symbol) override;
+
+ private:
+  std::shared_ptr<const SharedObject> object_;
+  const opkit_cpu_module* table_ = nullptr;
+};
+
+class CpuFunction final : public backend::Function {
+ public:
+  CpuFunction(std::shared_ptr<const SharedObject> object, const opkit_cpu_module* table,
+              const opkit_cpu_kernel* kernel);
+  // Runs the whole grid before returning (CPU streams are synchronous). A fault, __trap, failed
+  // assert or escaped exception in any thread stops the launch and throws Error(Errc::launch).
+  void launch(const LaunchConfig& config, backend::Stream& stream, void** args, const std::size_t* sizes,
+              std::size_t count) override;
+  KernelAttributes attributes() override;
+  backend::ParamInfo params() override;
+
+ private:
+  std::shared_ptr<const SharedObject> object_;  // keeps the code loaded while this function lives
+  const opkit_cpu_module* table_;
+  const opkit_cpu_kernel* kernel_;
+};
+
+}  // namespace opkit::cpu

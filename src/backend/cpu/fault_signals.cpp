@@ -1,0 +1,78 @@
+// Fault signal handlers for kernel code (see fault_signals.hpp).
+#include "backend/cpu/fault_signals.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "backend/cpu/block_runner.hpp"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define OPKIT_CPU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OPKIT_CPU_ASAN 1
+#endif
+#endif
+
+namespace opkit::cpu {
+namespace {
+
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+struct sigaction g_previous[sizeof kSignals / sizeof kSignals[0]];
+
+void on_fault(int signal, siginfo_t* info, void* context) {
+  // Does not return when the fault came from a kernel running on this thread.
+  BlockRunner::leave_faulting_kernel(signal, info);
+  for (std::size_t i = 0; i < sizeof kSignals / sizeof kSignals[0]; ++i) {
+    if (kSignals[i] != signal) continue;
+    const struct sigaction& previous = g_previous[i];
+    if ((previous.sa_flags & SA_SIGINFO) != 0 && previous.sa_sigaction != nullptr) {
+      previous.sa_sigaction(signal, info, context);
+    } else if (previous.sa_handler != SIG_IGN && previous.sa_handler != SIG_DFL) {
+      previous.sa_handler(signal);
+    } else {
+      // Default action: restore it; a real fault repeats on return, a sent signal is re-raised.
+      sigaction(signal, &previous, nullptr);
+      if (info->si_code <= 0) raise(signal);
+    }
+    return;
+  }
+}
+
+}  // namespace
+
+void install_fault_handlers() {
+#ifndef OPKIT_CPU_ASAN
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* env = std::getenv("OPKIT_CPU_FAULT_HANDLERS");
+    if (env != nullptr && std::strcmp(env, "0") == 0) return;
+    struct sigaction action;
+    std::memset(&action, 0, sizeof action);
+    action.sa_sigaction = &on_fault;
+    // On the alternate stack (a stack overflow), and not blocked while handled: the handler
+    // leaves by switching fibers, never by returning, so the mask must already be right.
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    for (std::size_t i = 0; i < sizeof kSignals / sizeof kSignals[0]; ++i)
+      sigaction(kSignals[i], &action, &g_previous[i]);
+  });
+#endif
+}
+
+void install_alternate_signal_stack() {
+  constexpr std::size_t kBytes = 64 * 1024;
+  void* memory = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return;  // faults are still caught, only a stack overflow is not
+  stack_t stack;
+  stack.ss_sp = memory;
+  stack.ss_size = kBytes;
+  stack.ss_flags = 0;
+  sigaltstack(&stack, nullptr);
+}
+
+}  // namespace opkit::cpu

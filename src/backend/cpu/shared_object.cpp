@@ -1,0 +1,85 @@
+// SharedObject: memfd_create + dlopen("/proc/self/fd/N") (see shared_object.hpp).
+#include "backend/cpu/shared_object.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "opkit/error.hpp"
+
+namespace opkit::cpu {
+namespace {
+
+bool write_all(int fd, const std::vector<std::uint8_t>& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+SharedObject::SharedObject(const std::vector<std::uint8_t>& bytes) {
+  std::string path;
+  fd_ = memfd_create("opkit-cpu-kernel", MFD_CLOEXEC);
+  if (fd_ >= 0) {
+    path = "/proc/self/fd/" + std::to_string(fd_);
+    if (access(path.c_str(), R_OK) != 0) {  // no /proc: fall back to a file
+      close(fd_);
+      fd_ = -1;
+    }
+  }
+  if (fd_ < 0) {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/opkit-cpu-so-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw Error(Errc::load, "CPU backend",
+                  "cannot create a directory for a kernel object: " + std::string(std::strerror(errno)));
+    dir_ = pattern;
+    file_ = dir_ + "/kernel.so";
+    fd_ = open(file_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+    path = file_;
+  }
+  if (fd_ < 0 || !write_all(fd_, bytes)) {
+    std::string why = std::strerror(errno);
+    release();
+    throw Error(Errc::load, "CPU backend", "cannot write the kernel object: " + why);
+  }
+  handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle_ == nullptr) {
+    const char* why = dlerror();
+    std::string message = why != nullptr ? why : "dlopen failed";
+    release();
+    throw Error(Errc::load, "dlopen", message);
+  }
+}
+
+SharedObject::~SharedObject() {
+  release();
+}
+
+void SharedObject::release() noexcept {
+  if (handle_ != nullptr) dlclose(handle_);
+  handle_ = nullptr;
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  if (!file_.empty()) unlink(file_.c_str());
+  if (!dir_.empty()) rmdir(dir_.c_str());
+  file_.clear();
+  dir_.clear();
+}
+
+void* SharedObject::symbol(const char* name) const {
+  return dlsym(handle_, name);
+}
+
+}  // namespace opkit::cpu

@@ -1,0 +1,122 @@
+// WorkerPool: a condition-variable pool whose threads never exit (see worker_pool.hpp).
+#include "backend/cpu/worker_pool.hpp"
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+
+#include "backend/cpu/fault_signals.hpp"
+#include "opkit/error.hpp"
+
+namespace opkit::cpu {
+
+struct WorkerPool::Shared {
+  std::mutex launch;  // serialises run()
+  std::mutex mutex;
+  std::condition_variable wake, done;
+  std::uint64_t generation = 0;
+  unsigned active = 0, remaining = 0, started = 0;
+  const std::function<void(BlockRunner&)>* body = nullptr;
+  std::string start_error;
+};
+
+namespace {
+
+void worker_main(WorkerPool::Shared* shared, unsigned index) {
+  install_alternate_signal_stack();
+  std::unique_ptr<BlockRunner> runner;
+  {
+    std::lock_guard lock(shared->mutex);
+    try {
+      runner = std::make_unique<BlockRunner>();
+    } catch (const std::exception& e) {
+      shared->start_error = e.what();
+    }
+    ++shared->started;
+  }
+  shared->done.notify_all();
+  if (!runner) return;
+  std::uint64_t seen = 0;
+  for (;;) {
+    const std::function<void(BlockRunner&)>* body;
+    {
+      std::unique_lock lock(shared->mutex);
+      shared->wake.wait(lock, [&] { return shared->generation != seen && index < shared->active; });
+      seen = shared->generation;
+      body = shared->body;
+    }
+    (*body)(*runner);
+    std::lock_guard lock(shared->mutex);
+    if (--shared->remaining == 0) shared->done.notify_all();
+  }
+}
+
+}  // namespace
+
+unsigned hardware_threads() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return static_cast<unsigned>(CPU_COUNT(&set));
+  unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? n : 1;
+}
+
+WorkerPool::WorkerPool(unsigned size) : size_(size), shared_(new Shared()) {}
+
+WorkerPool& WorkerPool::instance() {
+  static std::mutex mutex;
+  static WorkerPool* pool = nullptr;
+  static pid_t owner = 0;
+  std::lock_guard lock(mutex);
+  if (pool == nullptr || owner != getpid()) {
+    unsigned size = hardware_threads();
+    if (const char* env = std::getenv("OPKIT_CPU_THREADS"); env != nullptr && *env != '\0') {
+      char* end = nullptr;
+      long n = std::strtol(env, &end, 10);
+      if (*end != '\0' || n < 1 || n > 4096)
+        throw Error(Errc::invalid_argument, "CPU backend",
+                    std::string("OPKIT_CPU_THREADS=") + env + " is not a thread count between 1 and 4096");
+      size = static_cast<unsigned>(n);
+    }
+    pool = new WorkerPool(size);  // the old pool (another process's threads) is left behind
+    owner = getpid();
+  }
+  return *pool;
+}
+
+void WorkerPool::run(unsigned workers, const std::function<void(BlockRunner&)>& body) {
+  if (workers == 0) return;
+  if (workers > size_) workers = size_;
+  std::lock_guard launch_lock(shared_->launch);
+  install_fault_handlers();
+  std::unique_lock lock(shared_->mutex);
+  while (shared_->started < workers && shared_->start_error.empty()) {
+    unsigned index = shared_->started;
+    try {
+      std::thread(worker_main, shared_, index).detach();
+    } catch (const std::system_error& e) {
+      throw Error(Errc::runtime, "CPU backend", std::string("cannot start a worker thread: ") + e.what());
+    }
+    shared_->done.wait(lock, [&] { return shared_->started > index; });
+  }
+  if (!shared_->start_error.empty())
+    throw Error(Errc::runtime, "CPU backend", "cannot start a worker thread: " + shared_->start_error);
+  shared_->body = &body;
+  shared_->active = workers;
+  shared_->remaining = workers;
+  ++shared_->generation;
+  shared_->wake.notify_all();
+  shared_->done.wait(lock, [&] { return shared_->remaining == 0; });
+  shared_->body = nullptr;
+  shared_->active = 0;
+}
+
+}  // namespace opkit::cpu

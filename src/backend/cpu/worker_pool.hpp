@@ -1,0 +1,34 @@
+// The OS threads that run CUDA blocks: one per hardware thread (or $OPKIT_CPU_THREADS), created
+// on first use and kept for the life of the process, each with its own BlockRunner and an
+// alternate signal stack (so that a fiber's stack overflow can still be reported).
+#pragma once
+
+#include <functional>
+
+#include "backend/cpu/block_runner.hpp"
+
+namespace opkit::cpu {
+
+class WorkerPool {
+ public:
+  // The process's pool (a fresh one after fork(): the parent's threads do not exist in a child).
+  static WorkerPool& instance();
+
+  unsigned size() const noexcept { return size_; }
+
+  // Runs body(runner) on `workers` threads of the pool (at most size()) and waits for all of
+  // them. One call at a time: concurrent callers queue. `body` must not throw.
+  void run(unsigned workers, const std::function<void(BlockRunner&)>& body);
+
+  struct Shared;
+
+ private:
+  explicit WorkerPool(unsigned size);
+  unsigned size_;
+  Shared* shared_;  // never freed: workers may outlive static destruction
+};
+
+// Hardware threads this process may run on (its CPU affinity), at least 1.
+unsigned hardware_threads();
+
+}  // namespace opkit::cpu
