@@ -93,6 +93,27 @@ TEST(Sha256Gpu, LongMessagesUpToOneMebibyteMatchOpenSsl) {
   }
 }
 
+TEST(Sha256Gpu, HostBatchesThroughManySmallChunksMatchOpenSsl) {
+  OPKIT_SKIP_WITHOUT_GPU();
+  auto rng = fresh_rng();
+  // 4 KiB chunks: dozens of chunks through the two-slot pipeline, and messages (up to 20 KB)
+  // larger than a chunk, which get a buffer of their own.
+  const HashOptions small_chunks{.device = gpu, .chunk_bytes = 4096};
+  for (std::size_t len : {std::size_t{0}, std::size_t{32}, std::size_t{1000}, std::size_t{20000}}) {
+    const std::size_t count = 5000 + rng() % 100;
+    auto data = random_bytes(rng, len * count);
+    std::vector<std::uint8_t> digests(count * 32);
+    opkit::ops::sha256(data, len, digests, small_chunks);
+    ASSERT_EQ(first_mismatch(digests, fixed_messages(data, len, count), HashAlgo::sha256), "") << len;
+  }
+  std::vector<std::size_t> lengths;
+  for (int i = 0; i < 3000; ++i) lengths.push_back(i % 100 == 0 ? 9000 + rng() % 9000 : rng() % 300);
+  auto batch = make_variable_batch(rng, lengths);
+  std::vector<std::uint8_t> digests(lengths.size() * 32);
+  opkit::ops::sha256d(batch.data, batch.offsets, digests, small_chunks);
+  EXPECT_EQ(first_mismatch(digests, variable_messages(batch), HashAlgo::sha256d), "");
+}
+
 TEST(Sha256Gpu, EmptyBatchAndBatchOfOne) {
   OPKIT_SKIP_WITHOUT_GPU();
   std::vector<std::uint8_t> none;

@@ -41,6 +41,9 @@ struct HashOptions {
   // Fixed-length batches then return without waiting; variable-length batches wait, to report
   // bad offsets. Host data always returns with the digests written.
   const Stream* stream = nullptr;
+  // Host data on a GPU goes through device memory in chunks of about this many bytes (0: up to
+  // 256 MiB, at most 1/8 of the free memory). A single message larger than this gets its own.
+  std::size_t chunk_bytes = 0;
 };
 
 // ---- Host memory in, host memory out. digests.size() must be 32 * count. ----

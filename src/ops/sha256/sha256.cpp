@@ -85,8 +85,10 @@ ChunkSlot make_slot(const Device& device, std::size_t data_bytes, std::size_t ma
   }
 }
 
-// Chunk bytes for this device: the preferred size, less where the device has little free memory.
-std::size_t chunk_bytes_for(const Device& device) {
+// Chunk bytes for this device: the caller's, else the preferred size, less where the device has
+// little free memory.
+std::size_t chunk_bytes_for(const Device& device, const HashOptions& options) {
+  if (options.chunk_bytes != 0) return options.chunk_bytes;
   const std::size_t free_bytes = device.free_memory();
   return std::max<std::size_t>(std::min(preferred_chunk_bytes, free_bytes / 8), std::size_t{1} << 20);
 }
@@ -120,9 +122,9 @@ void pipeline(const Device& device, std::size_t count, std::size_t slot_data_byt
 }
 
 void gpu_fixed(const Device& device, HashAlgo algo, std::span<const std::uint8_t> data, std::size_t message_bytes,
-               std::span<std::uint8_t> digests, std::size_t count) {
+               std::span<std::uint8_t> digests, std::size_t count, const HashOptions& options) {
   const Sha256Kernel kernel(device);
-  const std::size_t chunk_bytes = chunk_bytes_for(device);
+  const std::size_t chunk_bytes = chunk_bytes_for(device, options);
   // Messages per chunk: as many as fit, at least one (a single message larger than the chunk
   // gets a buffer of its own size), and so many that empty messages do not loop forever.
   const std::size_t per_chunk =
@@ -139,9 +141,10 @@ void gpu_fixed(const Device& device, HashAlgo algo, std::span<const std::uint8_t
 }
 
 void gpu_variable(const Device& device, HashAlgo algo, std::span<const std::uint8_t> data,
-                  std::span<const std::uint64_t> offsets, std::span<std::uint8_t> digests, std::size_t count) {
+                  std::span<const std::uint64_t> offsets, std::span<std::uint8_t> digests, std::size_t count,
+                  const HashOptions& options) {
   const Sha256Kernel kernel(device);
-  const std::size_t chunk_bytes = chunk_bytes_for(device);
+  const std::size_t chunk_bytes = chunk_bytes_for(device, options);
   std::size_t longest = 0;
   for (std::size_t i = 0; i < count; ++i) longest = std::max<std::size_t>(longest, offsets[i + 1] - offsets[i]);
   const std::size_t total = offsets[count] - offsets[0];
@@ -171,7 +174,7 @@ void hash_host_fixed(HashAlgo algo, std::span<const std::uint8_t> data, std::siz
   check_fixed(data.size(), message_bytes, count);
   if (count == 0) return;
   if (auto device = choose_device(options, count, data.size()))
-    gpu_fixed(*device, algo, data, message_bytes, digests, count);
+    gpu_fixed(*device, algo, data, message_bytes, digests, count, options);
   else
     detail::cpu_hash_fixed(algo, data.data(), message_bytes, count, digests.data());
 }
@@ -182,7 +185,7 @@ void hash_host_variable(HashAlgo algo, std::span<const std::uint8_t> data, std::
   check_offsets(offsets, data.size(), count);
   if (count == 0) return;
   if (auto device = choose_device(options, count, data.size()))
-    gpu_variable(*device, algo, data, offsets, digests, count);
+    gpu_variable(*device, algo, data, offsets, digests, count, options);
   else
     detail::cpu_hash_variable(algo, data.data(), offsets.data(), count, digests.data());
 }
