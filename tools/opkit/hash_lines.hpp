@@ -16,7 +16,7 @@ struct LinesOptions {
   ops::HashAlgo algo = ops::HashAlgo::sha256;
   ops::HashOptions where;                           // the device (GPU, or host_cpu)
   std::size_t batch_bytes = std::size_t{64} << 20;  // input bytes per batch (a longer line gets its own)
-  bool timing = false;  // report on stderr where the time went (busy time of each stage)
+  bool timing = false;                              // report on stderr where the time went (busy time of each stage)
 };
 
 // Hashes the lines of each input ("-": standard input) in turn; a file's last line needs no
