@@ -17,7 +17,7 @@ def _reason(call) -> str | None:
         call()
         return None
     except opkit.Error as error:
-        return error.message
+        return error.message.split(" (")[0]  # the first clause says it; the rest is detail
 
 
 CUDA_MISSING = _reason(lambda: opkit.Device.cuda(0))
