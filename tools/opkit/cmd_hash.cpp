@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_mpi.hpp"
 #include "commands.hpp"
 #include "hash_check.hpp"
 #include "hash_files.hpp"
@@ -63,10 +64,12 @@ void run(HashCommand& command, int& exit_code) {
     exit_code = check_sums_files(command.files, {.algo = algo, .quiet = command.quiet, .status = command.status});
   } else if (command.lines) {
     if (command.batch_mib == 0) throw Error(Errc::invalid_argument, "--batch-mib", "must be at least 1");
-    exit_code = hash_lines(command.files, {.algo = algo,
-                                           .where = device_options(command.device),
-                                           .batch_bytes = command.batch_mib << 20,
-                                           .timing = command.timing});
+    const LinesOptions options{.algo = algo,
+                               .where = device_options(command.device),
+                               .batch_bytes = command.batch_mib << 20,
+                               .timing = command.timing};
+    // Under mpirun the lines are spread over all ranks (cli_mpi.hpp).
+    exit_code = under_mpi() ? hash_lines_over_ranks(command.files, options) : hash_lines(command.files, options);
   } else {
     exit_code = hash_files(command.files, algo);
   }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "cli_mpi.hpp"
 #include "commands.hpp"
 #include "mine_interrupt.hpp"
 #include "mine_report.hpp"
@@ -83,6 +84,11 @@ void run_mine(const MineArgs& args, int& exit_code) {
   }
 
   ops::MineOptions options = options_for(args.device);
+  if (under_mpi()) {  // mpirun -np N opkit mine ...: the range over all ranks (cli_mpi.hpp)
+    const MineOutput output{range, args.json, args.quiet};
+    exit_code = bitcoin ? mine_over_ranks(bitcoin_job, options, output) : mine_over_ranks(data_job, options, output);
+    return;
+  }
   SigintFlag sigint;
   options.stop = &sigint.flag();
   const bool progress = !args.quiet && isatty(STDERR_FILENO);

@@ -1,0 +1,158 @@
+// The MPI hooks of `opkit mine` (see cli_mpi.hpp): launcher detection, stop signals, rank 0's
+// report, and how a failing rank ends the job. `opkit hash --lines` over ranks: cli_mpi_lines.cpp.
+#include "cli_mpi.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+
+#include "opkit/error.hpp"
+#include "opkit/mpi.hpp"
+
+namespace opkit::cli {
+namespace {
+
+// As main.cpp maps errors to exit statuses.
+int exit_status_for(Errc kind) {
+  switch (kind) {
+    case Errc::invalid_argument:
+    case Errc::not_found:
+      return 2;
+    case Errc::compile:
+      return 1;
+    case Errc::interrupted:
+      return 130;
+    default:
+      return 3;
+  }
+}
+
+#ifdef OPKIT_HAVE_MPI
+
+std::atomic<bool> stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
+
+extern "C" void on_stop_signal(int) {
+  stop_requested.store(true);
+}
+
+// mpirun turns Ctrl-C into SIGTERM to every rank (and SIGKILL about a second later), srun
+// forwards SIGINT, and `kill -USR1 <mpirun pid>` reaches every rank without ending the job. Each
+// only stops the search, which ends with the round and the report of where to resume.
+class StopSignals {
+ public:
+  StopSignals() {
+    stop_requested.store(false);
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    for (std::size_t i = 0; i < signals_.size(); ++i) sigaction(signals_[i], &action, &previous_[i]);
+  }
+  ~StopSignals() {
+    for (std::size_t i = 0; i < signals_.size(); ++i) sigaction(signals_[i], &previous_[i], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+  const std::atomic<bool>& flag() const { return stop_requested; }
+
+ private:
+  static constexpr std::array<int, 3> signals_{SIGINT, SIGTERM, SIGUSR1};
+  std::array<struct sigaction, 3> previous_{};
+};
+
+template <class Job>
+int mine_job(const Job& job, ops::MineOptions options, const MineOutput& output) {
+  try {
+    const mpi::World& world = mpi::init();
+    StopSignals stop;
+    options.stop = &stop.flag();
+    const bool progress = world.rank == 0 && !output.quiet && isatty(STDERR_FILENO);
+    if (progress) options.progress = terminal_progress();
+    const ops::MineResult result = mpi::mine(job, options);
+    if (progress) clear_progress();
+    if (world.rank == 0) print_result(result, output.range, output.json);
+    std::fflush(stdout);
+    return result.found ? 0 : (result.interrupted ? 130 : 1);
+  } catch (...) {
+    fail_rank();
+  }
+}
+
+#else
+
+[[noreturn]] void no_mpi() {
+  throw Error(Errc::unavailable, "opkit under mpirun",
+              "this opkit was built without MPI (no MPI found at build time, or OPKIT_WITH_MPI=OFF); rebuild "
+              "with libopenmpi-dev installed, or run it without mpirun");
+}
+
+#endif
+
+}  // namespace
+
+#ifdef OPKIT_HAVE_MPI
+
+bool under_mpi() {
+  if (!mpi::launched_by_mpi()) return false;
+  mpi::init();
+  return true;
+}
+
+int mine_over_ranks(const ops::BitcoinJob& job, ops::MineOptions options, const MineOutput& output) {
+  return mine_job(job, std::move(options), output);
+}
+
+int mine_over_ranks(const ops::DataJob& job, ops::MineOptions options, const MineOutput& output) {
+  return mine_job(job, std::move(options), output);
+}
+
+#else  // Built without MPI: refuse to run under a launcher, where each rank would do the whole job.
+
+bool under_mpi() {
+  if (mpi::launched_by_mpi()) no_mpi();
+  return false;
+}
+
+int mine_over_ranks(const ops::BitcoinJob&, ops::MineOptions, const MineOutput&) {
+  no_mpi();
+}
+
+int mine_over_ranks(const ops::DataJob&, ops::MineOptions, const MineOutput&) {
+  no_mpi();
+}
+
+#endif
+
+void fail_rank() noexcept {
+  int status = 3;
+  std::string what = "opkit: unknown error";
+  try {
+    throw;
+  } catch (const Error& e) {
+    status = exit_status_for(e.kind());
+    what = e.what();
+  } catch (const std::exception& e) {
+    what = std::string("opkit: ") + e.what();
+  } catch (...) {
+  }
+  std::fflush(stdout);
+#ifdef OPKIT_HAVE_MPI
+  const mpi::World& world = mpi::init();
+  std::fprintf(stderr, "%s\n  on rank %d of %d (%s); ending the job\n", what.c_str(), world.rank, world.size,
+               world.host.c_str());
+  std::fflush(stderr);
+  mpi::abort(status);
+#else
+  std::fprintf(stderr, "%s\n", what.c_str());
+  std::fflush(stderr);
+  std::_Exit(status);
+#endif
+}
+
+}  // namespace opkit::cli
