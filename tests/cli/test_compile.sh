@@ -140,8 +140,11 @@ expect_error "bad arch" 2 "'gfx90a' is not a CUDA arch" -- compile tutorial.cu -
 expect_error "bad output" 2 "must end in .cubin or .ptx" -- compile tutorial.cu --arch sm_90 -o out.o
 expect_error "bad define" 2 "is not NAME or NAME=VALUE" -- compile tutorial.cu --arch sm_90 -D 9=1
 expect_error "bad include dir" 2 "include directory nothere does not exist" -- compile tutorial.cu --arch sm_90 -I nothere
-if ! "$OPKIT" devices 2>/dev/null | grep -q '^cuda:0 '; then
+gpu_arch=$("$OPKIT" devices 2>/dev/null | awk '/^cuda:0 /{for (i = 1; i <= NF; i++) if ($i ~ /^sm_[0-9]+,$/) {sub(",", "", $i); print $i}}')
+if [ -z "$gpu_arch" ]; then
   expect_error "no GPU, no --arch" 2 "--arch sm_90" -- compile tutorial.cu
+else
+  expect_contains "default arch" "\"target\":\"$gpu_arch\"" "$("$OPKIT" compile tutorial.cu --json)"
 fi
 
 [ $failures -eq 0 ] || { echo "$failures failure(s)" >&2; exit 1; }
