@@ -49,6 +49,11 @@ def workaround(x: torch.Tensor, hash_rows) -> tuple[torch.Tensor, dict]:
     return out, {"to_host_s": t_down, "hash_s": t_hash, "to_device_s": t_up, "total_s": t_down + t_hash + t_up}
 
 
+def steps(t: dict, hash_name: str) -> str:
+    return (f"{t['total_s']:.3f} s (to host {t['to_host_s']:.3f}, {hash_name} {t['hash_s']:.3f}, "
+            f"back {t['to_device_s']:.3f})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -79,12 +84,10 @@ def main() -> int:
           f"first call {t_first * 1e3:.1f} ms")
 
     ours_host, t_ours_host = workaround(x, lambda h: opkit.sha256(h, device="cpu"))
-    print(f"opkit host path (x.cpu(), opkit.sha256(device='cpu'), .cuda()): {t_ours_host['total_s']:.3f} s "
-          f"(to host {t_ours_host['to_host_s']:.3f}, hash {t_ours_host['hash_s']:.3f}, back {t_ours_host['to_device_s']:.3f})")
+    print(f"opkit host path (x.cpu(), opkit.sha256(device='cpu'), .cuda()): {steps(t_ours_host, 'hash')}")
 
     theirs, t_theirs = workaround(x, hashlib_rows)
-    print(f"tutorial workaround (x.cpu(), hashlib per row, .cuda()): {t_theirs['total_s']:.3f} s "
-          f"(to host {t_theirs['to_host_s']:.3f}, hashlib {t_theirs['hash_s']:.3f}, back {t_theirs['to_device_s']:.3f})")
+    print(f"tutorial workaround (x.cpu(), hashlib per row, .cuda()): {steps(t_theirs, 'hashlib')}")
 
     equal = bool(torch.equal(first, theirs)) and bool(torch.equal(ours_host, theirs))
     ratio = t_theirs["total_s"] / t_opkit

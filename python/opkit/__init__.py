@@ -32,6 +32,7 @@ from ._memory import (
 from ._mine import MineProgress, MineResult, mine
 
 __all__ = [
+    "__version__",
     "CompileError",
     "Device",
     "DeviceAllocation",

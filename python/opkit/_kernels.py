@@ -59,7 +59,9 @@ class _Call:
     def device_pointer(self, arg, index: int) -> bytes:
         if isinstance(arg, DeviceAllocation):
             if arg.device != self.device:
-                raise ValueError(f"argument #{index}: the allocation lives on {arg.device!r}, the kernel on {self.device!r}")
+                raise ValueError(
+                    f"argument #{index}: the allocation lives on {arg.device!r}, the kernel on {self.device!r}"
+                )
             return _pointer(arg.ptr)
         if is_dlpack(arg):
             device_type, device_id = dlpack_device(arg)

@@ -58,7 +58,9 @@ def _address(device_memory, what: str) -> tuple[int, object]:
         return device_memory, None
     if is_dlpack(device_memory) and not on_host(device_memory):
         return _opkit.array_info(capsule(device_memory))[0], _opkit.Device.cuda(dlpack_device(device_memory)[1])
-    raise TypeError(f"{what}: expected a DeviceAllocation, a device array or an address, got {type(device_memory).__name__}")
+    raise TypeError(
+        f"{what}: expected a DeviceAllocation, a device array or an address, got {type(device_memory).__name__}"
+    )
 
 
 def _nbytes(device_memory, host: np.ndarray, what: str) -> int:

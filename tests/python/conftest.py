@@ -26,10 +26,9 @@ CPU_BACKEND_MISSING = _reason(opkit.Device.cpu)
 
 def kernel_devices() -> list:
     """Every device that can run SourceModule kernels here, as pytest params."""
-    params = []
-    params.append(pytest.param("cuda", marks=pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no CUDA GPU: {CUDA_MISSING}")))
-    params.append(pytest.param("cpu", marks=pytest.mark.skipif(CPU_BACKEND_MISSING is not None, reason=f"no CPU backend: {CPU_BACKEND_MISSING}")))
-    return params
+    no_gpu = pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no CUDA GPU: {CUDA_MISSING}")
+    no_cpu = pytest.mark.skipif(CPU_BACKEND_MISSING is not None, reason=f"no CPU backend: {CPU_BACKEND_MISSING}")
+    return [pytest.param("cuda", marks=no_gpu), pytest.param("cpu", marks=no_cpu)]
 
 
 requires_gpu = pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no CUDA GPU: {CUDA_MISSING}")

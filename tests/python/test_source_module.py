@@ -149,7 +149,8 @@ def test_defines_and_headers_reach_the_source(device):
 
 def test_compile_error_carries_the_log_with_the_line(device):
     with pytest.raises(opkit.CompileError) as caught:
-        opkit.SourceModule("__global__ void broken(int *a)\n{\n  a[0] = NOT_DEFINED;\n}\n", device=device, name="broken.cu")
+        source = "__global__ void broken(int *a)\n{\n  a[0] = NOT_DEFINED;\n}\n"
+        opkit.SourceModule(source, device=device, name="broken.cu")
     error = caught.value
     assert isinstance(error, opkit.Error) and isinstance(error, RuntimeError)
     assert error.kind == "compile" and "NOT_DEFINED" in error.log

@@ -4,7 +4,6 @@ Runs on the default device (the GPU, else the CPU backend)."""
 import numpy
 import pytest
 
-import opkit
 from conftest import CPU_BACKEND_MISSING, CUDA_MISSING
 
 pytestmark = pytest.mark.skipif(
