@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# On the GPU machine (H200): build; run the proof-of-work unit, GPU and CLI tests; `opkit mine` on
+# the GPU (genesis header over the whole 32-bit range, twice: cold and cached; data mode); the
+# benchmark with the SM clock sampled; SASS instructions per nonce by pipe for every kernel
+# variant, with each measured rate as a fraction of its ALU-pipe limit at the measured clock; and
+# hashcat mode 21400 in the same run when .anchor (../shared/tools/hashcat-anchor fetch) is carried.
+# Run from the repository root:  OUT=/some/dir bash bench/device/pow.sh
+set -uo pipefail
+OUT=${OUT:-/tmp/opkit-out}
+mkdir -p "$OUT"
+export PATH=/usr/local/cuda/bin:$PATH
+B=build/release
+log() { echo "== $*" | tee -a "$OUT/pow_summary.txt"; }
+
+log "build"
+cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && cmake --build --preset release -j 16 2>&1 | tail -3
+
+log "tests"
+$B/tests/opkit_unit_tests --gtest_filter='Pow*' --gtest_brief=1 >"$OUT/pow_unit.txt" 2>&1
+tail -3 "$OUT/pow_unit.txt" | tee -a "$OUT/pow_summary.txt"
+$B/tests/opkit_gpu_tests --gtest_filter='PowGpu*' --gtest_brief=1 >"$OUT/pow_gpu_tests.txt" 2>&1
+tail -3 "$OUT/pow_gpu_tests.txt" | tee -a "$OUT/pow_summary.txt"
+bash tests/cli/test_mine.sh "$B/tools/opkit/opkit" >"$OUT/pow_cli.txt" 2>&1
+tail -2 "$OUT/pow_cli.txt" | tee -a "$OUT/pow_summary.txt"
+
+log "opkit mine on the GPU (wall seconds first)"
+genesis=$(awk -F'\t' '$1 == 0 {print $2}' tests/data/bitcoin-headers.tsv)
+for run in cold cached; do
+  start=$(date +%s%N)
+  $B/tools/opkit/opkit mine --device cuda --quiet --json --header "$genesis" >"$OUT/pow_mine_$run.json"
+  rc=$?
+  wall=$(awk -v ns=$(($(date +%s%N) - start)) 'BEGIN {printf "%.2f", ns / 1e9}')
+  echo "genesis, whole 32-bit range, $run: exit $rc, $wall s wall: $(cat "$OUT/pow_mine_$run.json")" |
+    tee -a "$OUT/pow_summary.txt"
+done
+$B/tools/opkit/opkit mine --device cuda --quiet --json --data "hello opkit" --difficulty 34 | tee -a "$OUT/pow_summary.txt"
+
+log "benchmark (SM clock sampled every 100 ms)"
+nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,utilization.gpu,power.draw,temperature.gpu --format=csv,noheader,nounits \
+  -lms 100 >"$OUT/pow_clocks.csv" 2>/dev/null &
+smi=$!
+$B/bench/opkit_pow_bench | tee "$OUT/pow_bench.txt"
+kill $smi 2>/dev/null
+clock_mhz=$(awk -F', *' '$3 >= 90 {print $1}' "$OUT/pow_clocks.csv" | sort -n | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 1980)}')
+power=$(awk -F', *' '$3 >= 90 {print $4}' "$OUT/pow_clocks.csv" | sort -n | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 0)}')
+echo "SM clock under load (median): $clock_mhz MHz, power $power W" | tee -a "$OUT/pow_summary.txt"
+
+log "SASS per nonce by pipe (limits at the measured clock), and measured / ALU-pipe limit"
+$B/bench/opkit_pow_bench --cubins "$OUT/cubins" >/dev/null
+sms=$($B/tools/opkit/opkit devices --json |
+  python3 -c "import json, sys; print([d['compute_units'] for d in json.load(sys.stdin)['devices'] if d['backend'] == 'cuda'][0])")
+python3 tools/sass_pipes.py "$OUT"/cubins/*.cubin --sms "${sms:-132}" --clock-ghz "$(awk -v m="$clock_mhz" 'BEGIN {print m / 1000}')" |
+  tee "$OUT/pow_sass.md" | tee -a "$OUT/pow_summary.txt"
+python3 - "$OUT/pow_sass.md" "$OUT/pow_bench.txt" <<'PY' | tee -a "$OUT/pow_summary.txt"
+import re, sys
+sass = {}
+for line in open(sys.argv[1]):
+    cells = [c.strip() for c in line.split("|")[1:-1]]
+    if len(cells) > 7 and cells[0].endswith(("pow_bitcoin", "pow_data")):
+        sass[cells[0].split(".cubin")[0]] = float(cells[7].split()[0])  # ALU-pipe bound, GH/s
+names = {"generic kernel": "bitcoin_generic", "shifts on the ALU pipe": "bitcoin_alu_shifts",
+         "(default)": "bitcoin_default", "rotate on FMA": "bitcoin_rotate_fma",
+         "20-byte STRING": "data_20_bytes", "100-byte STRING": "data_100_bytes"}
+for line in open(sys.argv[2]):
+    m = re.match(r"\| (.+?) \| ([0-9.]+) (GH|MH)/s \|$", line.strip())
+    if not m:
+        continue
+    rate = float(m.group(2)) / (1000 if m.group(3) == "MH" else 1)
+    for key, cubin in names.items():
+        if key in m.group(1) and cubin in sass:
+            print(f"{m.group(1)}: {rate:.2f} GH/s = {100 * rate / sass[cubin]:.1f}% of its ALU-pipe limit "
+                  f"{sass[cubin]:.2f} GH/s")
+PY
+
+if [ -d .anchor ]; then
+  log "hashcat, same GPU, same run"
+  bash .anchor/hashcat-anchor run "$PWD/.anchor" 21400 1400 2>&1 | tee "$OUT/pow_hashcat.txt" | tee -a "$OUT/pow_summary.txt"
+fi
