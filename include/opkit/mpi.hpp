@@ -5,6 +5,7 @@
 // library target opkit_mpi).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -41,6 +42,8 @@ const World& init();
 // This rank's share of its node's devices: with at least as many devices as ranks on the node,
 // every local_size-th device from local_rank on; with fewer, the one at local_rank % count.
 std::vector<Device> node_share(const std::vector<Device>& devices, const World& world);
+// The same as indices into a list of `count` devices.
+std::vector<std::size_t> node_share(std::size_t count, const World& world);
 // This rank's share of its node's cores: cores / local_size, at least 1.
 int node_share_of_cores(int cores, const World& world);
 

@@ -2,7 +2,6 @@
 #include "mpi/mine_rounds.hpp"
 
 #include <algorithm>
-#include <limits>
 
 namespace opkit::mpi::detail {
 
@@ -61,7 +60,7 @@ RoundOutcome combine(Position base, std::span<const RoundReport> reports, Positi
 
 std::uint64_t next_chunk_size(std::uint64_t count, std::uint64_t hashes, double seconds, double round_seconds,
                               std::uint64_t engine_sizes) {
-  constexpr double cap = static_cast<double>(std::numeric_limits<std::uint64_t>::max() / 32);
+  constexpr double cap = 9223372036854775808.0;  // 2^63: converts to 64 bits exactly
   double size = static_cast<double>(std::max<std::uint64_t>(engine_sizes, 1));
   if (count > 0 && hashes > 0 && seconds > 0) {
     const double measured = static_cast<double>(hashes) / seconds * round_seconds;
