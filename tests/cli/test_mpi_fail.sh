@@ -36,13 +36,32 @@ check "a failing rank: no result printed" [ ! -s fail.out ]
 check "a failing rank: the job ends within 10 s (took ${took}s)" [ "$took" -le 10 ]
 [ "$failures" = 0 ] || head -20 fail.err
 
-# stop_with SIGNAL [MPIRUN-OPTIONS...]: mine from 0, send the signal to mpirun after 3 s, wait.
+# Waits (up to 30 s) until the 3 ranks under mpirun PID catch SIGTERM and SIGUSR1 (/proc SigCgt),
+# so that a signal sent now stops the search rather than killing a rank that is still starting.
+ranks_catch_signals() {
+  local pid=$1 tries=0 ready child mask
+  while [ "$tries" -lt 300 ]; do
+    ready=0
+    for child in $(ps --ppid "$pid" -o pid= 2>/dev/null); do
+      mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$child/status" 2>/dev/null)
+      [ -n "$mask" ] && [ $((16#$mask & 0x4200)) = $((0x4200)) ] && ready=$((ready + 1))
+    done
+    [ "$ready" -ge 3 ] && return 0
+    sleep 0.1
+    tries=$((tries + 1))
+  done
+  return 1
+}
+
+# stop_with SIGNAL [MPIRUN-OPTIONS...]: mine from 0, send the signal to mpirun once every rank has
+# searched for a second, wait for the job to end.
 stop_with() {
   local signal=$1; shift
   mpirun --oversubscribe --bind-to none "$@" -np 3 "$opkit" mine --header "$header" --device cpu --quiet \
     >stop.out 2>stop.err &
   local pid=$!
-  sleep 3
+  ranks_catch_signals "$pid" || echo "the ranks did not install their signal handlers within 30 s"
+  sleep 1
   kill -s "$signal" "$pid"
   local waited=0
   while kill -0 "$pid" 2>/dev/null && [ "$waited" -lt 150 ]; do sleep 0.1; waited=$((waited + 1)); done
