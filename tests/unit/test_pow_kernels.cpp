@@ -32,9 +32,9 @@ TEST(PowKernels, BitcoinKernelCompilesUnderNvrtcSpecialisedAndGeneric) {
 
 TEST(PowKernels, DataKernelCompilesUnderNvrtcForOneAndTwoTailBlocks) {
   OPKIT_REQUIRE_NVRTC();
-  // (string length, digits): one block; digits split across two blocks; padding alone in the
-  // second block; a whole block absorbed into the midstate plus 20 digits.
-  for (auto [length, digits] : {std::pair{20, 8}, std::pair{60, 10}, std::pair{50, 6}, std::pair{100, 20}}) {
+  // (string length, digits): digits split across two tail blocks; a whole block absorbed into
+  // the midstate and 20 digits in one tail block. (Each NVRTC compile takes seconds.)
+  for (auto [length, digits] : {std::pair{60, 10}, std::pair{100, 20}}) {
     DataJob job{std::string(static_cast<std::size_t>(length), 'a'), 16, 0, std::nullopt};
     const auto compiled = opkit::nvrtc::compile(detail::data_program(detail::make_plan(job), digits, {}), "sm_90");
     EXPECT_FALSE(compiled.binary.empty()) << length << " " << digits;
