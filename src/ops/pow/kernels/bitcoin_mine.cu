@@ -23,6 +23,7 @@ struct PowBitcoinJob {
 #define POW_MID(i) pow_known(pow_mid_word(i))
 #define POW_TAIL(i) pow_known(pow_tail_word(i))
 #define POW_TOP POW_TARGET_TOP
+// clang-format off
 POW_FN pow_u32 pow_mid_word(int i) {
   switch (i) {
     case 0: return POW_MID0;
@@ -42,6 +43,7 @@ POW_FN pow_u32 pow_tail_word(int i) {
     default: return POW_W2;
   }
 }
+// clang-format on
 #endif
 
 // best[0]: lowest offset (nonce - first) whose hash passed the quick test; the host sets it to

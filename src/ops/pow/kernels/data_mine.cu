@@ -14,6 +14,7 @@
 
 #define POW_TAIL_WORDS (16 * POW_BLOCKS)
 
+// clang-format off
 POW_FN pow_u32 pow_mid_word(int i) {
   switch (i) {
     case 0: return POW_MID0;
@@ -26,6 +27,7 @@ POW_FN pow_u32 pow_mid_word(int i) {
     default: return POW_MID7;
   }
 }
+// clang-format on
 
 // clang-format off
 POW_FN pow_u32 pow_tail_word(int i) {

@@ -75,7 +75,9 @@ POW_FN pow_u32 pow_shr(pow_u32 x, int n) {
 #endif
 }
 
-POW_FN pow_u32 pow_rotr(pow_u32 x, int n) { return (x >> n) | (x << (32 - n)); }
+POW_FN pow_u32 pow_rotr(pow_u32 x, int n) {
+  return (x >> n) | (x << (32 - n));
+}
 
 // x rotated right by n, optionally entirely on the FMA pipe: with m = 2^(32-n), x * m holds
 // x << (32-n) in its low word and x >> n in its high word, so rotr = lo(x * m) + hi(x * m).
@@ -222,8 +224,8 @@ POW_FN void pow_compress_rounds(PowWord s[8], PowWord w[16], int rounds) {
   for (int t = 0; t < 64; ++t) {
     if (t >= rounds) break;
     if (t >= 16) {
-      w[t & 15] = pow_sum(pow_small_sigma1(w[(t - 2) & 15]), w[(t - 7) & 15], pow_small_sigma0(w[(t - 15) & 15]),
-                          w[t & 15]);
+      w[t & 15] =
+          pow_sum(pow_small_sigma1(w[(t - 2) & 15]), w[(t - 7) & 15], pow_small_sigma0(w[(t - 15) & 15]), w[t & 15]);
     }
     PowWord a = s[0], b = s[1], c = s[2], d = s[3], e = s[4], f = s[5], g = s[6], h = s[7];
     PowWord t1 = pow_sum(h, pow_known(pow_k(t)), w[t & 15], pow_big_sigma1(e), pow_ch(e, f, g));
