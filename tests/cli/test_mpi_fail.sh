@@ -7,11 +7,11 @@
 set -u
 opkit=$(realpath "${1:?usage: test_mpi_fail.sh path/to/opkit}")
 here=$(dirname "$(realpath "$0")")
-source "$here/mpi_env.sh"
 data_dir=${OPKIT_TEST_DATA_DIR:-$here/../data}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
+source "$here/mpi_env.sh"
 failures=0
 pass=0
 
@@ -26,7 +26,7 @@ header=$(awk -F'\t' '$1 == 1 { print $2 }' "$data_dir/bitcoin-headers.tsv")
 
 started=$(date +%s)
 OPKIT_TEST_MPI_FAIL_RANK=1 timeout 60 mpirun --oversubscribe --bind-to none -np 3 \
-  "$opkit" mine --header "$header" --device cpu --quiet >fail.out 2>fail.err
+  "$opkit" mine --header "$header" --device cpu --quiet >fail.out 2>fail.err </dev/null
 rc=$?
 took=$(($(date +%s) - started))
 check "a failing rank: non-zero exit (got $rc; 124 is a hang)" [ "$rc" != 0 -a "$rc" != 124 ]
@@ -58,7 +58,7 @@ ranks_catch_signals() {
 stop_with() {
   local signal=$1; shift
   mpirun --oversubscribe --bind-to none "$@" -np 3 "$opkit" mine --header "$header" --device cpu --quiet \
-    >stop.out 2>stop.err &
+    >stop.out 2>stop.err </dev/null &
   local pid=$!
   ranks_catch_signals "$pid" || echo "the ranks did not install their signal handlers within 30 s"
   sleep 1

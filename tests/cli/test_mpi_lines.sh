@@ -7,10 +7,10 @@
 set -u
 opkit=$(realpath "${1:?usage: test_mpi_lines.sh path/to/opkit}")
 here=$(dirname "$(realpath "$0")")
-source "$here/mpi_env.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
+source "$here/mpi_env.sh"
 failures=0
 pass=0
 

@@ -7,11 +7,11 @@
 set -u
 opkit=$(realpath "${1:?usage: test_mpi_mine.sh path/to/opkit}")
 here=$(dirname "$(realpath "$0")")
-source "$here/mpi_env.sh"
 data_dir=${OPKIT_TEST_DATA_DIR:-$here/../data}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
+source "$here/mpi_env.sh"
 failures=0
 pass=0
 
@@ -32,7 +32,7 @@ print({k: r[k] for k in ("found", "nonce", "hash", "start", "last", "interrupted
 same() {
   local label=$1; shift
   "$opkit" mine --device cpu --quiet "$@" >one.txt 2>one.err; local one_rc=$?
-  run_mpi 3 "$opkit" mine --device cpu --quiet "$@" >three.txt 2>three.err; local three_rc=$?
+  run_mpi 3 "$opkit" mine --device cpu --quiet "$@" >three.txt 2>three.err </dev/null; local three_rc=$?
   check "$label: exit status (one process $one_rc, 3 ranks $three_rc)" [ "$one_rc" = "$three_rc" ]
   check "$label: same text" cmp -s <(stable_text one.txt) <(stable_text three.txt)
   check "$label: every rank listed" [ "$(grep -c '^device    rank [0-2] on ' three.txt)" -ge 3 ]
@@ -41,7 +41,7 @@ same() {
     head -5 three.err
   fi
   "$opkit" mine --device cpu --quiet --json "$@" >one.json 2>/dev/null
-  run_mpi 3 "$opkit" mine --device cpu --quiet --json "$@" >three.json 2>/dev/null
+  run_mpi 3 "$opkit" mine --device cpu --quiet --json "$@" >three.json 2>/dev/null </dev/null
   check "$label: same --json fields" [ "$(stable_json one.json)" = "$(stable_json three.json)" ]
 }
 
