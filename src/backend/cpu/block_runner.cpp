@@ -103,7 +103,7 @@ bool BlockRunner::run_block(std::uint64_t linear_block) {
   while (next_thread_ < threads_per_block_) {
     if (used_ == strands_.size()) {
       auto strand = std::make_unique<Strand>();
-      strand->fiber = std::make_unique<Fiber>(kFiberStackBytes);
+      strand->fiber = std::make_unique<Fiber>(kFiberStackBytes, strands_.size());
       strand->runner = this;
       strands_.push_back(std::move(strand));
     }

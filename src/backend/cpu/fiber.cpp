@@ -31,8 +31,10 @@
 
 #ifdef OPKIT_CPU_ASM_FIBERS
 extern "C" {
-// Saves the callee-saved registers and the x87/SSE control words on the current stack, stores
-// the stack pointer to *save_sp, and continues on the stack `load_sp` (its saved frame).
+// Saves the callee-saved registers on the current stack, stores the stack pointer to *save_sp,
+// and continues on the stack `load_sp` (its saved frame). The x87 and SSE control words are not
+// switched: every fiber of a worker runs with the worker's (default) floating-point modes, and
+// reloading them (fldcw, ldmxcsr) would double the cost of a switch.
 void opkit_cpu_switch_stack(void** save_sp, void* load_sp);
 // First code of a new fiber, entered by the `ret` of opkit_cpu_switch_stack: calls r12(r13).
 void opkit_cpu_fiber_start();
@@ -50,14 +52,8 @@ opkit_cpu_switch_stack:
   pushq %r13
   pushq %r14
   pushq %r15
-  subq $16, %rsp
-  stmxcsr 8(%rsp)
-  fnstcw (%rsp)
   movq %rsp, (%rdi)
   movq %rsi, %rsp
-  fldcw (%rsp)
-  ldmxcsr 8(%rsp)
-  addq $16, %rsp
   popq %r15
   popq %r14
   popq %r13
@@ -134,9 +130,12 @@ void ucontext_main(unsigned int hi, unsigned int lo) {
 
 }  // namespace
 
-Fiber::Fiber(std::size_t stack_bytes) : contexts_(std::make_unique<Contexts>()) {
+Fiber::Fiber(std::size_t stack_bytes, std::size_t index) : contexts_(std::make_unique<Contexts>()) {
   const std::size_t page = page_size();
-  stack_bytes_ = (stack_bytes + page - 1) / page * page;
+  // 4160 = 4096 + 64: consecutive fibers differ in both their L1 set (bits 6..11) and their
+  // page within a 64 KiB window (the L2 set bits).
+  top_offset_ = (index * 4160) % 65536;
+  stack_bytes_ = (stack_bytes + top_offset_ + page - 1) / page * page;
   mapping_bytes_ = stack_bytes_ + guard_bytes();
   void* p = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
@@ -159,8 +158,8 @@ void Fiber::reset(void (*entry)(void*), void* arg) {
   ASAN_UNPOISON_MEMORY_REGION(stack_lo, stack_bytes_);
 #endif
 #ifdef OPKIT_CPU_ASM_FIBERS
-  // The frame opkit_cpu_switch_stack pops: control words, r15..r12, rbx, rbp, return address.
-  auto* sp = reinterpret_cast<std::uint64_t*>(stack_lo + stack_bytes_);
+  // The frame opkit_cpu_switch_stack pops: r15..r12, rbx, rbp, then the return address.
+  auto* sp = reinterpret_cast<std::uint64_t*>(stack_lo + stack_bytes_ - top_offset_);
   *--sp = 0;                                                        // end of the call chain
   *--sp = reinterpret_cast<std::uint64_t>(&opkit_cpu_fiber_start);  // "return" address
   *--sp = 0;                                                        // rbp
@@ -169,13 +168,11 @@ void Fiber::reset(void (*entry)(void*), void* arg) {
   *--sp = reinterpret_cast<std::uint64_t>(c);                       // r13
   *--sp = 0;                                                        // r14
   *--sp = 0;                                                        // r15
-  *--sp = 0x1F80;  // MXCSR: exceptions masked, round to nearest, no flush-to-zero
-  *--sp = 0x037F;  // x87 control word: the ABI's default
   c->fiber_sp = sp;
 #else
   getcontext(&c->fiber);
   c->fiber.uc_stack.ss_sp = stack_lo;
-  c->fiber.uc_stack.ss_size = stack_bytes_;
+  c->fiber.uc_stack.ss_size = stack_bytes_ - top_offset_;
   c->fiber.uc_link = nullptr;
   auto bits = reinterpret_cast<std::uintptr_t>(c);
   makecontext(&c->fiber, reinterpret_cast<void (*)()>(&ucontext_main), 2, static_cast<unsigned int>(bits >> 32),

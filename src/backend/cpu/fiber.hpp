@@ -11,8 +11,9 @@ namespace opkit::cpu {
 class Fiber {
  public:
   // An mmap'd stack of `stack_bytes` with a PROT_NONE guard region below it, so that an overflow
-  // faults instead of corrupting memory. Throws Error(Errc::memory).
-  explicit Fiber(std::size_t stack_bytes);
+  // faults instead of corrupting memory. `index` staggers where the stack starts: page-aligned
+  // tops would put every fiber's hot frames in the same cache sets. Throws Error(Errc::memory).
+  Fiber(std::size_t stack_bytes, std::size_t index);
   ~Fiber();
   Fiber(const Fiber&) = delete;
   Fiber& operator=(const Fiber&) = delete;
@@ -36,6 +37,7 @@ class Fiber {
  private:
   unsigned char* mapping_ = nullptr;  // guard region, then the stack
   std::size_t mapping_bytes_ = 0, stack_bytes_ = 0;
+  std::size_t top_offset_ = 0;  // bytes left unused at the top (cache colouring)
   std::unique_ptr<Contexts> contexts_;
 };
 

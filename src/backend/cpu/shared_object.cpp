@@ -58,6 +58,8 @@ SharedObject::SharedObject(const std::vector<std::uint8_t>& bytes) {
   if (handle_ == nullptr) {
     const char* why = dlerror();
     std::string message = why != nullptr ? why : "dlopen failed";
+    if (message.find("__asan") != std::string::npos || message.find("__ubsan") != std::string::npos)
+      message += " (kernels built with OPKIT_CPU_SANITIZE need a host program built with that sanitizer)";
     release();
     throw Error(Errc::load, "dlopen", message);
   }
