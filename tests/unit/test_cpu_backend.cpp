@@ -418,7 +418,7 @@ TEST(CpuBackend, KernelPrintfReachesStdout) {
   EXPECT_NE(printed.find("hello 7 from thread 1\n"), std::string::npos) << printed;
 }
 
-TEST(CpuBackend, KernelsDisabledByThePreprocessorAreNotLookedFor) {
+TEST(CpuBackend, KernelsAreFoundAfterPreprocessingAndQualifiedByNamespace) {
   const char* source = R"cuda(
 #include "config.cuh"
 #if USE_FAST
@@ -426,6 +426,11 @@ __global__ void fast_path(int* out) { out[0] = FAST_VALUE; }
 #else
 __global__ void slow_path(int* out) { out[0] = -1; }
 #endif
+namespace outer { namespace inner {
+__global__ void nested(int* out) { out[0] = 7; }
+} }
+extern "C" { __global__ void in_c_block(int* out) { out[0] = 8; } }
+namespace { __global__ void anonymous(int* out) { out[0] = 9; } }
 )cuda";
   auto module = cpu().compile(opkit::Program(source)
                                   .name("preprocessed.cu")
@@ -436,6 +441,11 @@ __global__ void slow_path(int* out) { out[0] = -1; }
   EXPECT_EQ(out.to_host()[0], 42);
   EXPECT_THROW(module.kernel("slow_path"), opkit::Error);
   EXPECT_EQ(module.program().format, opkit::BinaryFormat::host_dso);
+  const std::pair<const char*, int> qualified[] = {{"outer::inner::nested", 7}, {"in_c_block", 8}, {"anonymous", 9}};
+  for (const auto& [name, value] : qualified) {
+    module.kernel(name).launch({.grid = 1, .block = 1}, out);
+    EXPECT_EQ(out.to_host()[0], value) << name;
+  }
 }
 
 TEST(CpuBackend, ZeroByteAllocationsFillsAndCopies) {

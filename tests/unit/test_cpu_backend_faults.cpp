@@ -254,6 +254,16 @@ TEST(CpuBackendRewrite, UnsupportedExternSharedFormNamesFileAndLine) {
   }
 }
 
+TEST(CpuBackendRewrite, KernelsAreRecordedWithTheirNamespaces) {
+  const std::string text =
+      "namespace a { namespace b { __global__ void __attribute__((noinline)) k1(int*); } }\n"
+      "using namespace a;\nnamespace c::d { __global__ void k2() {} }\n"
+      "extern \"C\" { __global__ void k3() {} }\nstruct S { void f() {} };\n__global__ void k4() {}\n";
+  opkit::cpu::RewrittenSource r = opkit::cpu::rewrite_preprocessed(text, "ns.cu");
+  const std::multimap<std::string, std::string> expected = {{"k1", "a::b"}, {"k2", "c::d"}, {"k3", ""}, {"k4", ""}};
+  EXPECT_EQ(r.kernel_namespaces, expected);
+}
+
 TEST(CpuBackendRewrite, SystemHeaderLinesStayOutOfTheUserView) {
   const std::string text =
       "# 1 \"/usr/include/x.h\" 1 3\n__global__ void from_system();\n# 2 \"mine.cu\" 2\n__global__ void mine();\n";

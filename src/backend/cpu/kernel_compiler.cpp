@@ -250,11 +250,17 @@ CompiledProgram compile_kernels(const ProgramSpec& spec, const HostCompiler& cxx
   std::vector<std::uint8_t> preprocessed = dir.read("kernel.ii");
   RewrittenSource rewritten = rewrite_preprocessed(
       std::string_view(reinterpret_cast<const char*>(preprocessed.data()), preprocessed.size()), spec.name);
-  std::vector<std::string> kernels = find_kernel_names(rewritten.user_code);
-  for (std::string expr : spec.name_expressions) {
+  std::vector<std::string> kernels;
+  auto add = [&](std::string expr) {
     if (!expr.empty() && expr.front() == '&') expr.erase(0, 1);
-    if (std::find(kernels.begin(), kernels.end(), expr) == kernels.end()) kernels.push_back(expr);
+    if (std::find(kernels.begin(), kernels.end(), expr) == kernels.end()) kernels.push_back(std::move(expr));
+  };
+  for (const std::string& name : find_kernel_names(rewritten.user_code)) {
+    auto [first, last] = rewritten.kernel_namespaces.equal_range(name);
+    if (first == last) add(name);
+    for (auto it = first; it != last; ++it) add(it->second.empty() ? name : it->second + "::" + name);
   }
+  for (const std::string& expr : spec.name_expressions) add(expr);
   dir.write("kernel_cpu.ii", rewritten.text + entry_points(kernels));
 
   std::vector<std::string> second = {cxx.path};

@@ -71,11 +71,11 @@ class Rewriter {
                  (c == '.' && pos_ + 1 < in_.size() && std::isdigit(static_cast<unsigned char>(in_[pos_ + 1])))) {
         number();
       } else {
-        if (!std::isspace(static_cast<unsigned char>(c))) after_static_ = false;
+        if (!std::isspace(static_cast<unsigned char>(c))) punctuation(c);
         copy(pos_ + 1);
       }
     }
-    return {std::move(out_), std::move(user_)};
+    return {std::move(out_), std::move(user_), std::move(kernel_namespaces_)};
   }
 
  private:
@@ -150,6 +150,7 @@ class Rewriter {
       return;
     }
     if (word == "__global__") {
+      record_kernel(end);
       replace(end, std::string(word.size(), ' '));
     } else if (word == "__shared__") {
       bool has_static = after_static_ || next_identifier(end) == "static";
@@ -161,6 +162,86 @@ class Rewriter {
       copy(end);
     }
     after_static_ = word == "static";
+    after_literal_ = false;
+    if (word == "namespace") {
+      pending_namespace_ = true;
+      pending_name_.clear();
+    } else if (pending_namespace_ && word != "inline") {
+      pending_name_ += (pending_name_.empty() ? "" : "::") + std::string(word);
+    }
+  }
+
+  // Scope tracking, so that a kernel inside `namespace a {` is known as a::name.
+  void punctuation(char c) {
+    after_static_ = false;
+    if (c == '{') {
+      // A namespace, or the transparent block of `extern "C" {`; anything else (a class, a
+      // function body) is a scope no kernel can be declared in.
+      scopes_.push_back({pending_namespace_ || after_literal_, pending_namespace_ ? pending_name_ : ""});
+      pending_namespace_ = false;
+    } else if (c == '}') {
+      if (!scopes_.empty()) scopes_.pop_back();
+    } else if (c == ';' || c == '=') {
+      pending_namespace_ = false;  // `using namespace x;`, `namespace y = x;`
+    }
+    after_literal_ = false;
+  }
+
+  // After `__global__` at `p`: the declared function's name (the identifier before its
+  // parameter list, attributes skipped) with the enclosing namespaces.
+  void record_kernel(std::size_t p) {
+    std::string qualifier;
+    for (const Scope& scope : scopes_) {
+      if (!scope.is_namespace) return;
+      if (!scope.name.empty()) qualifier += (qualifier.empty() ? "" : "::") + scope.name;
+    }
+    std::string name;
+    bool extend = false;
+    while (p < in_.size()) {
+      char c = in_[p];
+      if (c == '#' && p > 0 && in_[p - 1] == '\n') {  // a line marker
+        p = in_.find('\n', p);
+        if (p == std::string_view::npos) return;
+      } else if (is_ident_start(c)) {
+        std::size_t start = p;
+        while (p < in_.size() && is_ident_char(in_[p])) ++p;
+        std::string_view word = in_.substr(start, p - start);
+        if (word == "__attribute__" || word == "alignas" || word == "__declspec" || word == "decltype") {
+          p = skip_parentheses(p);
+          continue;
+        }
+        name = extend ? name + std::string(word) : std::string(word);
+        extend = false;
+        continue;
+      } else if (c == ':' && p + 1 < in_.size() && in_[p + 1] == ':') {
+        name += "::";
+        extend = true;
+        ++p;
+      } else if (c == '(') {
+        break;
+      } else if (c == ';' || c == '{' || c == '}' || c == '"' || c == '=') {
+        return;
+      }
+      ++p;
+    }
+    std::size_t split = name.rfind("::");
+    if (split != std::string::npos) {
+      qualifier += (qualifier.empty() || split == 0 ? "" : "::") + name.substr(0, split);
+      name = name.substr(split + 2);
+    }
+    if (!name.empty()) kernel_namespaces_.emplace(name, qualifier);
+  }
+
+  // From just after a keyword: past its balanced (...) group, if one follows.
+  std::size_t skip_parentheses(std::size_t p) const {
+    while (p < in_.size() && std::isspace(static_cast<unsigned char>(in_[p]))) ++p;
+    if (p >= in_.size() || in_[p] != '(') return p;
+    int depth = 0;
+    for (; p < in_.size(); ++p) {
+      depth += (in_[p] == '(') - (in_[p] == ')');
+      if (depth == 0) return p + 1;
+    }
+    return p;
   }
 
   // The identifier after p, over whitespace and line markers (a macro from a system header,
@@ -247,11 +328,13 @@ class Rewriter {
       for (std::size_t q = pos_; q < end; ++q) line_ += in_[q] == '\n';
       copy(end);
       after_static_ = false;
+      after_literal_ = true;
       return;
     }
     while (p < in_.size() && in_[p] != delim && in_[p] != '\n') p += in_[p] == '\\' ? 2 : 1;
     copy(p < in_.size() && in_[p] == delim ? p + 1 : std::min(p, in_.size()));
     after_static_ = false;
+    after_literal_ = delim == '"';
   }
 
   // pp-number: digits, letters, '.', digit separators, and signs after an exponent letter.
@@ -272,6 +355,7 @@ class Rewriter {
     }
     copy(p);
     after_static_ = false;
+    after_literal_ = false;
   }
 
   std::string_view in_;
@@ -280,7 +364,16 @@ class Rewriter {
   std::string file_;
   long line_ = 1;
   bool system_ = false;
-  bool after_static_ = false;  // the previous token was `static`
+  bool after_static_ = false;   // the previous token was `static`
+  bool after_literal_ = false;  // ... a string literal (as in extern "C" {)
+  struct Scope {
+    bool is_namespace;  // or extern "C" { }
+    std::string name;   // "" for an anonymous namespace or a linkage block
+  };
+  std::vector<Scope> scopes_;
+  bool pending_namespace_ = false;  // between `namespace` and its `{`
+  std::string pending_name_;
+  std::multimap<std::string, std::string> kernel_namespaces_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // generated entry points through which the host runs one CUDA thread of a kernel.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,9 @@ std::string first_pass_source(const std::string& source, const std::string& sour
 struct RewrittenSource {
   std::string text;       // ready for the host compiler as preprocessed C++ (-x c++-cpp-output)
   std::string user_code;  // only the lines from non-system files: where kernels are looked for
+  // Each __global__ function's name and the namespace it is declared in ("" at global scope,
+  // "a::b" inside namespace a { namespace b {): find_kernel_names gives bare names.
+  std::multimap<std::string, std::string> kernel_namespaces;
 };
 
 // Rewrites the preprocessed first-pass output: `__global__` is dropped, `__shared__` becomes
