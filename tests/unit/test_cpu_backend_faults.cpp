@@ -44,12 +44,17 @@ __global__ void throw_in_thread(int which) {
 __global__ void write_through(int* p) {
   if (threadIdx.x == 3) *p = 1;
 }
-__device__ int deep(int n) {
+// Each level reads its caller's frame, so no compiler can turn the recursion into a loop.
+__device__ int deep(int n, volatile char* parent) {
   volatile char pad[4096];
   pad[0] = (char)n;
-  return n == 0 ? pad[0] : deep(n - 1) + pad[0];
+  pad[1] = parent[0];
+  return n == 0 ? pad[1] : deep(n - 1, pad) + pad[0];
 }
-__global__ void recurse(int* out, int depth) { out[0] = deep(depth); }
+__global__ void recurse(int* out, int depth) {
+  volatile char top[1] = {0};
+  out[0] = deep(depth, top);
+}
 __global__ void takes_two(int* out, int value) { out[0] = value; }
 )cuda";
 
@@ -200,7 +205,7 @@ TEST(CpuBackendFaults, StackOverflowIsReportedAsSuch) {
   opkit::Error e = launch_error([&] { faults().kernel("recurse").launch({.grid = 1, .block = 2}, out, 1000); });
   EXPECT_NE(e.message().find("stack overflow"), std::string::npos) << e.what();
   faults().kernel("recurse").launch({.grid = 1, .block = 2}, out, 3);
-  EXPECT_EQ(out.to_host()[0], 6);  // 3 + 2 + 1
+  EXPECT_EQ(out.to_host()[0], 7);  // 1 + 1 + 2 + 3
   expect_next_launch_works();
 }
 

@@ -25,6 +25,8 @@ namespace {
 
 // The strand running kernel code on this OS thread, or null (then no kernel code runs here).
 thread_local void* t_current_strand = nullptr;
+// The runner of this OS thread (a worker), whose shared memory kernel code here uses.
+thread_local BlockRunner* t_runner = nullptr;
 
 std::string dim_text(const opkit_cpu_dim& d) {
   char text[48];
@@ -55,6 +57,7 @@ BlockRunner::BlockRunner() {
   if (p == MAP_FAILED)
     throw Error(Errc::memory, "CPU backend", "cannot map shared memory: " + std::string(std::strerror(errno)));
   shared_ = static_cast<unsigned char*>(p);
+  t_runner = this;
 }
 
 BlockRunner::~BlockRunner() {
@@ -62,7 +65,7 @@ BlockRunner::~BlockRunner() {
 }
 
 const opkit_cpu_runtime& BlockRunner::runtime() {
-  static const opkit_cpu_runtime services = {&BlockRunner::barrier, &BlockRunner::trap};
+  static const opkit_cpu_runtime services = {&BlockRunner::barrier, &BlockRunner::trap, &BlockRunner::dynamic_shared};
   return services;
 }
 
@@ -75,7 +78,6 @@ void BlockRunner::begin(const opkit_cpu_module& module, const opkit_cpu_kernel& 
   module.thread_vars(&vars_);
   *vars_.block_dim = geometry.block;
   *vars_.grid_dim = geometry.grid;
-  *vars_.dynamic_shared = shared_;
   shared_bytes_ = geometry.shared_bytes;
 #ifdef OPKIT_CPU_ASAN
   // Bytes past the launch's dynamic shared size are out of bounds, as on the GPU.
@@ -155,6 +157,10 @@ void BlockRunner::strand_main(void* raw) {
   }
   strand->state = State::finished;
   strand->fiber->exit();
+}
+
+unsigned char* BlockRunner::dynamic_shared() {
+  return t_runner != nullptr ? t_runner->shared_ : nullptr;
 }
 
 int BlockRunner::barrier(int predicate) {

@@ -16,8 +16,9 @@
 
 namespace opkit::cpu {
 
-// Each OS thread's `extern __shared__` memory: at one address for the thread's lifetime (the
+// Each worker's `extern __shared__` memory: at one address for the thread's lifetime (the
 // kernel's thread_local pointers to it are initialised once), sized for sm_90's largest opt-in.
+// One BlockRunner per worker thread, created on that thread.
 inline constexpr std::size_t kMaxDynamicSharedBytes = 227 * 1024;
 // Stack of each CUDA thread (a fiber); an overflow hits a guard page and is reported.
 inline constexpr std::size_t kFiberStackBytes = 256 * 1024;
@@ -59,6 +60,7 @@ class BlockRunner {
 
   static void strand_main(void* strand);
   static int barrier(int predicate);
+  static unsigned char* dynamic_shared();
   [[noreturn]] static void trap(const char* message);
   bool run(Strand& strand);
 

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OPKIT_CPU_ABI_VERSION 1u
+#define OPKIT_CPU_ABI_VERSION 2u
 #define OPKIT_CPU_MODULE_SYMBOL "opkit_cpu_module_v1"
 
 #ifdef __cplusplus
@@ -26,7 +26,6 @@ typedef struct opkit_cpu_thread_vars {
   opkit_cpu_dim* block_idx;
   opkit_cpu_dim* block_dim;
   opkit_cpu_dim* grid_dim;
-  unsigned char** dynamic_shared; /* base of the block's `extern __shared__` memory */
 } opkit_cpu_thread_vars;
 
 /* Services the host gives kernel code. */
@@ -37,6 +36,9 @@ typedef struct opkit_cpu_runtime {
   /* __trap, failed assert, an escaped C++ exception: ends the launch with an error carrying
      `message`. Never returns. */
   void (*trap)(const char* message);
+  /* The calling OS thread's `extern __shared__` memory: one address for the thread's lifetime,
+     so kernel code may keep it in a thread_local initialised whenever the compiler chooses. */
+  unsigned char* (*dynamic_shared)(void);
 } opkit_cpu_runtime;
 
 typedef struct opkit_cpu_kernel {

@@ -119,14 +119,13 @@ static constexpr int warpSize = 32;
 
 namespace opkit_cpu {
 
-static thread_local unsigned char* dynamic_shared_base;
 static const opkit_cpu_runtime* runtime;
 
 // What `extern __shared__ T name[];` is initialised from: converts to any T*.
 struct dynamic_shared_memory {
   template <class T>
   operator T*() const {  // NOLINT: implicit by design
-    return reinterpret_cast<T*>(dynamic_shared_base);
+    return reinterpret_cast<T*>(runtime->dynamic_shared());
   }
 };
 static inline dynamic_shared_memory dynamic_shared() {
@@ -810,7 +809,6 @@ static inline void thread_vars(opkit_cpu_thread_vars* out) {
   out->block_idx = reinterpret_cast<opkit_cpu_dim*>(&blockIdx);
   out->block_dim = reinterpret_cast<opkit_cpu_dim*>(&blockDim);
   out->grid_dim = reinterpret_cast<opkit_cpu_dim*>(&gridDim);
-  out->dynamic_shared = &dynamic_shared_base;
 }
 
 }  // namespace opkit_cpu

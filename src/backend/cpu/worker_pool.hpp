@@ -17,7 +17,8 @@ class WorkerPool {
   unsigned size() const noexcept { return size_; }
 
   // Runs body(runner) on `workers` threads of the pool (at most size()) and waits for all of
-  // them. One call at a time: concurrent callers queue. `body` must not throw.
+  // them. One call at a time: concurrent callers queue. `body` must not throw (it runs on the
+  // pool's threads; an escaping exception would end the process).
   void run(unsigned workers, const std::function<void(BlockRunner&)>& body);
 
   struct Shared;
