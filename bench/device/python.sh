@@ -22,7 +22,15 @@ for name in ("numpy", "torch", "cupy", "nanobind", "scikit_build_core", "pytest"
         print(name, "MISSING:", type(error).__name__, error)
 PY
 
-if "$python" -m venv --system-site-packages "$venv" 2>"$OUT/venv_error.txt"; then
+# A venv made from a python that is itself a venv's (the GPU machine's /opt/torch/.venv) does not
+# see that venv's packages (nanobind, scikit-build-core, torch); install beside it instead.
+pip_target=()
+if "$python" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)'; then
+  echo "$python runs in a virtual environment: installing into /tmp/opkit-site (PYTHONPATH)"
+  py="$python"
+  pip_target=(--target /tmp/opkit-site)
+  export PYTHONPATH=/tmp/opkit-site${PYTHONPATH:+:$PYTHONPATH}
+elif "$python" -m venv --system-site-packages "$venv" 2>"$OUT/venv_error.txt"; then
   py="$venv/bin/python"
 else
   echo "no venv ($(tail -1 "$OUT/venv_error.txt")); installing with --user --break-system-packages"
@@ -36,7 +44,7 @@ fi
 
 echo "== pip install --no-build-isolation --no-deps ."
 start=$(date +%s)
-CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$py" -m pip install --no-build-isolation --no-deps \
+CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$py" -m pip install --no-build-isolation --no-deps "${pip_target[@]}" \
   --config-settings=build-dir=build/python-gpu . >"$OUT/python_install.txt" 2>&1
 status=$?
 tail -3 "$OUT/python_install.txt"
