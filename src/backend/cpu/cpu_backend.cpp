@@ -1,5 +1,5 @@
-// backend::cpu_backend(): one device, always available (memory and cached kernels need no
-// compiler; compiling without one throws Error(Errc::unavailable) saying so).
+// backend::cpu_backend(): one device, always available: memory and Device::load of a prebuilt
+// kernel object need no compiler; compiling without one throws Error(Errc::unavailable) saying so.
 #include "backend/cpu/cpu_backend.hpp"
 
 #include <mutex>
