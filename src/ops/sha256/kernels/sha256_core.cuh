@@ -2,12 +2,25 @@
 // One source for three compilers: NVRTC (no system headers), nvcc, and a plain host compiler
 // (the CPU backend, unit tests), so it includes nothing and uses only `unsigned int`.
 //
-// Speed notes (sm_90): SHA-256 is bound by the ALU pipe (SHF, LOP3, IADD3, PRMT issue at 64 per
-// SM per clock), while IMAD runs beside it on the FMA pipe. Rotates are one funnel shift and each
-// Σ/σ/Ch/Maj ends in one LOP3, the floor on the ALU side; work is moved to the FMA pipe where it
-// can go: sha256_add() is `mad.lo.u32 a, one, b` and the σ shifts are `mul.hi.u32 x, 2^(32-n)`,
-// with the constants in constant memory so that ptxas cannot turn them back into IADD3 / SHF.
-// Where both operands of an addition are compile-time constants, use a plain `+` so it folds.
+// Speed notes (sm_90, docs/perf-sha256.md has the numbers). Two limits matter. The ALU pipe (SHF,
+// LOP3, IADD3, PRMT: 64 per SM per clock, two cycles per warp instruction) and the register file:
+// the 2026-12-02 run fits, to within 4% and in the right order for all four kernels measured, a
+// model in which each warp instruction spends max(reads from bank 0, reads from bank 1) cycles
+// reading its source registers (bank = register number mod 2; an operand held by the reuse cache
+// or a uniform register costs nothing). So IMAD takes additions off the ALU pipe only while its
+// operands stay cheap: `one` must live in a uniform register (IMAD R, R, UR, R), never in a vector
+// register, which ptxas does only when no IMAD needs it as a register operand, i.e. when no
+// addition has an immediate operand. Hence K[t] + W[t] + h is a plain 3-input add (one IADD3).
+//
+// Variant switches (-D), each measured by bench/sha256_bench.cpp; the losers can be deleted:
+//   SHA256_ADD_ON_FMA     1 (default): two-input additions as IMAD `x * one + y`; 0: plain `+`,
+//                         ptxas emits IADD3 (ALU pipe), as hashcat's kernels do
+//   SHA256_KW_ON_ALU      1 (default): h + K[t] + W[t] as one IADD3; 0: K[t] + W[t] as an IMAD,
+//                         which puts `one` in a vector register (the kernel measured 2026-12-02)
+//   SHA256_SHIFT_ON_FMA   1 (default): the σ0/σ1 right shifts as IMAD.HI (x * 2^(32-n)) >> 32;
+//                         0: SHF on the ALU pipe
+//   SHA256_ROTATE_ON_FMA  bit mask, default 0: one rotate of Σ0 (1), Σ1 (2), σ0 (4), σ1 (8) as
+//                         IMAD.HI + IMAD instead of one SHF: fewer ALU, more FMA and register reads
 #ifndef OPKIT_SHA256_CORE_CUH
 #define OPKIT_SHA256_CORE_CUH
 
@@ -49,10 +62,17 @@ __constant__ unsigned int sha256_pow2[32] = {
     1u << 22, 1u << 23, 1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
 #endif
 
-// Whether the σ0/σ1 right shifts run as IMAD.HI on the FMA pipe (1, the default) or as SHF on
-// the ALU pipe (0). bench/device/sha256.sh measures both.
+#ifndef SHA256_ADD_ON_FMA
+#define SHA256_ADD_ON_FMA 1
+#endif
+#ifndef SHA256_KW_ON_ALU
+#define SHA256_KW_ON_ALU 1
+#endif
 #ifndef SHA256_SHIFT_ON_FMA
 #define SHA256_SHIFT_ON_FMA 1
+#endif
+#ifndef SHA256_ROTATE_ON_FMA
+#define SHA256_ROTATE_ON_FMA 0
 #endif
 
 // x rotated right by n (0 < n < 32).
@@ -64,9 +84,25 @@ SHA256_FN unsigned int sha256_rotr(unsigned int x, unsigned int n) {
 #endif
 }
 
-// a + b (mod 2^32), issued on the FMA pipe on the GPU (see the note at the top).
-SHA256_FN unsigned int sha256_add(unsigned int a, unsigned int b) {
+// x rotated right by n on the FMA pipe: the two halves of the 64-bit x * 2^(32-n), whose set bits
+// do not overlap, added: IMAD.HI then IMAD (see SHA256_ROTATE_ON_FMA).
+SHA256_FN unsigned int sha256_rotr_fma(unsigned int x, unsigned int n) {
 #ifdef __CUDA_ARCH__
+  unsigned int high, r;
+  asm("mul.hi.u32 %0, %1, %2;" : "=r"(high) : "r"(x), "r"(sha256_pow2[32u - n]));
+  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(sha256_pow2[32u - n]), "r"(high));
+  return r;
+#else
+  return sha256_rotr(x, n);
+#endif
+}
+
+// sha256_rotr_fma where bit `mask` of SHA256_ROTATE_ON_FMA is set, else sha256_rotr.
+#define SHA256_ROTR_SEL(x, n, mask) ((SHA256_ROTATE_ON_FMA & (mask)) ? sha256_rotr_fma(x, n) : sha256_rotr(x, n))
+
+// a + b (mod 2^32), issued on the FMA pipe on the GPU (see SHA256_ADD_ON_FMA).
+SHA256_FN unsigned int sha256_add(unsigned int a, unsigned int b) {
+#if defined(__CUDA_ARCH__) && SHA256_ADD_ON_FMA
   unsigned int r;
   asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(sha256_pow2[0]), "r"(b));
   return r;
@@ -97,16 +133,16 @@ SHA256_FN unsigned int sha256_bswap(unsigned int x) {
 
 // The four functions of FIPS 180-4 §4.1.2; each compiles to its shifts plus one LOP3.
 SHA256_FN unsigned int sha256_big_sigma0(unsigned int x) {
-  return sha256_rotr(x, 2) ^ sha256_rotr(x, 13) ^ sha256_rotr(x, 22);
+  return SHA256_ROTR_SEL(x, 2, 1) ^ sha256_rotr(x, 13) ^ sha256_rotr(x, 22);
 }
 SHA256_FN unsigned int sha256_big_sigma1(unsigned int x) {
-  return sha256_rotr(x, 6) ^ sha256_rotr(x, 11) ^ sha256_rotr(x, 25);
+  return SHA256_ROTR_SEL(x, 6, 2) ^ sha256_rotr(x, 11) ^ sha256_rotr(x, 25);
 }
 SHA256_FN unsigned int sha256_small_sigma0(unsigned int x) {
-  return sha256_rotr(x, 7) ^ sha256_rotr(x, 18) ^ sha256_shr(x, 3);
+  return SHA256_ROTR_SEL(x, 7, 4) ^ sha256_rotr(x, 18) ^ sha256_shr(x, 3);
 }
 SHA256_FN unsigned int sha256_small_sigma1(unsigned int x) {
-  return sha256_rotr(x, 17) ^ sha256_rotr(x, 19) ^ sha256_shr(x, 10);
+  return SHA256_ROTR_SEL(x, 17, 8) ^ sha256_rotr(x, 19) ^ sha256_shr(x, 10);
 }
 SHA256_FN unsigned int sha256_ch(unsigned int x, unsigned int y, unsigned int z) {
   return z ^ (x & (y ^ z));
@@ -162,22 +198,85 @@ SHA256_FN unsigned int sha256_k(int i) {
 }
 // clang-format on
 
-// Message-schedule step: W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16], in place in a
-// 16-word ring (w16 holds W[t-16] on entry and W[t] on exit).
-#define SHA256_SCHEDULE(w16, w15, w7, w2) \
-  w16 = sha256_add(sha256_add(w16, sha256_small_sigma0(w15)), sha256_add(w7, sha256_small_sigma1(w2)))
+// a + b as plain `+`: for sums with a compile-time constant, which then fold (an IMAD with an
+// immediate operand would need `one` in a vector register, see the note at the top).
+SHA256_FN unsigned int sha256_add_plain(unsigned int a, unsigned int b) {
+  return a + b;
+}
 
-// One round with kw = K[t] + W[t] already summed. The caller rotates the names of the working
-// variables instead of moving values: round t+1 passes (h, a, b, c, d, e, f, g).
-#define SHA256_ROUND(a, b, c, d, e, f, g, h, kw)                                                              \
-  do {                                                                                                        \
-    unsigned int t1_ = sha256_add(sha256_add(h, sha256_big_sigma1(e)), sha256_add(sha256_ch(e, f, g), (kw))); \
-    d = sha256_add(d, t1_);                                                                                   \
-    h = sha256_add(t1_, sha256_add(sha256_big_sigma0(a), sha256_maj(a, b, c)));                               \
+// sha256_add_plain where kPlain, else sha256_add.
+template <bool kPlain>
+SHA256_FN unsigned int sha256_add_if(unsigned int a, unsigned int b) {
+  if constexpr (kPlain)
+    return a + b;
+  else
+    return sha256_add(a, b);
+}
+
+// Which words of a block's 64-word message schedule are compile-time constants (bit t for W[t]),
+// given which of its 16 message words are (bit j for W[j]): W[t] is when its four inputs are.
+constexpr unsigned long long sha256_known_schedule(unsigned int known_words) {
+  unsigned long long known = known_words & 0xffffu;
+  for (int t = 16; t < 64; ++t) {
+    const unsigned long long inputs = (1ull << (t - 16)) | (1ull << (t - 15)) | (1ull << (t - 7)) | (1ull << (t - 2));
+    if ((known & inputs) == inputs) known |= 1ull << t;
+  }
+  return known;
+}
+
+// Message-schedule step for word kT: W[kT] = σ1(W[kT-2]) + W[kT-7] + σ0(W[kT-15]) + W[kT-16], in
+// place in a 16-word ring (w16 holds W[kT-16] on entry and W[kT] on exit). kKnown is
+// sha256_known_schedule(): sums with a constant are plain.
+template <unsigned long long kKnown, int kT>
+SHA256_FN void sha256_schedule(unsigned int& w16, unsigned int w15, unsigned int w7, unsigned int w2) {
+  constexpr bool k16 = ((kKnown >> (kT - 16)) & 1u) != 0, k15 = ((kKnown >> (kT - 15)) & 1u) != 0;
+  constexpr bool k7 = ((kKnown >> (kT - 7)) & 1u) != 0, k2 = ((kKnown >> (kT - 2)) & 1u) != 0;
+  const unsigned int low = sha256_add_if < k16 || k15 > (w16, sha256_small_sigma0(w15));
+  const unsigned int high = sha256_add_if < k7 || k2 > (w7, sha256_small_sigma1(w2));
+  w16 = sha256_add_if < (k16 && k15) || (k7 && k2) > (low, high);
+}
+
+// Expands the ring w[0..15] from W[kT-16..kT-1] to W[kT..kT+15].
+template <unsigned long long kKnown, int kT>
+SHA256_FN void sha256_expand(unsigned int w[16]) {
+  sha256_schedule<kKnown, kT + 0>(w[0], w[1], w[9], w[14]);
+  sha256_schedule<kKnown, kT + 1>(w[1], w[2], w[10], w[15]);
+  sha256_schedule<kKnown, kT + 2>(w[2], w[3], w[11], w[0]);
+  sha256_schedule<kKnown, kT + 3>(w[3], w[4], w[12], w[1]);
+  sha256_schedule<kKnown, kT + 4>(w[4], w[5], w[13], w[2]);
+  sha256_schedule<kKnown, kT + 5>(w[5], w[6], w[14], w[3]);
+  sha256_schedule<kKnown, kT + 6>(w[6], w[7], w[15], w[4]);
+  sha256_schedule<kKnown, kT + 7>(w[7], w[8], w[0], w[5]);
+  sha256_schedule<kKnown, kT + 8>(w[8], w[9], w[1], w[6]);
+  sha256_schedule<kKnown, kT + 9>(w[9], w[10], w[2], w[7]);
+  sha256_schedule<kKnown, kT + 10>(w[10], w[11], w[3], w[8]);
+  sha256_schedule<kKnown, kT + 11>(w[11], w[12], w[4], w[9]);
+  sha256_schedule<kKnown, kT + 12>(w[12], w[13], w[5], w[10]);
+  sha256_schedule<kKnown, kT + 13>(w[13], w[14], w[6], w[11]);
+  sha256_schedule<kKnown, kT + 14>(w[14], w[15], w[7], w[12]);
+  sha256_schedule<kKnown, kT + 15>(w[15], w[0], w[8], w[13]);
+}
+
+// One round on message word w with round constant k. The caller rotates the names of the working
+// variables instead of moving values: round t+1 passes (h, a, b, c, d, e, f, g). add_t1, add_d
+// and add_a are the additions for T1, for d + T1 and for the new a: sha256_add, or
+// sha256_add_plain where an operand is a compile-time constant.
+#if SHA256_KW_ON_ALU
+#define SHA256_T1(add, e, f, g, h, k, w) add(add((h) + (k) + (w), sha256_big_sigma1(e)), sha256_ch(e, f, g))
+#else
+#define SHA256_T1(add, e, f, g, h, k, w) add(add(h, sha256_big_sigma1(e)), add(sha256_ch(e, f, g), add(k, w)))
+#endif
+#define SHA256_ROUND_ADDS(a, b, c, d, e, f, g, h, k, w, add_t1, add_d, add_a) \
+  do {                                                                        \
+    unsigned int t1_ = SHA256_T1(add_t1, e, f, g, h, k, w);                   \
+    d = add_d(d, t1_);                                                        \
+    h = add_a(t1_, add_a(sha256_big_sigma0(a), sha256_maj(a, b, c)));         \
   } while (0)
+#define SHA256_ROUND(a, b, c, d, e, f, g, h, k, w) \
+  SHA256_ROUND_ADDS(a, b, c, d, e, f, g, h, k, w, sha256_add, sha256_add, sha256_add)
 
 // Eight rounds starting at round t (a multiple of 8) on message words w[t % 16 ...].
-#define SHA256_ROUND_W(a, b, c, d, e, f, g, h, t, w) SHA256_ROUND(a, b, c, d, e, f, g, h, sha256_add(sha256_k(t), w))
+#define SHA256_ROUND_W(a, b, c, d, e, f, g, h, t, w) SHA256_ROUND(a, b, c, d, e, f, g, h, sha256_k(t), w)
 #define SHA256_EIGHT_ROUNDS(s, t, w)                                               \
   do {                                                                             \
     SHA256_ROUND_W(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], (t) + 0, w[0]); \
@@ -190,45 +289,64 @@ SHA256_FN unsigned int sha256_k(int i) {
     SHA256_ROUND_W(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], (t) + 7, w[7]); \
   } while (0)
 
-// Expands the ring w[0..15] from W[t-16..t-1] to W[t..t+15].
-SHA256_FN void sha256_expand(unsigned int w[16]) {
-  SHA256_SCHEDULE(w[0], w[1], w[9], w[14]);
-  SHA256_SCHEDULE(w[1], w[2], w[10], w[15]);
-  SHA256_SCHEDULE(w[2], w[3], w[11], w[0]);
-  SHA256_SCHEDULE(w[3], w[4], w[12], w[1]);
-  SHA256_SCHEDULE(w[4], w[5], w[13], w[2]);
-  SHA256_SCHEDULE(w[5], w[6], w[14], w[3]);
-  SHA256_SCHEDULE(w[6], w[7], w[15], w[4]);
-  SHA256_SCHEDULE(w[7], w[8], w[0], w[5]);
-  SHA256_SCHEDULE(w[8], w[9], w[1], w[6]);
-  SHA256_SCHEDULE(w[9], w[10], w[2], w[7]);
-  SHA256_SCHEDULE(w[10], w[11], w[3], w[8]);
-  SHA256_SCHEDULE(w[11], w[12], w[4], w[9]);
-  SHA256_SCHEDULE(w[12], w[13], w[5], w[10]);
-  SHA256_SCHEDULE(w[13], w[14], w[6], w[11]);
-  SHA256_SCHEDULE(w[14], w[15], w[7], w[12]);
-  SHA256_SCHEDULE(w[15], w[0], w[8], w[13]);
+// Rounds 16..63 of one block, schedule included; kKnownWords as for sha256_compress. w holds
+// W[0..15] on entry and W[48..63] on return.
+template <unsigned int kKnownWords>
+SHA256_FN void sha256_rounds_16_to_63(unsigned int s[8], unsigned int w[16]) {
+  constexpr unsigned long long known = sha256_known_schedule(kKnownWords);
+  sha256_expand<known, 16>(w);
+  SHA256_EIGHT_ROUNDS(s, 16, w);
+  SHA256_EIGHT_ROUNDS(s, 24, (w + 8));
+  sha256_expand<known, 32>(w);
+  SHA256_EIGHT_ROUNDS(s, 32, w);
+  SHA256_EIGHT_ROUNDS(s, 40, (w + 8));
+  sha256_expand<known, 48>(w);
+  SHA256_EIGHT_ROUNDS(s, 48, w);
+  SHA256_EIGHT_ROUNDS(s, 56, (w + 8));
 }
 
-// Sixteen rounds starting at round t on the ring w (W[t..t+15]).
-SHA256_FN void sha256_sixteen_rounds(unsigned int s[8], const unsigned int w[16], int t) {
-  SHA256_EIGHT_ROUNDS(s, t, w);
-  SHA256_EIGHT_ROUNDS(s, t + 8, (w + 8));
-}
-
-// Compresses one 64-byte block, given as 16 big-endian words, into state. w is used as the
-// schedule ring and holds W[48..63] on return.
+// Compresses one 64-byte block, given as 16 big-endian words, into state. Bit j of kKnownWords
+// says that w[j] is a compile-time constant (padding), so that sums with it fold. w is used as
+// the schedule ring and holds W[48..63] on return.
+template <unsigned int kKnownWords = 0>
 SHA256_FN void sha256_compress(unsigned int state[8], unsigned int w[16]) {
   unsigned int s[8];
   for (int i = 0; i < 8; ++i) s[i] = state[i];
-  sha256_sixteen_rounds(s, w, 0);
-  sha256_expand(w);
-  sha256_sixteen_rounds(s, w, 16);
-  sha256_expand(w);
-  sha256_sixteen_rounds(s, w, 32);
-  sha256_expand(w);
-  sha256_sixteen_rounds(s, w, 48);
+  SHA256_EIGHT_ROUNDS(s, 0, w);
+  SHA256_EIGHT_ROUNDS(s, 8, (w + 8));
+  sha256_rounds_16_to_63<kKnownWords>(s, w);
   for (int i = 0; i < 8; ++i) state[i] = sha256_add(state[i], s[i]);
+}
+
+// sha256_init then sha256_compress, for a message's first block. The initial state is constant:
+// round 0 is all plain sums, rounds 1..3 add T1 to a constant d, and the final sums add H(0).
+template <unsigned int kKnownWords = 0>
+SHA256_FN void sha256_compress_first(unsigned int state[8], unsigned int w[16]) {
+  constexpr bool k1 = (kKnownWords & 2u) != 0, k2 = (kKnownWords & 4u) != 0, k3 = (kKnownWords & 8u) != 0;
+  unsigned int s[8];
+  sha256_init(s);
+  SHA256_ROUND_ADDS(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], sha256_k(0), w[0], sha256_add_plain,
+                    sha256_add_plain, sha256_add_plain);
+  SHA256_ROUND_ADDS(s[7], s[0], s[1], s[2], s[3], s[4], s[5], s[6], sha256_k(1), w[1], sha256_add_if<k1>,
+                    sha256_add_plain, sha256_add);
+  SHA256_ROUND_ADDS(s[6], s[7], s[0], s[1], s[2], s[3], s[4], s[5], sha256_k(2), w[2], sha256_add_if<k2>,
+                    sha256_add_plain, sha256_add);
+  SHA256_ROUND_ADDS(s[5], s[6], s[7], s[0], s[1], s[2], s[3], s[4], sha256_k(3), w[3], sha256_add_if<k3>,
+                    sha256_add_plain, sha256_add);
+  SHA256_ROUND_W(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], 4, w[4]);
+  SHA256_ROUND_W(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], 5, w[5]);
+  SHA256_ROUND_W(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], 6, w[6]);
+  SHA256_ROUND_W(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], 7, w[7]);
+  SHA256_EIGHT_ROUNDS(s, 8, (w + 8));
+  sha256_rounds_16_to_63<kKnownWords>(s, w);
+  state[0] = SHA256_H0 + s[0];
+  state[1] = SHA256_H1 + s[1];
+  state[2] = SHA256_H2 + s[2];
+  state[3] = SHA256_H3 + s[3];
+  state[4] = SHA256_H4 + s[4];
+  state[5] = SHA256_H5 + s[5];
+  state[6] = SHA256_H6 + s[6];
+  state[7] = SHA256_H7 + s[7];
 }
 
 #endif  // OPKIT_SHA256_CORE_CUH

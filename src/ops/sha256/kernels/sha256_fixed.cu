@@ -32,6 +32,15 @@
 #define SHA256_DATA_BLOCKS (SHA256_LEN / 64u)
 #define SHA256_TAIL_BLOCKS ((SHA256_LEN % 64u) + 9u > 64u ? 2u : 1u)
 
+// Bit j set: word j of tail block `block` (counted from the first tail block) is padding only, a
+// constant: it starts at or past the end of the message, or holds the bit length.
+constexpr unsigned int sha256_fixed_known_words(unsigned int block) {
+  unsigned int known = block + 1u == SHA256_TAIL_BLOCKS ? 0xc000u : 0u;
+  for (unsigned int j = 0; j < 16; ++j)
+    if ((SHA256_DATA_BLOCKS + block) * 64u + 4u * j + 1u > SHA256_LEN) known |= 1u << j;  // >= without a warning at 0
+  return known;
+}
+
 // Fills w with padded block `block` (counted from the first tail block) of message m.
 SHA256_FN void sha256_fixed_tail_block(unsigned int w[16], const unsigned char* m, unsigned int block) {
   const unsigned long long base = (SHA256_DATA_BLOCKS + block) * 64u;
@@ -55,20 +64,27 @@ SHA256_FN void sha256_fixed_tail_block(unsigned int w[16], const unsigned char* 
   }
 }
 
-// The digest state of message m.
+// The digest state of message m. The first block goes through sha256_compress_first (constant
+// initial state), and the padding words of the tail blocks are declared constant.
 SHA256_FN void sha256_fixed_message(const unsigned char* m, unsigned int state[8]) {
   unsigned int w[16];
-  sha256_init(state);
 #if (MSG_LEN) >= 64
-  for (unsigned long long b = 0; b < SHA256_DATA_BLOCKS; ++b) {
+  for (int j = 0; j < 16; j += 4) sha256_load_words(w + j, m + 4 * j, 4, LOAD_ALIGN);
+  sha256_compress_first(state, w);
+  for (unsigned long long b = 1; b < SHA256_DATA_BLOCKS; ++b) {
     const unsigned char* block = m + b * 64u;
     for (int j = 0; j < 16; j += 4) sha256_load_words(w + j, block + 4 * j, 4, LOAD_ALIGN);
     sha256_compress(state, w);
   }
+  sha256_fixed_tail_block(w, m, 0u);
+  sha256_compress<sha256_fixed_known_words(0u)>(state, w);
+#else
+  sha256_fixed_tail_block(w, m, 0u);
+  sha256_compress_first<sha256_fixed_known_words(0u)>(state, w);
 #endif
-  for (unsigned int t = 0; t < SHA256_TAIL_BLOCKS; ++t) {
-    sha256_fixed_tail_block(w, m, t);
-    sha256_compress(state, w);
+  if constexpr (SHA256_TAIL_BLOCKS == 2u) {
+    sha256_fixed_tail_block(w, m, 1u);
+    sha256_compress<sha256_fixed_known_words(1u)>(state, w);
   }
 #if DOUBLE_HASH
   unsigned int first[8];

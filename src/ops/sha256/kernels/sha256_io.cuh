@@ -151,8 +151,7 @@ SHA256_FN void sha256_of_32(const unsigned int m[8], unsigned int out[8]) {
   w[8] = 0x80000000u;
   for (int i = 9; i < 15; ++i) w[i] = 0u;
   w[15] = 256u;
-  sha256_init(out);
-  sha256_compress(out, w);
+  sha256_compress_first<0xff00u>(out, w);  // words 8..15 are padding
 }
 
 #endif  // OPKIT_SHA256_IO_CUH
