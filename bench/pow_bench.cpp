@@ -103,16 +103,45 @@ std::string rate_text(double rate) {
 
 struct Variant {
   const char* name;
+  const char* cubin;  // file name for --cubins
   detail::PowKernelTuning tuning;
 };
 
+// The default tuning with one thing changed.
+detail::PowKernelTuning tuned(detail::PowKernelChoice kernel,
+                              const std::function<void(detail::PowKernelTuning&)>& change) {
+  detail::PowKernelTuning t;
+  t.kernel = kernel;
+  change(t);
+  return t;
+}
+
 std::vector<Variant> bitcoin_variants() {
   using detail::PowKernelChoice;
+  using T = detail::PowKernelTuning;
+  const auto spec = PowKernelChoice::specialised;
   std::vector<Variant> v;
-  v.push_back({"generic kernel (one compile for every job)", {PowKernelChoice::generic, true, false}});
-  v.push_back({"specialised, shifts on the ALU pipe", {PowKernelChoice::specialised, false, false}});
-  v.push_back({"specialised, shifts as IMAD.HI (default)", {PowKernelChoice::specialised, true, false}});
-  v.push_back({"specialised, shifts + one Σ0 rotate on FMA", {PowKernelChoice::specialised, true, true}});
+  v.push_back(
+      {"generic kernel (one compile for every job)", "bitcoin_generic", tuned(PowKernelChoice::generic, [](T&) {})});
+  v.push_back(
+      {"specialised (default: ALU shifts, 8 blocks/SM, 64 nonces/thread)", "bitcoin_default", tuned(spec, [](T&) {})});
+  v.push_back({"specialised, run-4 launch (40 regs, one wave)", "bitcoin_run4", tuned(spec, [](T& t) {
+                 t.min_blocks = 0;
+                 t.nonces_per_thread = 0;
+               })});
+  v.push_back({"specialised, 40 regs (6 blocks/SM), 64 nonces/thread", "bitcoin_40regs",
+               tuned(spec, [](T& t) { t.min_blocks = 0; })});
+  v.push_back(
+      {"specialised, 8 blocks/SM, one wave", "bitcoin_one_wave", tuned(spec, [](T& t) { t.nonces_per_thread = 0; })});
+  v.push_back(
+      {"specialised, 16 nonces/thread", "bitcoin_16_per_thread", tuned(spec, [](T& t) { t.nonces_per_thread = 16; })});
+  v.push_back({"specialised, 256 nonces/thread", "bitcoin_256_per_thread",
+               tuned(spec, [](T& t) { t.nonces_per_thread = 256; })});
+  v.push_back({"specialised, shifts as IMAD.HI", "bitcoin_imad_hi", tuned(spec, [](T& t) { t.shr_on_fma = true; })});
+  v.push_back({"specialised, shifts + one Σ0 rotate on FMA", "bitcoin_rotate_fma", tuned(spec, [](T& t) {
+                 t.shr_on_fma = true;
+                 t.rotate_on_fma = true;
+               })});
   return v;
 }
 
@@ -127,12 +156,13 @@ int write_cubins(const std::string& dir) {
                static_cast<std::streamsize>(compiled.binary.size()));
     std::printf("%-28s %s, NVRTC %.2f s\n", name.c_str(), binary_format_name(compiled.format), seconds_since(t));
   };
-  const char* files[] = {"bitcoin_generic.cubin", "bitcoin_alu_shifts.cubin", "bitcoin_default.cubin",
-                         "bitcoin_rotate_fma.cubin"};
-  const auto variants = bitcoin_variants();
-  for (std::size_t i = 0; i < variants.size(); ++i) {
-    const bool specialised = variants[i].tuning.kernel != detail::PowKernelChoice::generic;
-    write(files[i], detail::bitcoin_program(plan, specialised, variants[i].tuning));
+  // Launch-only variants share their code with the default; they are skipped here.
+  for (const Variant& v : bitcoin_variants()) {
+    const std::string cubin = v.cubin;
+    if (cubin == "bitcoin_one_wave" || cubin == "bitcoin_40regs" || cubin.find("per_thread") != std::string::npos)
+      continue;
+    const bool specialised = v.tuning.kernel != detail::PowKernelChoice::generic;
+    write(cubin + ".cubin", detail::bitcoin_program(plan, specialised, v.tuning));
   }
   write("data_20_bytes.cubin", detail::data_program(data_plan(20), 12, {}));
   write("data_100_bytes.cubin", detail::data_program(data_plan(100), 12, {}));
@@ -150,8 +180,7 @@ void gpu_rows(const Device& gpu) {
     const double rate = kernel_rate(plan, gpu, v.tuning, 0, std::uint64_t{1} << 32);
     std::printf("| %s | %s |\n", v.name, rate_text(rate).c_str());
     if (v.tuning.kernel == detail::PowKernelChoice::generic) generic = rate;
-    if (v.tuning.shr_on_fma && !v.tuning.rotate_on_fma && v.tuning.kernel != detail::PowKernelChoice::generic)
-      specialised = rate;
+    if (std::string(v.cubin) == "bitcoin_default") specialised = rate;
   }
 
   // What per-job specialisation costs and when it pays.

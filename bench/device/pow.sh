@@ -58,8 +58,11 @@ for line in open(sys.argv[1]):
     cells = [c.strip() for c in line.split("|")[1:-1]]
     if len(cells) > 7 and cells[0].endswith(("pow_bitcoin", "pow_data")):
         sass[cells[0].split(".cubin")[0]] = float(cells[7].split()[0])  # ALU-pipe bound, GH/s
-names = {"generic kernel": "bitcoin_generic", "shifts on the ALU pipe": "bitcoin_alu_shifts",
-         "(default)": "bitcoin_default", "rotate on FMA": "bitcoin_rotate_fma",
+# Benchmark row -> the cubin holding its code (launch-only variants share the default's code).
+names = {"generic kernel": "bitcoin_generic", "(default": "bitcoin_default", "run-4 launch": "bitcoin_run4",
+         "40 regs (6 blocks": "bitcoin_run4", "8 blocks/SM, one wave": "bitcoin_default",
+         "16 nonces/thread": "bitcoin_default", "256 nonces/thread": "bitcoin_default",
+         "shifts as IMAD.HI": "bitcoin_imad_hi", "rotate on FMA": "bitcoin_rotate_fma",
          "20-byte STRING": "data_20_bytes", "100-byte STRING": "data_100_bytes"}
 for line in open(sys.argv[2]):
     m = re.match(r"\| (.+?) \| ([0-9.]+) (GH|MH)/s \|$", line.strip())
@@ -70,6 +73,7 @@ for line in open(sys.argv[2]):
         if key in m.group(1) and cubin in sass:
             print(f"{m.group(1)}: {rate:.2f} GH/s = {100 * rate / sass[cubin]:.1f}% of its ALU-pipe limit "
                   f"{sass[cubin]:.2f} GH/s")
+            break
 PY
 
 if [ -d .anchor ]; then

@@ -208,15 +208,24 @@ class KernelSearcher : public NonceSearcher {
   std::uint32_t launch(const Loaded& k, std::uint64_t at, std::uint64_t n) {
     const std::uint64_t threads = std::uint64_t{k.grid} * k.block;
     const auto count = static_cast<std::uint32_t>(n);
+    // Nonces per thread: fixed on a GPU (the grid grows with the launch), else the launch split
+    // over the resident threads.
+    const bool waves = device_.is_gpu() && tuning_.nonces_per_thread > 0;
+    const std::uint64_t split =
+        waves ? static_cast<std::uint64_t>(tuning_.nonces_per_thread) : (n + threads - 1) / threads;
     best_.fill(no_candidate);
     if (plan_.scheme == PowScheme::bitcoin) {
-      const auto per_thread = static_cast<std::uint32_t>((n + threads - 1) / threads);
-      const auto grid = static_cast<std::uint32_t>(std::min<std::uint64_t>(k.grid, (n + k.block - 1) / k.block));
+      // Thread t tests t, t + stride, ...: the grid covers the launch in `split` strides.
+      const std::uint64_t blocks = (n + split * k.block - 1) / (split * k.block);
+      const auto grid =
+          static_cast<std::uint32_t>(waves ? blocks : std::min<std::uint64_t>(k.grid, (n + k.block - 1) / k.block));
+      const std::uint64_t stride = std::uint64_t{grid} * k.block;
+      const auto per_thread = static_cast<std::uint32_t>((n + stride - 1) / stride);
       k.kernel.launch({.grid = grid, .block = k.block}, best_, bitcoin_job_args(plan_), static_cast<std::uint32_t>(at),
                       count, per_thread);
     } else {
       // A multiple of 10, so that the decimal carries of a warp's threads line up.
-      const std::uint64_t per_thread = ((n + threads - 1) / threads + 9) / 10 * 10;
+      const std::uint64_t per_thread = (split + 9) / 10 * 10;
       const std::uint64_t per_block = per_thread * k.block;
       const auto grid = static_cast<std::uint32_t>((n + per_block - 1) / per_block);
       k.kernel.launch({.grid = grid, .block = k.block}, best_, static_cast<unsigned long long>(at), count,

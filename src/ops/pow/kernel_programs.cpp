@@ -47,7 +47,11 @@ PowBitcoinJobArgs bitcoin_job_args(const MinePlan& plan) {
 
 Program bitcoin_program(const MinePlan& plan, bool specialised, const PowKernelTuning& tuning) {
   Program program = kernel_program("bitcoin_mine.cu", tuning);
+  if (tuning.min_blocks < 0 || tuning.min_blocks > 8)
+    throw Error(Errc::invalid_argument, "mine", "min_blocks must be 0..8, got " + std::to_string(tuning.min_blocks));
+  // The generic kernel keeps its registers: capped at 32 it spills ~86 words per nonce.
   if (!specialised) return program.define("POW_GENERIC");
+  if (tuning.min_blocks > 0) program.define("POW_MIN_BLOCKS", tuning.min_blocks);
   define_midstate(program, plan);
   for (int i = 0; i < 3; ++i) program.define("POW_W" + std::to_string(i), word(plan.header_tail[i]));
   program.define("POW_TARGET_TOP", word(plan.target.top_word()));

@@ -25,11 +25,23 @@ enum class PowKernelChoice : std::uint8_t {
 struct PowKernelTuning {
   PowKernelChoice kernel = PowKernelChoice::adaptive;
   // σ0/σ1's right shifts as IMAD.HI on the FMA pipe (-DPOW_SHR_ON_FMA): 156 fewer ALU-pipe
-  // instructions per Bitcoin nonce.
-  bool shr_on_fma = true;
+  // instructions per Bitcoin nonce, but measured slower on the H200 (6.17 vs 6.26 GH/s): an
+  // IMAD.HI costs the FMA pipe more than an IMAD does.
+  bool shr_on_fma = false;
   // One rotate of each Σ0 as IMAD.HI + IMAD (-DPOW_ROTATE_ON_FMA): 116 fewer ALU-pipe
   // instructions for 232 more on the FMA pipe; pays only while the FMA pipe has room.
   bool rotate_on_fma = false;
+  // Specialised Bitcoin kernel: blocks of 256 threads that must fit on one SM (-DPOW_MIN_BLOCKS,
+  // __launch_bounds__); 8 caps it at 32 registers for full occupancy (a 3-load spill per Bitcoin nonce, L1 hits);
+  // 0 leaves ptxas free (40 registers, 6 blocks, 75%). The H200 profile showed too few eligible
+  // warps to keep the ALU pipe busy at 75%. (The data kernel keeps its 48: at 40 or
+  // 32 it spills its digits, 26..40 local loads and stores per nonce.)
+  int min_blocks = 8;
+  // GPU launches: nonces per thread, the grid sized to cover the launch (many waves), so that the
+  // block scheduler refills an SM as soon as one of its blocks ends. 0: one wave of resident
+  // blocks whose threads split the whole launch, which left warps idle at the end (achieved
+  // occupancy 49% of 75% in the profile).
+  int nonces_per_thread = 64;
 };
 
 // The kernel's job argument (PowBitcoinJob in bitcoin_mine.cu).
@@ -40,7 +52,6 @@ struct PowBitcoinJobArgs {
 };
 PowBitcoinJobArgs bitcoin_job_args(const MinePlan& plan);
 
-// Kernel "pow_bitcoin" for this plan.
 // Kernel "pow_bitcoin" for this plan: specialised (-D job constants) or generic (the job from
 // the kernel's argument, one program for every job).
 Program bitcoin_program(const MinePlan& plan, bool specialised, const PowKernelTuning& tuning);

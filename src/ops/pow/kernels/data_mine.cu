@@ -76,7 +76,7 @@ POW_FN PowWord pow_message_word(int i, const pow_u32 d[POW_DIGITS]) {
 // 0xffffffff. Thread t tests the run of offsets [t * per_thread, (t + 1) * per_thread); the host
 // keeps the whole launch under 2^32 offsets and makes per_thread a multiple of 10, so the digit
 // carries of all threads of a warp fall on the same iterations.
-extern "C" __global__ void pow_data(pow_u32* best, pow_u64 first, pow_u32 count, pow_u32 per_thread) {
+extern "C" __global__ void POW_BOUNDS pow_data(pow_u32* best, pow_u64 first, pow_u32 count, pow_u32 per_thread) {
   const pow_u32 thread = blockIdx.x * blockDim.x + threadIdx.x;
   pow_u32 offset = thread * per_thread;
   if (offset >= count) return;
