@@ -23,26 +23,28 @@ namespace {
 constexpr std::uint32_t no_candidate = 0xffffffffu;
 // Offsets are 32-bit in the kernels, and each thread's last offset plus its stride must not wrap.
 constexpr std::uint64_t max_launch = std::uint64_t{1} << 31;
-// Keys of the kernel table: the two Bitcoin kernels; data kernels go by their digit count.
-constexpr int bitcoin_generic = -1;
+// Keys of the kernel table: the generic kernel of either scheme, the specialised Bitcoin kernel;
+// specialised data kernels go by their digit count.
+constexpr int generic_key = -1;
 constexpr int bitcoin_specialised = 0;
 
 struct Loaded {
   Kernel kernel;
   std::uint32_t grid;
   std::uint32_t block;
+  bool generic;  // takes the job as an argument
 };
 
 // Block and grid for one full wave on a GPU (from the kernel's register count), or a few
 // blocks per core on the CPU backend.
-Loaded load(const Device& device, const Program& program, const char* name) {
+Loaded load(const Device& device, const Program& program, const char* name, bool generic) {
   Kernel kernel = device.compile(program).kernel(name);
   const int units = std::max(1, device.info().compute_units);
-  if (!device.is_gpu()) return {kernel, static_cast<std::uint32_t>(4 * units), 32};
+  if (!device.is_gpu()) return {kernel, static_cast<std::uint32_t>(4 * units), 32, generic};
   const std::uint32_t block = 256;
   const int registers = std::max(1, kernel.attributes().registers);
   const int per_sm = std::clamp(65536 / (((registers + 7) / 8 * 8) * static_cast<int>(block)), 1, 8);
-  return {kernel, static_cast<std::uint32_t>(units * per_sm), block};
+  return {kernel, static_cast<std::uint32_t>(units * per_sm), block, generic};
 }
 
 // Compiles outlive the search that started them: a stopped search must not wait for NVRTC. They
@@ -78,8 +80,6 @@ class KernelSearcher : public NonceSearcher {
         best_(device_.alloc<std::uint32_t>(1)) {
     // The CPU backend exists to run the kernel source: never stand in for it.
     if (!device_.is_gpu() && tuning_.kernel == PowKernelChoice::adaptive) tuning_.kernel = PowKernelChoice::specialised;
-    if (plan_.scheme == PowScheme::data && tuning_.kernel == PowKernelChoice::generic)
-      tuning_.kernel = PowKernelChoice::specialised;
   }
 
   std::string name() const override { return device_.info().name; }
@@ -170,11 +170,13 @@ class KernelSearcher : public NonceSearcher {
 
   void start_compile(int key) {
     if (kernels_.count(key)) return;
-    Program program = plan_.scheme == PowScheme::bitcoin ? bitcoin_program(plan_, key == bitcoin_specialised, tuning_)
+    const bool generic = key == generic_key;
+    Program program = plan_.scheme == PowScheme::bitcoin ? bitcoin_program(plan_, !generic, tuning_)
+                      : generic                          ? data_generic_program(tuning_)
                                                          : data_program(plan_, key, tuning_);
     const char* name = plan_.scheme == PowScheme::bitcoin ? "pow_bitcoin" : "pow_data";
-    kernels_[key] = std::async(std::launch::async, [device = device_, program = std::move(program), name] {
-                      return load(device, program, name);
+    kernels_[key] = std::async(std::launch::async, [device = device_, program = std::move(program), name, generic] {
+                      return load(device, program, name, generic);
                     }).share();
     BackgroundCompiles::keep(kernels_[key]);
   }
@@ -189,19 +191,20 @@ class KernelSearcher : public NonceSearcher {
 
   // The kernel to launch now, or nullptr for a host step.
   const Loaded* ready_kernel(int digits) {
-    if (plan_.scheme == PowScheme::data) return compiled(digits, tuning_.kernel != PowKernelChoice::adaptive);
+    const int specialised = plan_.scheme == PowScheme::data ? digits : bitcoin_specialised;
     switch (tuning_.kernel) {
       case PowKernelChoice::generic:
-        return compiled(bitcoin_generic, true);
+        return compiled(generic_key, true);
       case PowKernelChoice::specialised:
-        return compiled(bitcoin_specialised, true);
+        return compiled(specialised, true);
       case PowKernelChoice::adaptive:
         break;
     }
-    // Both compile at once; the generic one is usually in the disk cache already.
-    start_compile(bitcoin_specialised);
-    if (const Loaded* k = compiled(bitcoin_specialised, false)) return k;
-    return compiled(bitcoin_generic, true);
+    // Both compile at once; the generic one is usually in the disk cache already. Bitcoin mode
+    // waits for it (its compile is the shorter); data mode mines on the host meanwhile.
+    start_compile(specialised);
+    if (const Loaded* k = compiled(specialised, false)) return k;
+    return compiled(generic_key, plan_.scheme == PowScheme::bitcoin);
   }
 
   // Runs one launch over [at, at + n) and returns the lowest candidate offset.
@@ -228,8 +231,13 @@ class KernelSearcher : public NonceSearcher {
       const std::uint64_t per_thread = (split + 9) / 10 * 10;
       const std::uint64_t per_block = per_thread * k.block;
       const auto grid = static_cast<std::uint32_t>((n + per_block - 1) / per_block);
-      k.kernel.launch({.grid = grid, .block = k.block}, best_, static_cast<unsigned long long>(at), count,
-                      static_cast<std::uint32_t>(per_thread));
+      if (k.generic) {
+        k.kernel.launch({.grid = grid, .block = k.block}, best_, data_job_args(plan_, decimal_digits(at)),
+                        static_cast<unsigned long long>(at), count, static_cast<std::uint32_t>(per_thread));
+      } else {
+        k.kernel.launch({.grid = grid, .block = k.block}, best_, static_cast<unsigned long long>(at), count,
+                        static_cast<std::uint32_t>(per_thread));
+      }
     }
     return best_.to_host()[0];
   }

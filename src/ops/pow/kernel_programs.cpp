@@ -58,10 +58,11 @@ Program bitcoin_program(const MinePlan& plan, bool specialised, const PowKernelT
   return program;
 }
 
-Program data_program(const MinePlan& plan, int digits, const PowKernelTuning& tuning) {
+PowDataJobArgs data_job_args(const MinePlan& plan, int digits) {
   if (digits < 1 || digits > 20)
     throw Error(Errc::invalid_argument, "mine (data)",
                 "nonce digit count must be 1..20, got " + std::to_string(digits));
+  PowDataJobArgs args{};
   const std::size_t prefix = plan.prefix.size();
   const std::size_t used = prefix + static_cast<std::size_t>(digits);
   const int blocks = used + 9 <= 64 ? 1 : 2;
@@ -72,15 +73,30 @@ Program data_program(const MinePlan& plan, int digits, const PowKernelTuning& tu
   tail[used] = 0x80;
   const std::uint64_t bits = 8 * (plan.data.size() + static_cast<std::size_t>(digits));
   for (int i = 0; i < 8; ++i) tail[64 * blocks - 1 - i] = static_cast<std::uint8_t>(bits >> (8 * i));
+  for (int i = 0; i < 8; ++i) args.midstate[i] = plan.midstate[i];
+  for (int i = 0; i < 32; ++i) args.tail[i] = load_be32(tail + 4 * i);
+  args.prefix_len = static_cast<std::uint32_t>(prefix);
+  args.digits = static_cast<std::uint32_t>(digits);
+  args.blocks = static_cast<std::uint32_t>(blocks);
+  args.target_top = plan.target.top_word();
+  return args;
+}
 
+Program data_program(const MinePlan& plan, int digits, const PowKernelTuning& tuning) {
+  const PowDataJobArgs args = data_job_args(plan, digits);
   Program program = kernel_program("data_mine.cu", tuning);
   define_midstate(program, plan);
-  program.define("POW_PREFIX_LEN", static_cast<int>(prefix))
+  program.define("POW_PREFIX_LEN", static_cast<int>(args.prefix_len))
       .define("POW_DIGITS", digits)
-      .define("POW_BLOCKS", blocks)
-      .define("POW_TARGET_TOP", word(plan.target.top_word()));
-  for (int i = 0; i < 16 * blocks; ++i) program.define("POW_TAIL" + std::to_string(i), word(load_be32(tail + 4 * i)));
+      .define("POW_BLOCKS", static_cast<int>(args.blocks))
+      .define("POW_TARGET_TOP", word(args.target_top));
+  for (int i = 0; i < 16 * static_cast<int>(args.blocks); ++i)
+    program.define("POW_TAIL" + std::to_string(i), word(args.tail[i]));
   return program;
+}
+
+Program data_generic_program(const PowKernelTuning& tuning) {
+  return kernel_program("data_mine.cu", tuning).define("POW_GENERIC");
 }
 
 }  // namespace opkit::ops::detail

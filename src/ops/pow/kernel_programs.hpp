@@ -13,11 +13,11 @@ namespace opkit::ops::detail {
 // Which kernel a device runs.
 enum class PowKernelChoice : std::uint8_t {
   // What is ready: the job's specialised kernel once compiled (in the background), meanwhile the
-  // generic Bitcoin kernel (compiled once per device, then on disk) or, in data mode on a GPU,
-  // the host's own miner. A compile costs seconds and a whole 32-bit range a fraction of one,
-  // so the specialised kernel serves long and repeated (cached) jobs.
+  // generic kernel (compiled once per device, then on disk) or, while that one compiles too (a
+  // cold disk cache) in data mode, the host's own miner. A compile costs seconds and a whole
+  // 32-bit range a fraction of one, so the specialised kernel serves long and repeated jobs.
   adaptive,
-  generic,      // only the generic kernel (Bitcoin; data mode has none and uses `specialised`)
+  generic,      // only the generic kernel
   specialised,  // only the job's kernel, waiting for its compile
 };
 
@@ -57,5 +57,19 @@ PowBitcoinJobArgs bitcoin_job_args(const MinePlan& plan);
 Program bitcoin_program(const MinePlan& plan, bool specialised, const PowKernelTuning& tuning);
 // Kernel "pow_data" for this plan's nonces of `digits` decimal digits.
 Program data_program(const MinePlan& plan, int digits, const PowKernelTuning& tuning);
+
+// The generic data kernel's job argument (PowDataJob in data_mine.cu) for nonces of `digits`
+// decimal digits.
+struct PowDataJobArgs {
+  std::uint32_t midstate[8];
+  std::uint32_t tail[32];
+  std::uint32_t prefix_len;
+  std::uint32_t digits;
+  std::uint32_t blocks;
+  std::uint32_t target_top;
+};
+PowDataJobArgs data_job_args(const MinePlan& plan, int digits);
+// Kernel "pow_data" for every job (-DPOW_GENERIC): the job from its argument.
+Program data_generic_program(const PowKernelTuning& tuning);
 
 }  // namespace opkit::ops::detail

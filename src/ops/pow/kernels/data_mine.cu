@@ -10,7 +10,85 @@
 //   POW_TAIL0..31     the tail's words with each digit byte set to '0': prefix, padding, length
 //   POW_TARGET_TOP    the target's top 32 bits (the digest is read big-endian)
 // Known words fold away (pow_sha256.cuh): the leading rounds over the prefix, the padding.
+//
+// With -DPOW_GENERIC the job comes from the `job` argument instead (the digit positions at run
+// time, nothing folded): one program for every job and digit count, compiled once and then read
+// from the disk cache, which mines on the GPU while the job's own kernel compiles.
 #include "pow_sha256.cuh"
+
+#ifdef POW_GENERIC
+
+struct PowDataJob {
+  pow_u32 midstate[8];
+  pow_u32 tail[32];    // as POW_TAIL0..31 (the second 16 unused with one block)
+  pow_u32 prefix_len;  // 0..63
+  pow_u32 digits;      // 1..20
+  pow_u32 blocks;      // 1 or 2
+  pow_u32 target_top;
+};
+
+// As the specialised kernel below, the same launch contract.
+extern "C" __global__ void pow_data(pow_u32* best, PowDataJob job, pow_u64 first, pow_u32 count,
+                                    pow_u32 per_thread) {
+  const pow_u32 thread = blockIdx.x * blockDim.x + threadIdx.x;
+  pow_u32 offset = thread * per_thread;
+  if (offset >= count) return;
+  const pow_u32 end = count - offset < per_thread ? count : offset + per_thread;
+
+  // Decimal digits right-aligned in d[0..20): d[k] sits at tail byte `base + k`; the leading
+  // 20 - digits entries are zero and not part of the message.
+  pow_u32 d[20];
+  pow_u64 n = first + offset;
+#pragma unroll
+  for (int k = 19; k >= 0; --k) {
+    d[k] = (pow_u32)(n % 10u);
+    n /= 10u;
+  }
+  const int lead = 20 - (int)job.digits;
+  const int base = (int)job.prefix_len - lead;
+
+#pragma unroll 1
+  for (; offset < end; ++offset) {
+    pow_u32 m[32];
+#pragma unroll
+    for (int i = 0; i < 32; ++i) m[i] = job.tail[i];
+#pragma unroll
+    for (int k = 0; k < 20; ++k) {
+      if (k >= lead) {
+        const int byte = base + k;
+        m[byte >> 2] += d[k] << (8 * (3 - (byte & 3)));
+      }
+    }
+    PowWord state[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) state[i] = pow_varying(job.midstate[i]);
+    PowWord w[16];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) w[i] = pow_varying(m[i]);
+    if (job.blocks == 2u) {
+      pow_compress(state, w);
+#pragma unroll
+      for (int i = 0; i < 16; ++i) w[i] = pow_varying(m[16 + i]);
+    }
+    PowWord s[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) s[i] = state[i];
+    pow_compress_rounds(s, w, 64);
+    if ((state[0] + s[0]).v <= job.target_top) atomicMin(best, offset);
+
+    if (++d[19] == 10u) {
+#pragma unroll
+      for (int k = 19; k > 0; --k) {
+        if (d[k] == 10u) {
+          d[k] = 0u;
+          ++d[k - 1];
+        }
+      }
+    }
+  }
+}
+
+#else  // the job's own kernel
 
 #define POW_TAIL_WORDS (16 * POW_BLOCKS)
 
@@ -124,3 +202,5 @@ extern "C" __global__ void POW_BOUNDS pow_data(pow_u32* best, pow_u64 first, pow
     }
   }
 }
+
+#endif  // POW_GENERIC
