@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# On the GPU machine (H200): build; run the SHA-256 unit, GPU and CLI tests; benchmark the kernels
-# with the SM clock sampled during the run; count SASS instructions per pipe for every benchmarked
-# kernel and compare the measured rate with its ALU-pipe limit; openssl speed for the CPU path;
-# `opkit hash --lines` end to end on 10^7 lines, GPU and CPU. Everything goes to $OUT.
-# Run from the repository root:  OUT=/some/dir bash bench/device/sha256.sh
+# On the GPU machine (H200): build; run the SHA-256 unit, GPU and CLI tests; benchmark every kernel
+# variant with the SM clock sampled during the run (each GPU case is checked against the CPU path);
+# count SASS instructions per pipe and register-bank read cycles for every benchmarked kernel and
+# set the measured rate against the ALU-pipe limit and the bank model (tools/sass_banks.py); profile
+# two kernels with Nsight Compute if it is installed; hashcat mode 1400 beside it if the anchor is
+# there; then openssl speed and `opkit hash --lines` on 10^7 lines (SHA256_EXTRAS=0 skips these).
+# Everything goes to $OUT; $OUT/sha256_summary.txt has the headlines, best variant first.
+# Run from the repository root:  OUT=/some/dir bash bench/device/sha256.sh   (about 4 minutes)
 set -uo pipefail
 OUT=${OUT:-/tmp/opkit-out}
 mkdir -p "$OUT"
@@ -22,47 +25,84 @@ tail -3 "$OUT/sha256_gpu_tests.txt" | tee -a "$OUT/sha256_summary.txt"
 bash tests/cli/test_hash.sh "$B/tools/opkit/opkit" >"$OUT/sha256_cli.txt" 2>&1
 tail -2 "$OUT/sha256_cli.txt" | tee -a "$OUT/sha256_summary.txt"
 
-log "benchmark (SM clock sampled every 100 ms)"
+log "benchmark: kernel variants (SM clock sampled every 100 ms)"
 nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,utilization.gpu,power.draw,temperature.gpu --format=csv,noheader,nounits \
   -lms 100 >"$OUT/sha256_clocks.csv" 2>/dev/null &
 smi=$!
-mkdir -p "$OUT/cubins"
+rm -rf "$OUT/cubins" && mkdir -p "$OUT/cubins"
 $B/bench/opkit_sha256_bench --cubins "$OUT/cubins" | tee "$OUT/sha256_bench.txt"
+echo "bench exit status: ${PIPESTATUS[0]} (1: a GPU case computed a wrong digest)" | tee -a "$OUT/sha256_summary.txt"
 kill $smi 2>/dev/null
 # The clock under load: the median SM clock of samples with the GPU busy (utilization >= 90%).
 clock_mhz=$(awk -F', *' '$3 >= 90 {print $1}' "$OUT/sha256_clocks.csv" | sort -n | awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 1980)}')
 echo "SM clock under load (median): $clock_mhz MHz" | tee -a "$OUT/sha256_summary.txt"
 
-log "SASS per pipe, and measured rate vs the ALU-pipe limit"
+log "SASS per hash (ALU, FMA slots, bank read cycles), measured rate vs the ALU-pipe limit and the bank model"
 python3 - "$OUT/cubins" "$OUT/sha256_bench.txt" "$clock_mhz" <<'PY' | tee "$OUT/sha256_sass.txt" | tee -a "$OUT/sha256_summary.txt"
 import json, pathlib, re, subprocess, sys
 cubins, bench, clock = pathlib.Path(sys.argv[1]), sys.argv[2], float(sys.argv[3]) / 1000
-measured = {}
+measured, wrong = {}, []
 for line in open(bench):
     f = line.split()
-    if len(f) == 9 and f[0] == "gpu":
-        measured[f"{f[1]}_L{f[2]}_b{f[3]}_pt{f[4]}_shr{f[5]}"] = float(f[7])
-print(f"{'kernel':34s} {'ALU/h':>7s} {'FMA/h':>7s} {'all/h':>7s} {'limit GH/s':>10s} {'meas GH/s':>9s} {'of limit':>8s}")
+    if len(f) == 10 and f[0] == "gpu":
+        name = f"{f[1]}_L{f[2]}_b{f[3]}_pt{f[4]}_{f[5]}"
+        measured[name] = float(f[7])
+        if f[9] != "ok":
+            wrong.append(name)
+def per_hash(report, trips):
+    # The static count of a loop body runs once per iteration: add the other iterations.
+    totals = {k: report[k] for k in ("alu_per_hash", "fma_per_hash", "issue_per_hash", "bank_cycles_per_hash")}
+    if report["loops"] and trips > 1:
+        for k in totals:
+            totals[k] += report["loops"][0][k] * (trips - 1)
+    return totals
+rows = []
 for cubin in sorted(cubins.glob("*.cubin")):
     name = cubin.stem
-    per = int(re.search(r"_pt(\d+)", name).group(1))
-    length = int(re.search(r"_L(\d+)", name).group(1))
-    report = json.loads(subprocess.run([sys.executable, "tools/sass_count.py", str(cubin), "--json"],
-                                       capture_output=True, text=True, check=True).stdout)
-    k = report["sha256_fixed"]
-    def slots(p): return p.get("alu", 0), p.get("fma", 0) + 2 * p.get("fma_wide", 0), sum(p.values())
-    alu, fma, total = slots(k["pipes"])
-    if k["loops"]:  # the whole-block loop runs length // 64 times; its static count is one iteration
-        la, lf, lt = slots(k["loops"][0]["pipes"])
-        trips = length // 64
-        alu, fma, total = alu + la * (trips - 1), fma + lf * (trips - 1), total + lt * (trips - 1)
-    alu, fma, total = alu / per, fma / per, total / per
-    limit = 132 * 64 * clock * 1e9 / alu / 1e9
-    got = measured.get(name)
-    print(f"{name:34s} {alu:7.0f} {fma:7.0f} {total:7.0f} {limit:10.2f} {got if got else float('nan'):9.2f} "
-          f"{(got / limit if got else float('nan')):8.1%}")
+    per = int(re.search(r"_pt(\d+)_", name).group(1))
+    length = int(re.search(r"_L(\d+)_", name).group(1))
+    k = json.loads(subprocess.run([sys.executable, "tools/sass_banks.py", str(cubin), "--json", "--per", str(per)],
+                                  capture_output=True, text=True, check=True).stdout)["sha256_fixed"]
+    t = per_hash(k, length // 64 - 1)  # the loop covers the whole blocks after the first
+    alu, fma, issue, bank = t["alu_per_hash"], t["fma_per_hash"], t["issue_per_hash"], t["bank_cycles_per_hash"]
+    alu_limit = 132 * 64 * clock / alu
+    bound = max(2 * alu, 2 * fma, bank, issue)
+    model = 132 * 128 * clock / bound
+    limiter = ["alu", "fma", "bank", "issue"][[2 * alu, 2 * fma, bank, issue].index(bound)]
+    rows.append((name, alu, fma, bank, issue, alu_limit, model, limiter, measured.get(name, float("nan"))))
+print(f"{'kernel (GH/s at ' + format(clock, '.3f') + ' GHz)':36s} {'ALU/h':>6s} {'FMA/h':>6s} {'bank/h':>6s} "
+      f"{'iss/h':>6s} {'ALUlim':>7s} {'model':>6s} {'by':>5s} {'meas':>6s} {'/ALUlim':>7s} {'/model':>6s}")
+for name, alu, fma, bank, issue, alu_limit, model, limiter, got in sorted(rows, key=lambda r: -r[8] if r[8] == r[8] else 0):
+    print(f"{name:36s} {alu:6.0f} {fma:6.0f} {bank:6.0f} {issue:6.0f} {alu_limit:7.2f} {model:6.2f} {limiter:>5s} "
+          f"{got:6.2f} {got / alu_limit:7.1%} {got / model:6.1%}")
+best = max((r for r in rows if re.match(r"sha256_L32_", r[0]) and r[0] not in wrong and r[8] == r[8]),
+           key=lambda r: r[8], default=None)
+if best:
+    print(f"fastest sha256 L=32: {best[0]} at {best[8]:.2f} GH/s")
+print("wrong digests: " + (", ".join(wrong) if wrong else "none"))
 PY
-python3 tools/sass_count.py "$OUT/cubins/sha256_L32_b256_pt1_shrfma.cubin" >"$OUT/sha256_sass_L32_detail.txt" 2>&1
+python3 tools/sass_count.py "$OUT/cubins/sha256_L32_b256_pt1_default.cubin" >"$OUT/sha256_sass_L32_detail.txt" 2>&1
+
+if command -v ncu >/dev/null 2>&1; then
+  log "Nsight Compute: pipe use and stall reasons of the default kernel and v0 (sha256, 32 bytes)"
+  for v in default v0; do
+    timeout 120 ncu --target-processes all -k sha256_fixed --launch-skip 1 --launch-count 1 \
+      --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section Occupancy \
+      --metrics sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active \
+      $B/bench/opkit_sha256_bench --quick --no-cpu --only "sha256_L32_b256_pt1_$v" >"$OUT/sha256_ncu_$v.txt" 2>&1
+    grep -E "pipe_|issue_active|Stall|stall|Issue Slot|No Eligible|Active Warps|Eligible Warps|Achieved Occupancy" \
+      "$OUT/sha256_ncu_$v.txt" | head -40 | sed "s/^/$v: /" | tee -a "$OUT/sha256_summary.txt"
+  done
+else
+  log "Nsight Compute (ncu) not installed: no profile"
+fi
+
+if [ -x .anchor/hashcat-anchor ] || [ -f .anchor/hashcat-anchor ]; then
+  log "hashcat mode 1400 (same GPU, same session)"
+  bash .anchor/hashcat-anchor run "$PWD/.anchor" 1400 2>&1 | tail -1 | tee -a "$OUT/sha256_summary.txt"
+fi
+
+[ "${SHA256_EXTRAS:-1}" = 0 ] && exit 0
 
 log "openssl speed -evp sha256 -multi $(nproc)"
 openssl speed -evp sha256 -multi "$(nproc)" -seconds 2 2>/dev/null | tail -3 | tee "$OUT/openssl_speed.txt" | tee -a "$OUT/sha256_summary.txt"
