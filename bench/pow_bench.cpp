@@ -166,6 +166,7 @@ int write_cubins(const std::string& dir) {
   }
   write("data_20_bytes.cubin", detail::data_program(data_plan(20), 12, {}));
   write("data_100_bytes.cubin", detail::data_program(data_plan(100), 12, {}));
+  write("data_generic.cubin", detail::data_generic_program({}));
   return 0;
 }
 
@@ -216,6 +217,13 @@ void gpu_rows(const Device& gpu) {
     tuning.kernel = detail::PowKernelChoice::specialised;
     const double rate = kernel_rate(data_plan(length), gpu, tuning, 100'000'000'000ull, std::uint64_t{1} << 34);
     std::printf("| %zu-byte STRING | %s |\n", length, rate_text(rate).c_str());
+  }
+  {
+    // What mines while a new job's kernel compiles.
+    detail::PowKernelTuning tuning;
+    tuning.kernel = detail::PowKernelChoice::generic;
+    const double rate = kernel_rate(data_plan(20), gpu, tuning, 100'000'000'000ull, std::uint64_t{1} << 33);
+    std::printf("| generic data kernel (any job), 20 bytes | %s |\n", rate_text(rate).c_str());
   }
 }
 
