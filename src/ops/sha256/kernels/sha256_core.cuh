@@ -2,15 +2,16 @@
 // One source for three compilers: NVRTC (no system headers), nvcc, and a plain host compiler
 // (the CPU backend, unit tests), so it includes nothing and uses only `unsigned int`.
 //
-// Speed notes (sm_90, docs/perf-sha256.md has the numbers). Two limits matter. The ALU pipe (SHF,
-// LOP3, IADD3, PRMT: 64 per SM per clock, two cycles per warp instruction) and the register file:
-// the 2026-12-02 run fits, to within 4% and in the right order for all four kernels measured, a
-// model in which each warp instruction spends max(reads from bank 0, reads from bank 1) cycles
-// reading its source registers (bank = register number mod 2; an operand held by the reuse cache
-// or a uniform register costs nothing). So IMAD takes additions off the ALU pipe only while its
-// operands stay cheap: `one` must live in a uniform register (IMAD R, R, UR, R), never in a vector
-// register, which ptxas does only when no IMAD needs it as a register operand, i.e. when no
-// addition has an immediate operand. Hence K[t] + W[t] + h is a plain 3-input add (one IADD3).
+// Speed notes (sm_90; docs/perf-sha256.md has the numbers). Two limits: the ALU pipe (SHF, LOP3,
+// IADD3, PRMT: 64 lanes per SM per clock, two clocks per warp instruction) and register reads. The
+// 2026-12-02 H200 run fits, within 4% and in the right order for the four kernels measured (and
+// for hashcat's), a model where a warp instruction spends max(reads from bank 0, reads from bank 1)
+// clocks on its vector-register sources (bank = register number mod 2; reuse-cache hits, uniform
+// registers and immediates cost nothing): tools/sass_banks.py. IMAD takes additions off the ALU
+// pipe (x * one + y) but pays only while `one` sits in a uniform register; ptxas moves it to a
+// vector register (a third read per IMAD) as soon as one IMAD has an immediate operand. So every
+// sum with a compile-time constant is a plain `+`: K[t] + W[t] + h is one IADD3, and the constant
+// state and padding words go through sha256_compress_first and kKnownWords.
 //
 // Variant switches (-D), each measured by bench/sha256_bench.cpp; the losers can be deleted:
 //   SHA256_ADD_ON_FMA     1 (default): two-input additions as IMAD `x * one + y`; 0: plain `+`,
@@ -19,7 +20,7 @@
 //                         which puts `one` in a vector register (the kernel measured 2026-12-02)
 //   SHA256_SHIFT_ON_FMA   1 (default): the σ0/σ1 right shifts as IMAD.HI (x * 2^(32-n)) >> 32;
 //                         0: SHF on the ALU pipe
-//   SHA256_ROTATE_ON_FMA  bit mask, default 0: one rotate of Σ0 (1), Σ1 (2), σ0 (4), σ1 (8) as
+//   SHA256_ROTATE_ON_FMA  bit mask, default 4: one rotate of Σ0 (1), Σ1 (2), σ0 (4), σ1 (8) as
 //                         IMAD.HI + IMAD instead of one SHF: fewer ALU, more FMA and register reads
 #ifndef OPKIT_SHA256_CORE_CUH
 #define OPKIT_SHA256_CORE_CUH
@@ -72,7 +73,7 @@ __constant__ unsigned int sha256_pow2[32] = {
 #define SHA256_SHIFT_ON_FMA 1
 #endif
 #ifndef SHA256_ROTATE_ON_FMA
-#define SHA256_ROTATE_ON_FMA 0
+#define SHA256_ROTATE_ON_FMA 4
 #endif
 
 // x rotated right by n (0 < n < 32).
