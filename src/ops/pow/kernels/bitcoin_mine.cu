@@ -49,7 +49,7 @@ POW_FN pow_u32 pow_tail_word(int i) {
 // best[0]: lowest offset (nonce - first) whose hash passed the quick test; the host sets it to
 // 0xffffffff. Thread t tests offsets t, t + stride, ... (count + stride < 2^32, by the host).
 extern "C" __global__ void POW_BOUNDS pow_bitcoin(pow_u32* best, PowBitcoinJob job, pow_u32 first, pow_u32 count,
-                                       pow_u32 per_thread) {
+                                                  pow_u32 per_thread) {
   (void)job;
   const pow_u32 stride = gridDim.x * blockDim.x;
   pow_u32 offset = blockIdx.x * blockDim.x + threadIdx.x;

@@ -28,8 +28,7 @@ struct PowDataJob {
 };
 
 // As the specialised kernel below, the same launch contract.
-extern "C" __global__ void pow_data(pow_u32* best, PowDataJob job, pow_u64 first, pow_u32 count,
-                                    pow_u32 per_thread) {
+extern "C" __global__ void pow_data(pow_u32* best, PowDataJob job, pow_u64 first, pow_u32 count, pow_u32 per_thread) {
   const pow_u32 thread = blockIdx.x * blockDim.x + threadIdx.x;
   pow_u32 offset = thread * per_thread;
   if (offset >= count) return;

@@ -30,8 +30,8 @@
 
 #define POW_FN __host__ __device__ __forceinline__
 
-// -DPOW_MIN_BLOCKS=N caps registers so that N blocks of 256 threads fit on an SM (more warps to
-// hide latency; the host launches blocks of at most 256; ptxas spills if the cap is too tight, which the SASS counts show).
+// -DPOW_MIN_BLOCKS=N caps registers so that N blocks of 256 threads fit on an SM: more warps to
+// hide latency (the host launches blocks of 256; ptxas spills if the cap is too tight).
 #ifdef POW_MIN_BLOCKS
 #define POW_BOUNDS __launch_bounds__(256, POW_MIN_BLOCKS)
 #else
