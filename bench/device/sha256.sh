@@ -3,8 +3,8 @@
 # variant with the SM clock sampled during the run (each GPU case is checked against the CPU path);
 # count SASS instructions per pipe and register-bank read cycles for every benchmarked kernel and
 # set the measured rate against the ALU-pipe limit and the bank model (tools/sass_banks.py); profile
-# two kernels with Nsight Compute if it is installed; hashcat mode 1400 beside it if the anchor is
-# there; then openssl speed and `opkit hash --lines` on 10^7 lines (SHA256_EXTRAS=0 skips these).
+# two kernels with Nsight Compute if it is installed; then openssl speed and `opkit hash --lines` on
+# 10^7 lines (SHA256_EXTRAS=0 skips these). hashcat runs beside it from all.sh: HASHCAT=1400.
 # Everything goes to $OUT; $OUT/sha256_summary.txt has the headlines, best variant first.
 # Run from the repository root:  OUT=/some/dir bash bench/device/sha256.sh   (about 4 minutes)
 set -uo pipefail
@@ -95,11 +95,6 @@ if command -v ncu >/dev/null 2>&1; then
   done
 else
   log "Nsight Compute (ncu) not installed: no profile"
-fi
-
-if [ -x .anchor/hashcat-anchor ] || [ -f .anchor/hashcat-anchor ]; then
-  log "hashcat mode 1400 (same GPU, same session)"
-  bash .anchor/hashcat-anchor run "$PWD/.anchor" 1400 2>&1 | tail -1 | tee -a "$OUT/sha256_summary.txt"
 fi
 
 [ "${SHA256_EXTRAS:-1}" = 0 ] && exit 0
