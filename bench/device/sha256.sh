@@ -86,11 +86,15 @@ python3 tools/sass_count.py "$OUT/cubins/sha256_L32_b256_pt1_default.cubin" >"$O
 if command -v ncu >/dev/null 2>&1; then
   log "Nsight Compute: pipe use and stall reasons of the default kernel and v0 (sha256, 32 bytes)"
   for v in default v0; do
-    timeout 120 ncu --target-processes all -k sha256_fixed --launch-skip 1 --launch-count 1 \
-      --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section Occupancy \
-      --metrics sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active \
-      $B/bench/opkit_sha256_bench --quick --no-cpu --only "sha256_L32_b256_pt1_$v" >"$OUT/sha256_ncu_$v.txt" 2>&1
-    grep -E "pipe_|issue_active|Stall|stall|Issue Slot|No Eligible|Active Warps|Eligible Warps|Achieved Occupancy" \
+    run=("$B/bench/opkit_sha256_bench" --quick --no-cpu --only "sha256_L32_b256_pt1_$v")
+    ncu_args=(--target-processes all -k sha256_fixed --launch-skip 1 --launch-count 1)
+    # Sections and raw metrics apart: a metric this ncu does not know fails only its own run.
+    timeout 120 ncu "${ncu_args[@]}" --section ComputeWorkloadAnalysis --section SchedulerStats \
+      --section WarpStateStats --section Occupancy "${run[@]}" >"$OUT/sha256_ncu_$v.txt" 2>&1
+    timeout 120 ncu "${ncu_args[@]}" --metrics \
+      sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active \
+      "${run[@]}" >>"$OUT/sha256_ncu_$v.txt" 2>&1
+    grep -E "pipe_|issue_active|Stall|stall|Issue Slot|No Eligible|Active Warps|Eligible Warps|Achieved Occupancy|==ERROR==" \
       "$OUT/sha256_ncu_$v.txt" | head -40 | sed "s/^/$v: /" | tee -a "$OUT/sha256_summary.txt"
   done
 else
