@@ -83,7 +83,7 @@ print("wrong digests: " + (", ".join(wrong) if wrong else "none"))
 PY
 python3 tools/sass_count.py "$OUT/cubins/sha256_L32_b256_pt1_default.cubin" >"$OUT/sha256_sass_L32_detail.txt" 2>&1
 
-if command -v ncu >/dev/null 2>&1; then
+if [ "${SHA256_NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then
   log "Nsight Compute: pipe use and stall reasons of the default kernel and v0 (sha256, 32 bytes)"
   for v in default v0; do
     run=("$B/bench/opkit_sha256_bench" --quick --no-cpu --only "sha256_L32_b256_pt1_$v")
