@@ -50,7 +50,9 @@ void append_field(std::string& out, std::string_view field) {
 // include directories (or next to a file found there), recursively. This over-approximates the
 // preprocessor (it ignores #if), which only costs a spurious miss, never a stale hit.
 void append_included_files(std::string& canon, const ProgramSpec& spec) {
-  static const std::regex include_line(R"(^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"])", std::regex::multiline);
+  // Never destroyed, like every object a background compile can reach during exit.
+  static const auto& include_line =
+      *new std::regex(R"(^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"])", std::regex::multiline);
   constexpr std::size_t kMaxFiles = 4096;  // a runaway -I (e.g. /usr/include) must not stall every compile
   std::vector<std::pair<std::string, std::filesystem::path>> pending;  // text, folder it lives in
   pending.emplace_back(spec.source, std::filesystem::path());
@@ -82,8 +84,9 @@ void append_included_files(std::string& canon, const ProgramSpec& spec) {
 
 }  // namespace
 
+// Never destroyed: background compiles may still store entries while the process exits.
 KernelCache& KernelCache::global() {
-  static KernelCache cache = [] {
+  static KernelCache& cache = *new KernelCache([] {
     const char* flag = std::getenv("OPKIT_CACHE");
     if (flag != nullptr && std::string_view(flag) == "0") {
       KernelCache off = disabled();
@@ -97,7 +100,7 @@ KernelCache& KernelCache::global() {
       return off;
     }
     return KernelCache(dir);
-  }();
+  }());
   return cache;
 }
 

@@ -57,7 +57,9 @@ std::vector<std::string> find_kernel_names(const std::string& source) {
   // Drop __launch_bounds__(...) and __attribute__((...)) so the name is the identifier before '('.
   code = std::regex_replace(code, std::regex(R"(__launch_bounds__\s*\([^)]*\))"), " ");
   code = std::regex_replace(code, std::regex(R"(__attribute__\s*\(\([^)]*\)\))"), " ");
-  static const std::regex kernel(R"((template\s*<[^;{]*>\s*)?(extern\s+"C"\s*)?__global__[^(;{]*?\b([A-Za-z_]\w*)\s*\()");
+  // Never destroyed: compiles on other threads may still scan sources while the process exits.
+  static const auto& kernel =
+      *new std::regex(R"((template\s*<[^;{]*>\s*)?(extern\s+"C"\s*)?__global__[^(;{]*?\b([A-Za-z_]\w*)\s*\()");
   std::vector<std::string> names;
   for (std::sregex_iterator it(code.begin(), code.end(), kernel), end; it != end; ++it) {
     if ((*it)[1].matched) continue;  // templates need explicit name expressions: f<int>

@@ -34,8 +34,9 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 Backend& cpu_backend() {
-  static CpuBackend backend;
-  return backend;
+  // Never destroyed: devices, modules and background compiles may outlive static destruction.
+  static auto* backend = new CpuBackend();
+  return *backend;
 }
 
 std::string cpu_compiler_description() {

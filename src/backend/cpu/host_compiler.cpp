@@ -92,11 +92,12 @@ std::string HostCompiler::description() const {
 }
 
 const HostCompiler& host_compiler() {
-  static std::mutex mutex;
-  static std::optional<HostCompiler> found;
-  std::lock_guard lock(mutex);
-  if (!found) found = find();
-  return *found;
+  // Never destroyed: compiles on other threads may still ask for it while the process exits.
+  static auto* mutex = new std::mutex;
+  static auto* found = new std::optional<HostCompiler>;
+  std::lock_guard lock(*mutex);
+  if (!*found) *found = find();
+  return **found;
 }
 
 }  // namespace opkit::cpu

@@ -7,11 +7,12 @@ namespace opkit::cuda {
 namespace {
 
 // Symbol names live for the whole process, so the device can point at the last one launched.
+// The table is never destroyed: kernels may still be looked up by other threads during exit.
 const std::string* intern(const std::string& symbol) {
-  static std::mutex mutex;
-  static std::set<std::string> names;
-  std::lock_guard lock(mutex);
-  return &*names.insert(symbol).first;
+  static auto* mutex = new std::mutex;
+  static auto* names = new std::set<std::string>;
+  std::lock_guard lock(*mutex);
+  return &*names->insert(symbol).first;
 }
 
 }  // namespace

@@ -92,9 +92,11 @@ LoadedDriver load_driver() {
   return d;
 }
 
+// Never destroyed: threads still compiling or launching while the process exits must not see a
+// destroyed table.
 const LoadedDriver& loaded() {
-  static const LoadedDriver driver = load_driver();
-  return driver;
+  static const auto* driver = new LoadedDriver(load_driver());
+  return *driver;
 }
 
 }  // namespace

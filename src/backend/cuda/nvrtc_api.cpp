@@ -82,9 +82,11 @@ LoadedNvrtc load_nvrtc() {
   return n;
 }
 
+// Never destroyed: a compile still running on another thread while the process exits (background
+// kernel compiles) must not see the supported-arch list freed under it.
 const LoadedNvrtc& loaded() {
-  static const LoadedNvrtc nvrtc = load_nvrtc();
-  return nvrtc;
+  static const auto* nvrtc = new LoadedNvrtc(load_nvrtc());
+  return *nvrtc;
 }
 
 }  // namespace

@@ -22,9 +22,10 @@ struct CtxDeleter {
 
 // Fetched once: an implicit fetch inside every EVP_DigestInit would cost a provider lookup.
 const EVP_MD* sha256_md() {
-  static std::unique_ptr<EVP_MD, MdDeleter> md(EVP_MD_fetch(nullptr, "SHA256", nullptr));
-  if (!md) throw Error(Errc::unavailable, "EVP_MD_fetch", "OpenSSL has no SHA256 implementation");
-  return md.get();
+  // Never freed: hashing threads may still use it while the process exits.
+  static const EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  if (md == nullptr) throw Error(Errc::unavailable, "EVP_MD_fetch", "OpenSSL has no SHA256 implementation");
+  return md;
 }
 
 class Hasher {
