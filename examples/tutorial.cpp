@@ -14,7 +14,8 @@ int main() try {
       int idx = threadIdx.x + threadIdx.y * 4;
       a[idx] = 2.0 * idx;
     }
-  )").name("tutorial.cu"));
+  )")
+                                   .name("tutorial.cu"));
 
   // a_gpu = cuda.mem_alloc(a.nbytes)
   auto a = device.alloc<float>(256);

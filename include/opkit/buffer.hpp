@@ -32,9 +32,9 @@ class BufferView {
   // Elements [offset, offset + count) as a view.
   BufferView subview(std::size_t offset, std::size_t count) const {
     if (offset > size_ || count > size_ - offset)
-      throw Error(Errc::invalid_argument, "BufferView::subview", "range [" + std::to_string(offset) + ", +" +
-                                                                     std::to_string(count) + ") outside a buffer of " +
-                                                                     std::to_string(size_) + " elements");
+      throw Error(Errc::invalid_argument, "BufferView::subview",
+                  "range [" + std::to_string(offset) + ", +" + std::to_string(count) + ") outside a buffer of " +
+                      std::to_string(size_) + " elements");
     return BufferView(device_, data_ + offset, count);
   }
 
@@ -68,17 +68,16 @@ class BufferView {
   }
 
   operator BufferView<const T>() const  // NOLINT(google-explicit-constructor): T* -> const T*
-    requires(!std::is_const_v<T>)
-  {
+      requires(!std::is_const_v<T>) {
     return BufferView<const T>(device_, data_, size_);
   }
 
  private:
   void check_count(std::size_t count, const char* what) const {
     if (count != size_)
-      throw Error(Errc::invalid_argument, std::string("BufferView::") + what,
-                  "size mismatch: buffer holds " + std::to_string(size_) + " elements, other side " +
-                      std::to_string(count));
+      throw Error(
+          Errc::invalid_argument, std::string("BufferView::") + what,
+          "size mismatch: buffer holds " + std::to_string(size_) + " elements, other side " + std::to_string(count));
   }
 
   Device device_;
@@ -114,8 +113,8 @@ class DeviceBuffer {
   const Device& device() const noexcept { return device_; }
 
   BufferView<T> view() const { return BufferView<T>(device_, data_, size_); }
-  operator BufferView<T>() const { return view(); }              // NOLINT(google-explicit-constructor)
-  operator BufferView<const T>() const { return view(); }        // NOLINT(google-explicit-constructor)
+  operator BufferView<T>() const { return view(); }        // NOLINT(google-explicit-constructor)
+  operator BufferView<const T>() const { return view(); }  // NOLINT(google-explicit-constructor)
 
   void copy_from(std::span<const T> host, const Stream* stream = nullptr) const { view().copy_from(host, stream); }
   void copy_to(std::span<T> host, const Stream* stream = nullptr) const { view().copy_to(host, stream); }

@@ -39,9 +39,9 @@ class Error : public std::exception {
   Error&& with_source_name(std::string name) &&;
 
   Errc kind() const noexcept { return kind_; }
-  const std::string& stage() const noexcept { return stage_; }      // e.g. "nvrtcCompileProgram"
-  const std::string& message() const noexcept { return message_; }  // one line, no context
-  long code() const noexcept { return code_; }                      // backend's numeric code, 0 if none
+  const std::string& stage() const noexcept { return stage_; }          // e.g. "nvrtcCompileProgram"
+  const std::string& message() const noexcept { return message_; }      // one line, no context
+  long code() const noexcept { return code_; }                          // backend's numeric code, 0 if none
   const std::string& code_name() const noexcept { return code_name_; }  // e.g. CUDA_ERROR_ILLEGAL_ADDRESS
   const std::string& kernel() const noexcept { return kernel_; }
   const std::string& log() const noexcept { return log_; }

@@ -20,7 +20,7 @@ namespace opkit {
 namespace backend {
 class Function;
 class Stream;
-}
+}  // namespace backend
 
 struct Dim3 {
   std::uint32_t x = 1, y = 1, z = 1;
@@ -38,9 +38,9 @@ struct LaunchConfig {
 
 struct KernelAttributes {
   int max_threads_per_block = 0;
-  int registers = 0;         // per thread
+  int registers = 0;  // per thread
   int static_shared_bytes = 0;
-  int local_bytes = 0;       // per-thread stack / spill
+  int local_bytes = 0;  // per-thread stack / spill
 };
 
 class Kernel {

@@ -12,10 +12,10 @@ namespace opkit::nvrtc {
 
 struct Info {
   bool available = false;
-  std::string reason;       // why not, when unavailable
-  std::string path;         // the loaded library
+  std::string reason;  // why not, when unavailable
+  std::string path;    // the loaded library
   int major = 0, minor = 0;
-  std::vector<int> archs;   // sm numbers NVRTC can emit cubins for
+  std::vector<int> archs;  // sm numbers NVRTC can emit cubins for
 };
 
 Info info();

@@ -15,7 +15,7 @@ namespace opkit {
 // Everything that determines a compiled binary, apart from the target (arch, compiler).
 struct ProgramSpec {
   std::string source;
-  std::string name = "kernel.cu";  // shown in compile logs: name(LINE): error ...
+  std::string name = "kernel.cu";                            // shown in compile logs: name(LINE): error ...
   std::vector<std::pair<std::string, std::string>> defines;  // -DNAME=VALUE ("" value: -DNAME)
   std::vector<std::string> options;                          // passed to the compiler verbatim
   std::vector<std::string> include_dirs;
@@ -43,8 +43,7 @@ class Program {
   }
   Program& define(std::string macro, const char* value) { return define(std::move(macro), std::string(value)); }
   template <class Integer>
-    requires std::is_integral_v<Integer>
-  Program& define(std::string macro, Integer value) {
+  requires std::is_integral_v<Integer> Program& define(std::string macro, Integer value) {
     std::string text = std::to_string(value);
     if constexpr (std::is_unsigned_v<Integer>) text += "u";
     if constexpr (sizeof(Integer) == 8) text += "ll";
@@ -74,19 +73,19 @@ class Program {
 };
 
 enum class BinaryFormat : std::uint8_t {
-  cubin = 1,      // CUDA machine code for one sm_XX
-  ptx = 2,        // CUDA virtual ISA, JIT-compiled by the driver (fallback only)
-  host_dso = 3,   // a shared object built by the CPU backend's host compiler
+  cubin = 1,     // CUDA machine code for one sm_XX
+  ptx = 2,       // CUDA virtual ISA, JIT-compiled by the driver (fallback only)
+  host_dso = 3,  // a shared object built by the CPU backend's host compiler
 };
 const char* binary_format_name(BinaryFormat format) noexcept;
 
 // The output of a compiler: a binary that one backend can load, plus what the compiler said.
 struct CompiledProgram {
   BinaryFormat format = BinaryFormat::cubin;
-  std::string target;                        // "sm_90", "compute_90", "x86_64-g++-12.2"
-  std::string source_name;                   // ProgramSpec::name, for error messages
+  std::string target;       // "sm_90", "compute_90", "x86_64-g++-12.2"
+  std::string source_name;  // ProgramSpec::name, for error messages
   std::vector<std::uint8_t> binary;
-  std::string log;                           // compiler warnings (empty when silent)
+  std::string log;                                   // compiler warnings (empty when silent)
   std::map<std::string, std::string> lowered_names;  // kernel name as written -> symbol
 
   // Byte-exact serialization for the on-disk cache; deserialize returns false on any damage.

@@ -72,8 +72,7 @@ class Device : public std::enable_shared_from_this<Device> {
   virtual void deallocate(void* ptr) noexcept = 0;
   // `stream` null: synchronous with respect to the host.
   virtual void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream* stream) = 0;
-  virtual void fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count,
-                    Stream* stream) = 0;
+  virtual void fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count, Stream* stream) = 0;
   virtual std::size_t free_memory() = 0;
 
   virtual std::shared_ptr<Stream> default_stream() = 0;

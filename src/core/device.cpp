@@ -36,8 +36,10 @@ ModuleTable& module_table() {
 
 const char* backend_kind_name(BackendKind kind) noexcept {
   switch (kind) {
-    case BackendKind::cuda: return "cuda";
-    case BackendKind::cpu: return "cpu";
+    case BackendKind::cuda:
+      return "cuda";
+    case BackendKind::cpu:
+      return "cpu";
   }
   return "unknown";
 }
@@ -77,7 +79,9 @@ std::vector<Device> Device::all() {
   return devices;
 }
 
-const DeviceInfo& Device::info() const { return impl_->info(); }
+const DeviceInfo& Device::info() const {
+  return impl_->info();
+}
 
 CompiledProgram Device::build(const Program& program) const {
   const ProgramSpec& spec = program.spec();
@@ -116,16 +120,34 @@ Module Device::compile(const Program& program) const {
   return Module(*this, it->second.module, it->second.program);
 }
 
-Stream Device::default_stream() const { return Stream(*this, impl_->default_stream()); }
-Stream Device::create_stream() const { return Stream(*this, impl_->create_stream()); }
-Stream Device::borrow_stream(void* native_handle) const { return Stream(*this, impl_->borrow_stream(native_handle)); }
-Event Device::create_event() const { return Event(*this, impl_->create_event()); }
-void Device::synchronize() const { impl_->synchronize(); }
-bool Device::supports(std::string_view op) const { return impl_->supports(op); }
-std::size_t Device::free_memory() const { return impl_->free_memory(); }
+Stream Device::default_stream() const {
+  return Stream(*this, impl_->default_stream());
+}
+Stream Device::create_stream() const {
+  return Stream(*this, impl_->create_stream());
+}
+Stream Device::borrow_stream(void* native_handle) const {
+  return Stream(*this, impl_->borrow_stream(native_handle));
+}
+Event Device::create_event() const {
+  return Event(*this, impl_->create_event());
+}
+void Device::synchronize() const {
+  impl_->synchronize();
+}
+bool Device::supports(std::string_view op) const {
+  return impl_->supports(op);
+}
+std::size_t Device::free_memory() const {
+  return impl_->free_memory();
+}
 
-void* Device::allocate(std::size_t bytes) const { return impl_->allocate(bytes); }
-void Device::deallocate(void* ptr) const noexcept { impl_->deallocate(ptr); }
+void* Device::allocate(std::size_t bytes) const {
+  return impl_->allocate(bytes);
+}
+void Device::deallocate(void* ptr) const noexcept {
+  impl_->deallocate(ptr);
+}
 
 void Device::copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, const Stream* stream) const {
   impl_->copy(dst, src, bytes, kind, stream != nullptr ? &stream->impl() : nullptr);

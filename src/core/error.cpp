@@ -7,16 +7,26 @@ namespace opkit {
 
 const char* errc_name(Errc code) noexcept {
   switch (code) {
-    case Errc::unavailable: return "unavailable";
-    case Errc::compile: return "compile error";
-    case Errc::load: return "load error";
-    case Errc::not_found: return "not found";
-    case Errc::invalid_argument: return "invalid argument";
-    case Errc::launch: return "launch error";
-    case Errc::memory: return "memory error";
-    case Errc::runtime: return "runtime error";
-    case Errc::io: return "I/O error";
-    case Errc::interrupted: return "interrupted";
+    case Errc::unavailable:
+      return "unavailable";
+    case Errc::compile:
+      return "compile error";
+    case Errc::load:
+      return "load error";
+    case Errc::not_found:
+      return "not found";
+    case Errc::invalid_argument:
+      return "invalid argument";
+    case Errc::launch:
+      return "launch error";
+    case Errc::memory:
+      return "memory error";
+    case Errc::runtime:
+      return "runtime error";
+    case Errc::io:
+      return "I/O error";
+    case Errc::interrupted:
+      return "interrupted";
   }
   return "error";
 }
@@ -53,7 +63,9 @@ Error&& Error::with_source_name(std::string name) && {
   return std::move(*this);
 }
 
-const char* Error::what() const noexcept { return rendered_.c_str(); }
+const char* Error::what() const noexcept {
+  return rendered_.c_str();
+}
 
 void Error::render() {
   std::ostringstream out;

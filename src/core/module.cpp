@@ -38,15 +38,14 @@ Kernel::Kernel(Device device, std::shared_ptr<backend::Function> impl, std::stri
   param_sizes_ = std::move(params.sizes);
 }
 
-void Kernel::launch_packed(const LaunchConfig& config, void** args, const std::size_t* sizes,
-                           std::size_t count) const {
+void Kernel::launch_packed(const LaunchConfig& config, void** args, const std::size_t* sizes, std::size_t count) const {
   if (config.grid.count() == 0 || config.block.count() == 0)
     throw Error(Errc::invalid_argument, "Kernel::launch", "grid and block must not be empty").with_kernel(name_);
   if (params_known_) {
     if (param_sizes_.size() != count)
-      throw Error(Errc::invalid_argument, "Kernel::launch",
-                  "kernel takes " + std::to_string(param_sizes_.size()) + " argument(s), " + std::to_string(count) +
-                      " given")
+      throw Error(
+          Errc::invalid_argument, "Kernel::launch",
+          "kernel takes " + std::to_string(param_sizes_.size()) + " argument(s), " + std::to_string(count) + " given")
           .with_kernel(name_);
     for (std::size_t i = 0; i < count; ++i)
       if (param_sizes_[i] != sizes[i])
@@ -64,6 +63,8 @@ void Kernel::launch_packed(const LaunchConfig& config, void** args, const std::s
   }
 }
 
-KernelAttributes Kernel::attributes() const { return impl_->attributes(); }
+KernelAttributes Kernel::attributes() const {
+  return impl_->attributes();
+}
 
 }  // namespace opkit

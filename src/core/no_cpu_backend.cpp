@@ -12,9 +12,7 @@ class AbsentCpuBackend final : public Backend {
   bool available() override { return false; }
   std::string unavailable_reason() override { return "this build of opkit has no CPU backend"; }
   int device_count() override { return 0; }
-  std::shared_ptr<Device> device(int) override {
-    throw Error(Errc::unavailable, "CPU backend", unavailable_reason());
-  }
+  std::shared_ptr<Device> device(int) override { throw Error(Errc::unavailable, "CPU backend", unavailable_reason()); }
 };
 
 }  // namespace

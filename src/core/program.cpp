@@ -17,24 +17,35 @@ std::string code_only(const std::string& source) {
     char c = out[i], next = i + 1 < out.size() ? out[i + 1] : '\0';
     switch (state) {
       case code:
-        if (c == '/' && next == '/') state = line_comment, out[i] = ' ';
-        else if (c == '/' && next == '*') state = block_comment, out[i] = ' ', out[++i] = ' ';
-        else if (c == '"') state = string_lit;
-        else if (c == '\'') state = char_lit;
+        if (c == '/' && next == '/')
+          state = line_comment, out[i] = ' ';
+        else if (c == '/' && next == '*')
+          state = block_comment, out[i] = ' ', out[++i] = ' ';
+        else if (c == '"')
+          state = string_lit;
+        else if (c == '\'')
+          state = char_lit;
         break;
       case line_comment:
-        if (c == '\n') state = code;
-        else out[i] = ' ';
+        if (c == '\n')
+          state = code;
+        else
+          out[i] = ' ';
         break;
       case block_comment:
-        if (c == '*' && next == '/') state = code, out[i] = ' ', out[++i] = ' ';
-        else if (c != '\n') out[i] = ' ';
+        if (c == '*' && next == '/')
+          state = code, out[i] = ' ', out[++i] = ' ';
+        else if (c != '\n')
+          out[i] = ' ';
         break;
       case string_lit:
       case char_lit:
-        if (c == '\\') out[i] = ' ', out[++i] = ' ';
-        else if (c == (state == string_lit ? '"' : '\'')) state = code;
-        else out[i] = ' ';
+        if (c == '\\')
+          out[i] = ' ', out[++i] = ' ';
+        else if (c == (state == string_lit ? '"' : '\''))
+          state = code;
+        else
+          out[i] = ' ';
         break;
     }
   }
@@ -45,9 +56,12 @@ std::string code_only(const std::string& source) {
 
 const char* binary_format_name(BinaryFormat format) noexcept {
   switch (format) {
-    case BinaryFormat::cubin: return "cubin";
-    case BinaryFormat::ptx: return "PTX";
-    case BinaryFormat::host_dso: return "host shared object";
+    case BinaryFormat::cubin:
+      return "cubin";
+    case BinaryFormat::ptx:
+      return "PTX";
+    case BinaryFormat::host_dso:
+      return "host shared object";
   }
   return "unknown";
 }

@@ -9,8 +9,12 @@ namespace opkit {
 Stream::Stream(Device device, std::shared_ptr<backend::Stream> impl)
     : device_(std::move(device)), impl_(std::move(impl)) {}
 
-void Stream::synchronize() const { impl_->synchronize(); }
-void* Stream::native_handle() const { return impl_->native_handle(); }
+void Stream::synchronize() const {
+  impl_->synchronize();
+}
+void* Stream::native_handle() const {
+  return impl_->native_handle();
+}
 
 Event::Event(Device device, std::shared_ptr<backend::Event> impl)
     : device_(std::move(device)), impl_(std::move(impl)) {}
@@ -21,7 +25,9 @@ void Event::record(const Stream& stream) {
   impl_->record(stream.impl());
 }
 
-void Event::synchronize() const { impl_->synchronize(); }
+void Event::synchronize() const {
+  impl_->synchronize();
+}
 
 float Event::elapsed_ms(const Event& start, const Event& stop) {
   if (!(start.device_ == stop.device_))

@@ -85,8 +85,8 @@ TEST(CoreGpu, StreamsEventsAndDynamicSharedMemory) {
   auto in = gpu.alloc<int>(data.size()), out = gpu.alloc<int>(data.size());
   in.copy_from(data, &stream);
   start.record(stream);
-  module.kernel("reverse").launch(
-      {.grid = 1, .block = 1024, .shared_bytes = 1024 * sizeof(int), .stream = &stream}, in, out, 1024);
+  module.kernel("reverse").launch({.grid = 1, .block = 1024, .shared_bytes = 1024 * sizeof(int), .stream = &stream}, in,
+                                  out, 1024);
   stop.record(stream);
   std::vector<int> host(data.size());
   out.copy_to(host, &stream);
@@ -128,7 +128,8 @@ TEST(CoreGpu, WrongArgumentCountOrSizeIsRejectedBeforeLaunch) {
 TEST(CoreGpu, IllegalAddressInsideAKernelBecomesAnErrorNamingTheKernel) {
   OPKIT_SKIP_WITHOUT_GPU();
   auto kernel = gpu.compile(opkit::Program(R"(
-    __global__ void scribble(int* p) { p[threadIdx.x] = 1; })")).kernel("scribble");
+    __global__ void scribble(int* p) { p[threadIdx.x] = 1; })"))
+                    .kernel("scribble");
   kernel.launch({.grid = 1, .block = 32}, reinterpret_cast<int*>(0x10));
   try {
     gpu.synchronize();

@@ -9,13 +9,13 @@
 
 #include "opkit/nvrtc.hpp"
 
-#define OPKIT_REQUIRE_NVRTC()                                                                 \
-  do {                                                                                        \
-    auto nvrtc_info_ = ::opkit::nvrtc::info();                                                \
-    if (!nvrtc_info_.available) {                                                             \
-      const char* required_ = std::getenv("OPKIT_REQUIRE_NVRTC");                             \
-      if (required_ != nullptr && std::string_view(required_) == "1")                         \
+#define OPKIT_REQUIRE_NVRTC()                                                                   \
+  do {                                                                                          \
+    auto nvrtc_info_ = ::opkit::nvrtc::info();                                                  \
+    if (!nvrtc_info_.available) {                                                               \
+      const char* required_ = std::getenv("OPKIT_REQUIRE_NVRTC");                               \
+      if (required_ != nullptr && std::string_view(required_) == "1")                           \
         FAIL() << "NVRTC is required here (OPKIT_REQUIRE_NVRTC=1) but: " << nvrtc_info_.reason; \
-      GTEST_SKIP() << "NVRTC not available: " << nvrtc_info_.reason;                          \
-    }                                                                                         \
+      GTEST_SKIP() << "NVRTC not available: " << nvrtc_info_.reason;                            \
+    }                                                                                           \
   } while (0)

@@ -78,7 +78,8 @@ TEST(Error, RendersStageCodeKernelOptionsAndLogAsOneBlock) {
                        .with_log("a.cu(3): error: boom");
   std::string text = e.what();
   EXPECT_EQ(text.rfind("opkit: nvrtcCompileProgram: compilation failed", 0), 0u);
-  for (const char* piece : {"NVRTC_ERROR_COMPILATION", "kernel:  k", "-DX=1", "a.cu(3): error: boom", "test_program.cpp"})
+  for (const char* piece :
+       {"NVRTC_ERROR_COMPILATION", "kernel:  k", "-DX=1", "a.cu(3): error: boom", "test_program.cpp"})
     EXPECT_NE(text.find(piece), std::string::npos) << piece;
   EXPECT_EQ(e.kind(), opkit::Errc::compile);
   EXPECT_EQ(e.code(), 6);

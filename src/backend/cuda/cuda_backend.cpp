@@ -35,9 +35,9 @@ class CudaBackend final : public backend::Backend {
     const DriverApi* api = driver_api(&reason);
     if (api == nullptr) throw Error(Errc::unavailable, "CUDA backend", reason);
     if (ordinal < 0 || ordinal >= device_count())
-      throw Error(Errc::unavailable, "CUDA backend",
-                  "no CUDA GPU with ordinal " + std::to_string(ordinal) + " (" + std::to_string(device_count()) +
-                      " visible)");
+      throw Error(
+          Errc::unavailable, "CUDA backend",
+          "no CUDA GPU with ordinal " + std::to_string(ordinal) + " (" + std::to_string(device_count()) + " visible)");
     std::lock_guard lock(mutex_);
     auto& slot = devices_[static_cast<std::size_t>(ordinal)];
     if (!slot) slot = std::make_shared<CudaDevice>(*api, ordinal);

@@ -7,7 +7,9 @@
 namespace opkit::cuda {
 namespace {
 
-CUdeviceptr device_ptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
+CUdeviceptr device_ptr(const void* p) {
+  return reinterpret_cast<CUdeviceptr>(p);
+}
 
 bool is_kernel_fault(CUresult rc) {
   // Errors a running kernel leaves behind (sticky context errors).
@@ -57,7 +59,9 @@ CudaDevice::~CudaDevice() {
   if (context_ != nullptr) api_.cuDevicePrimaryCtxRelease(device_);
 }
 
-std::shared_ptr<CudaDevice> CudaDevice::self() { return std::static_pointer_cast<CudaDevice>(shared_from_this()); }
+std::shared_ptr<CudaDevice> CudaDevice::self() {
+  return std::static_pointer_cast<CudaDevice>(shared_from_this());
+}
 
 void CudaDevice::make_current() {
   CUcontext current = nullptr;
@@ -78,9 +82,13 @@ void CudaDevice::check_async(CUresult rc, const char* stage) {
   check(rc, stage, rc == 2 /*OUT_OF_MEMORY*/ ? Errc::memory : Errc::runtime);
 }
 
-CompiledProgram CudaDevice::compile(const ProgramSpec& spec) { return nvrtc_compile(spec, sm_); }
+CompiledProgram CudaDevice::compile(const ProgramSpec& spec) {
+  return nvrtc_compile(spec, sm_);
+}
 
-std::string CudaDevice::compiler_identity() { return nvrtc_identity(sm_); }
+std::string CudaDevice::compiler_identity() {
+  return nvrtc_identity(sm_);
+}
 
 std::shared_ptr<backend::Module> CudaDevice::load(const CompiledProgram& program) {
   if (program.format != BinaryFormat::cubin && program.format != BinaryFormat::ptx)
@@ -95,8 +103,10 @@ std::shared_ptr<backend::Module> CudaDevice::load(const CompiledProgram& program
   if (rc != CUDA_SUCCESS) {
     std::string hint;
     if (rc == 222 /*UNSUPPORTED_PTX_VERSION*/)
-      hint = ": the driver is older than the NVRTC that made this PTX; update the driver, or use an NVRTC "
-             "that knows " + info_.arch + " so opkit can load a cubin instead";
+      hint =
+          ": the driver is older than the NVRTC that made this PTX; update the driver, or use an NVRTC "
+          "that knows " +
+          info_.arch + " so opkit can load a cubin instead";
     else if (rc == 209 /*NO_BINARY_FOR_GPU*/ || rc == 218 /*INVALID_PTX*/)
       hint = ": the binary was built for " + program.target + ", this GPU is " + info_.arch;
     throw Error(Errc::load, "cuModuleLoadData", cu_error_string(rc) + hint)
@@ -184,7 +194,9 @@ std::size_t CudaDevice::free_memory() {
   return free;
 }
 
-std::shared_ptr<backend::Stream> CudaDevice::default_stream() { return default_stream_; }
+std::shared_ptr<backend::Stream> CudaDevice::default_stream() {
+  return default_stream_;
+}
 
 std::shared_ptr<backend::Stream> CudaDevice::create_stream() {
   make_current();
@@ -197,13 +209,17 @@ std::shared_ptr<backend::Stream> CudaDevice::borrow_stream(void* native_handle) 
   return std::make_shared<CudaStream>(*this, self(), static_cast<CUstream>(native_handle), false);
 }
 
-std::shared_ptr<backend::Event> CudaDevice::create_event() { return std::make_shared<CudaEvent>(self()); }
+std::shared_ptr<backend::Event> CudaDevice::create_event() {
+  return std::make_shared<CudaEvent>(self());
+}
 
 void CudaDevice::synchronize() {
   make_current();
   check_async(api_.cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
-bool CudaDevice::supports(std::string_view) const { return true; }
+bool CudaDevice::supports(std::string_view) const {
+  return true;
+}
 
 }  // namespace opkit::cuda

@@ -29,7 +29,9 @@ void CudaEvent::record(backend::Stream& stream) {
   check(device_->api().cuEventRecord(event_, static_cast<CudaStream&>(stream).handle()), "cuEventRecord");
 }
 
-void CudaEvent::synchronize() { device_->check_async(device_->api().cuEventSynchronize(event_), "cuEventSynchronize"); }
+void CudaEvent::synchronize() {
+  device_->check_async(device_->api().cuEventSynchronize(event_), "cuEventSynchronize");
+}
 
 float CudaEvent::elapsed_ms_since(backend::Event& start) {
   float ms = 0;

@@ -107,7 +107,9 @@ const DriverApi* driver_api(std::string* reason) {
   return d.ok ? &d.api : nullptr;
 }
 
-std::string driver_library_path() { return loaded().library.path; }
+std::string driver_library_path() {
+  return loaded().library.path;
+}
 
 std::string cu_error_name(CUresult code) {
   const char* name = nullptr;

@@ -12,9 +12,8 @@ bool DynamicLibrary::open_first(const std::vector<std::string>& names, std::stri
     handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) {
       link_map* map = nullptr;
-      path = (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name && *map->l_name)
-                 ? map->l_name
-                 : name;
+      path = (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name && *map->l_name) ? map->l_name
+                                                                                                           : name;
       return true;
     }
     const char* why = dlerror();
@@ -24,6 +23,8 @@ bool DynamicLibrary::open_first(const std::vector<std::string>& names, std::stri
   return false;
 }
 
-void* DynamicLibrary::symbol(const char* name) const { return handle != nullptr ? dlsym(handle, name) : nullptr; }
+void* DynamicLibrary::symbol(const char* name) const {
+  return handle != nullptr ? dlsym(handle, name) : nullptr;
+}
 
 }  // namespace opkit::cuda

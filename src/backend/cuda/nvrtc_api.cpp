@@ -41,8 +41,8 @@ LoadedNvrtc load_nvrtc() {
   std::string why;
   const bool explicit_choice = std::getenv("OPKIT_NVRTC") != nullptr && *std::getenv("OPKIT_NVRTC");
   if (!n.library.open_first(candidate_names(), why)) {
-    n.reason = explicit_choice ? "OPKIT_NVRTC=" + std::string(std::getenv("OPKIT_NVRTC")) +
-                                     " cannot be loaded (" + why + "); unset it or point it at libnvrtc.so"
+    n.reason = explicit_choice ? "OPKIT_NVRTC=" + std::string(std::getenv("OPKIT_NVRTC")) + " cannot be loaded (" +
+                                     why + "); unset it or point it at libnvrtc.so"
                                : "NVRTC (libnvrtc.so.13/.12/.11.2) was not found (" + why +
                                      "); install the CUDA toolkit's NVRTC (Debian/Ubuntu: libnvrtc, or "
                                      "pip install nvidia-cuda-nvrtc) or set OPKIT_NVRTC to its path";
@@ -67,8 +67,8 @@ LoadedNvrtc load_nvrtc() {
   bind(l, a.nvrtcAddNameExpression, "nvrtcAddNameExpression", missing);
   bind(l, a.nvrtcGetLoweredName, "nvrtcGetLoweredName", missing);
   if (!missing.empty()) {
-    n.reason = n.library.path + " is not a usable NVRTC (it lacks " + missing +
-               "); NVRTC 11.2 or newer is needed" + (explicit_choice ? ": check OPKIT_NVRTC" : "");
+    n.reason = n.library.path + " is not a usable NVRTC (it lacks " + missing + "); NVRTC 11.2 or newer is needed" +
+               (explicit_choice ? ": check OPKIT_NVRTC" : "");
     return n;
   }
   n.info.path = n.library.path;
@@ -97,6 +97,8 @@ const NvrtcApi* nvrtc_api(std::string* reason) {
   return n.ok ? &n.api : nullptr;
 }
 
-const NvrtcInfo& nvrtc_info() { return loaded().info; }
+const NvrtcInfo& nvrtc_info() {
+  return loaded().info;
+}
 
 }  // namespace opkit::cuda

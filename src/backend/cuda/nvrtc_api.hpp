@@ -33,9 +33,9 @@ struct NvrtcApi {
 };
 
 struct NvrtcInfo {
-  std::string path;             // the library that was loaded
-  int major = 0, minor = 0;     // nvrtcVersion
-  std::vector<int> archs;       // supported sm numbers, e.g. 75 ... 120
+  std::string path;          // the library that was loaded
+  int major = 0, minor = 0;  // nvrtcVersion
+  std::vector<int> archs;    // supported sm numbers, e.g. 75 ... 120
 };
 
 // The loaded NVRTC, or nullptr with `reason` set (every path tried and why each failed).

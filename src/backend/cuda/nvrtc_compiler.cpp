@@ -14,7 +14,7 @@ namespace opkit::cuda {
 namespace {
 
 // Headers NVRTC lacks; a header of the same name given by the user wins.
-constexpr std::array<const char*, 14> kJitHeaders = {"stdint.h", "cstdint", "stddef.h", "cstddef", "limits.h",
+constexpr std::array<const char*, 14> kJitHeaders = {"stdint.h", "cstdint",   "stddef.h", "cstddef", "limits.h",
                                                      "climits",  "stdbool.h", "string.h", "cstring", "stdio.h",
                                                      "cstdio",   "assert.h",  "cassert",  "math.h"};
 
@@ -99,8 +99,7 @@ CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm, bool ptx) {
     header_bodies.push_back(body);
   }
   for (const char* name : kJitHeaders) {
-    if (std::any_of(spec.headers.begin(), spec.headers.end(), [&](const auto& h) { return h.first == name; }))
-      continue;
+    if (std::any_of(spec.headers.begin(), spec.headers.end(), [&](const auto& h) { return h.first == name; })) continue;
     std::string_view body = detail::embedded_source(std::string("jit/") + name);
     if (body.empty()) continue;
     header_names.emplace_back(name);
@@ -116,7 +115,8 @@ CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm, bool ptx) {
   options.push_back(std::string("--gpu-architecture=") + (target.cubin ? "sm_" : "compute_") +
                     std::to_string(target.sm));
   options.emplace_back("-default-device");
-  if (std::none_of(spec.options.begin(), spec.options.end(), [](const std::string& o) { return o.rfind("-std", 0) == 0; }))
+  if (std::none_of(spec.options.begin(), spec.options.end(),
+                   [](const std::string& o) { return o.rfind("-std", 0) == 0; }))
     options.emplace_back("-std=c++17");
   for (const auto& [macro, value] : spec.defines) options.push_back("-D" + macro + (value.empty() ? "" : "=" + value));
   for (const auto& dir : spec.include_dirs) options.push_back("-I" + dir);
@@ -144,9 +144,10 @@ CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm, bool ptx) {
     if (first_error != std::string::npos) {
       auto line_start = log.rfind('\n', first_error);
       auto line_end = log.find('\n', first_error);
-      summary = log.substr(line_start == std::string::npos ? 0 : line_start + 1,
-                           line_end == std::string::npos ? std::string::npos
-                                                         : line_end - (line_start == std::string::npos ? 0 : line_start + 1));
+      summary =
+          log.substr(line_start == std::string::npos ? 0 : line_start + 1,
+                     line_end == std::string::npos ? std::string::npos
+                                                   : line_end - (line_start == std::string::npos ? 0 : line_start + 1));
     }
     throw Error(Errc::compile, "nvrtcCompileProgram", summary)
         .with_code(rc, api.nvrtcGetErrorString(rc))
