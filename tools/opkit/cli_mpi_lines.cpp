@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 
+#include "bounded_queue.hpp"
 #include "cli_mpi.hpp"
 #include "hash_names.hpp"
 #include "opkit/error.hpp"
@@ -39,45 +40,7 @@ constexpr std::size_t max_batch_lines = std::size_t{1} << 22;
 // Bytes per batch: MPI counts are int.
 constexpr std::size_t max_batch_bytes = std::size_t{1} << 30;
 
-// A bounded FIFO between two threads; close() ends it once drained, cancel() at once.
-class LineBatchQueue {
- public:
-  explicit LineBatchQueue(std::size_t capacity) : capacity_(capacity) {}
-  bool push(LineBatch batch) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return items_.size() < capacity_ || cancelled_; });
-    if (cancelled_) return false;
-    items_.push_back(std::move(batch));
-    changed_.notify_all();
-    return true;
-  }
-  std::optional<LineBatch> pop() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !items_.empty() || closed_ || cancelled_; });
-    if (cancelled_ || items_.empty()) return std::nullopt;
-    LineBatch batch = std::move(items_.front());
-    items_.pop_front();
-    changed_.notify_all();
-    return batch;
-  }
-  void close() {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    changed_.notify_all();
-  }
-  void cancel() {
-    std::lock_guard lock(mutex_);
-    cancelled_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  std::size_t capacity_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<LineBatch> items_;
-  bool closed_ = false, cancelled_ = false;
-};
+using LineBatchQueue = BoundedQueue<LineBatch>;
 
 // Splits the inputs into batches of whole lines (a file's last line needs no newline). Unreadable
 // inputs are reported as sha256sum reports them.
@@ -177,8 +140,8 @@ int lead(const std::vector<std::string>& inputs, const LinesOptions& options, mp
   auto fail = [&](std::exception_ptr e) {
     std::lock_guard lock(failure_mutex);
     if (!failure) failure = e;
-    to_hash.cancel();
-    to_write.cancel();
+    to_hash.abort();
+    to_write.abort();
   };
   bool all_read = true;
   std::thread reader([&] {

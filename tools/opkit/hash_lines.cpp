@@ -16,6 +16,7 @@
 #include <optional>
 #include <thread>
 
+#include "bounded_queue.hpp"
 #include "hash_names.hpp"
 #include "opkit/error.hpp"
 
@@ -28,46 +29,7 @@ struct Batch {
   std::vector<std::uint8_t> digests;
 };
 
-// A bounded FIFO between two threads; close() ends it (pop returns nullopt once drained) and
-// abort() ends it at once (for errors).
-class BatchQueue {
- public:
-  explicit BatchQueue(std::size_t capacity) : capacity_(capacity) {}
-  bool push(Batch batch) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return items_.size() < capacity_ || aborted_; });
-    if (aborted_) return false;
-    items_.push_back(std::move(batch));
-    changed_.notify_all();
-    return true;
-  }
-  std::optional<Batch> pop() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return !items_.empty() || closed_ || aborted_; });
-    if (aborted_ || items_.empty()) return std::nullopt;
-    Batch batch = std::move(items_.front());
-    items_.pop_front();
-    changed_.notify_all();
-    return batch;
-  }
-  void close() {
-    std::lock_guard lock(mutex_);
-    closed_ = true;
-    changed_.notify_all();
-  }
-  void abort() {
-    std::lock_guard lock(mutex_);
-    aborted_ = true;
-    changed_.notify_all();
-  }
-
- private:
-  std::size_t capacity_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<Batch> items_;
-  bool closed_ = false, aborted_ = false;
-};
+using BatchQueue = BoundedQueue<Batch>;
 
 // Splits inputs into batches of whole lines of about batch_bytes input bytes.
 class LineReader {
