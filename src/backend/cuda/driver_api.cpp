@@ -15,13 +15,6 @@ struct LoadedDriver {
   std::string reason;
 };
 
-template <class Fn>
-bool bind(const DynamicLibrary& lib, Fn& slot, const char* name, std::string& missing) {
-  slot = reinterpret_cast<Fn>(lib.symbol(name));
-  if (slot == nullptr) missing += std::string(missing.empty() ? "" : ", ") + name;
-  return slot != nullptr;
-}
-
 LoadedDriver load_driver() {
   LoadedDriver d;
   std::string why;
@@ -33,48 +26,48 @@ LoadedDriver load_driver() {
   std::string missing;
   auto& a = d.api;
   const auto& l = d.library;
-  bind(l, a.cuInit, "cuInit", missing);
-  bind(l, a.cuDriverGetVersion, "cuDriverGetVersion", missing);
-  bind(l, a.cuGetErrorName, "cuGetErrorName", missing);
-  bind(l, a.cuGetErrorString, "cuGetErrorString", missing);
-  bind(l, a.cuDeviceGetCount, "cuDeviceGetCount", missing);
-  bind(l, a.cuDeviceGet, "cuDeviceGet", missing);
-  bind(l, a.cuDeviceGetName, "cuDeviceGetName", missing);
-  bind(l, a.cuDeviceGetAttribute, "cuDeviceGetAttribute", missing);
-  bind(l, a.cuDeviceTotalMem, "cuDeviceTotalMem_v2", missing);
-  bind(l, a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", missing);
-  bind(l, a.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", missing);
-  bind(l, a.cuCtxGetCurrent, "cuCtxGetCurrent", missing);
-  bind(l, a.cuCtxSetCurrent, "cuCtxSetCurrent", missing);
-  bind(l, a.cuCtxSynchronize, "cuCtxSynchronize", missing);
-  bind(l, a.cuMemGetInfo, "cuMemGetInfo_v2", missing);
-  bind(l, a.cuMemAlloc, "cuMemAlloc_v2", missing);
-  bind(l, a.cuMemFree, "cuMemFree_v2", missing);
-  bind(l, a.cuMemcpyHtoD, "cuMemcpyHtoD_v2", missing);
-  bind(l, a.cuMemcpyDtoH, "cuMemcpyDtoH_v2", missing);
-  bind(l, a.cuMemcpyDtoD, "cuMemcpyDtoD_v2", missing);
-  bind(l, a.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", missing);
-  bind(l, a.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", missing);
-  bind(l, a.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", missing);
-  bind(l, a.cuMemsetD8Async, "cuMemsetD8Async", missing);
-  bind(l, a.cuMemsetD16Async, "cuMemsetD16Async", missing);
-  bind(l, a.cuMemsetD32Async, "cuMemsetD32Async", missing);
-  bind(l, a.cuModuleLoadData, "cuModuleLoadData", missing);
-  bind(l, a.cuModuleUnload, "cuModuleUnload", missing);
-  bind(l, a.cuModuleGetFunction, "cuModuleGetFunction", missing);
-  bind(l, a.cuFuncGetAttribute, "cuFuncGetAttribute", missing);
-  bind(l, a.cuFuncSetAttribute, "cuFuncSetAttribute", missing);
-  bind(l, a.cuLaunchKernel, "cuLaunchKernel", missing);
-  bind(l, a.cuStreamCreate, "cuStreamCreate", missing);
-  bind(l, a.cuStreamDestroy, "cuStreamDestroy_v2", missing);
-  bind(l, a.cuStreamSynchronize, "cuStreamSynchronize", missing);
-  bind(l, a.cuEventCreate, "cuEventCreate", missing);
-  bind(l, a.cuEventDestroy, "cuEventDestroy_v2", missing);
-  bind(l, a.cuEventRecord, "cuEventRecord", missing);
-  bind(l, a.cuEventSynchronize, "cuEventSynchronize", missing);
+  l.bind(a.cuInit, "cuInit", missing);
+  l.bind(a.cuDriverGetVersion, "cuDriverGetVersion", missing);
+  l.bind(a.cuGetErrorName, "cuGetErrorName", missing);
+  l.bind(a.cuGetErrorString, "cuGetErrorString", missing);
+  l.bind(a.cuDeviceGetCount, "cuDeviceGetCount", missing);
+  l.bind(a.cuDeviceGet, "cuDeviceGet", missing);
+  l.bind(a.cuDeviceGetName, "cuDeviceGetName", missing);
+  l.bind(a.cuDeviceGetAttribute, "cuDeviceGetAttribute", missing);
+  l.bind(a.cuDeviceTotalMem, "cuDeviceTotalMem_v2", missing);
+  l.bind(a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", missing);
+  l.bind(a.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", missing);
+  l.bind(a.cuCtxGetCurrent, "cuCtxGetCurrent", missing);
+  l.bind(a.cuCtxSetCurrent, "cuCtxSetCurrent", missing);
+  l.bind(a.cuCtxSynchronize, "cuCtxSynchronize", missing);
+  l.bind(a.cuMemGetInfo, "cuMemGetInfo_v2", missing);
+  l.bind(a.cuMemAlloc, "cuMemAlloc_v2", missing);
+  l.bind(a.cuMemFree, "cuMemFree_v2", missing);
+  l.bind(a.cuMemcpyHtoD, "cuMemcpyHtoD_v2", missing);
+  l.bind(a.cuMemcpyDtoH, "cuMemcpyDtoH_v2", missing);
+  l.bind(a.cuMemcpyDtoD, "cuMemcpyDtoD_v2", missing);
+  l.bind(a.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", missing);
+  l.bind(a.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", missing);
+  l.bind(a.cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", missing);
+  l.bind(a.cuMemsetD8Async, "cuMemsetD8Async", missing);
+  l.bind(a.cuMemsetD16Async, "cuMemsetD16Async", missing);
+  l.bind(a.cuMemsetD32Async, "cuMemsetD32Async", missing);
+  l.bind(a.cuModuleLoadData, "cuModuleLoadData", missing);
+  l.bind(a.cuModuleUnload, "cuModuleUnload", missing);
+  l.bind(a.cuModuleGetFunction, "cuModuleGetFunction", missing);
+  l.bind(a.cuFuncGetAttribute, "cuFuncGetAttribute", missing);
+  l.bind(a.cuFuncSetAttribute, "cuFuncSetAttribute", missing);
+  l.bind(a.cuLaunchKernel, "cuLaunchKernel", missing);
+  l.bind(a.cuStreamCreate, "cuStreamCreate", missing);
+  l.bind(a.cuStreamDestroy, "cuStreamDestroy_v2", missing);
+  l.bind(a.cuStreamSynchronize, "cuStreamSynchronize", missing);
+  l.bind(a.cuEventCreate, "cuEventCreate", missing);
+  l.bind(a.cuEventDestroy, "cuEventDestroy_v2", missing);
+  l.bind(a.cuEventRecord, "cuEventRecord", missing);
+  l.bind(a.cuEventSynchronize, "cuEventSynchronize", missing);
   // cuEventElapsedTime_v2 exists from CUDA 12.8; older drivers only have the original.
   a.cuEventElapsedTime = reinterpret_cast<decltype(a.cuEventElapsedTime)>(l.symbol("cuEventElapsedTime_v2"));
-  if (a.cuEventElapsedTime == nullptr) bind(l, a.cuEventElapsedTime, "cuEventElapsedTime", missing);
+  if (a.cuEventElapsedTime == nullptr) l.bind(a.cuEventElapsedTime, "cuEventElapsedTime", missing);
   a.cuFuncGetParamInfo = reinterpret_cast<decltype(a.cuFuncGetParamInfo)>(l.symbol("cuFuncGetParamInfo"));
   if (!missing.empty()) {
     d.reason = d.library.path + " is too old: it lacks " + missing + "; update the NVIDIA driver";

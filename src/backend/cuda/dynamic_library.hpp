@@ -15,6 +15,14 @@ struct DynamicLibrary {
   bool open_first(const std::vector<std::string>& names, std::string& reason);
   // The symbol's address, or nullptr.
   void* symbol(const char* name) const;
+
+  // Points `slot` at the symbol `name`; when it is missing, appends the name to `missing`
+  // (comma-separated) so one message can list everything an old library lacks.
+  template <class Fn>
+  void bind(Fn& slot, const char* name, std::string& missing) const {
+    slot = reinterpret_cast<Fn>(symbol(name));
+    if (slot == nullptr) missing += std::string(missing.empty() ? "" : ", ") + name;
+  }
 };
 
 }  // namespace opkit::cuda

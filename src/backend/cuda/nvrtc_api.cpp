@@ -30,12 +30,6 @@ std::vector<std::string> candidate_names() {
   return names;
 }
 
-template <class Fn>
-void bind(const DynamicLibrary& lib, Fn& slot, const char* name, std::string& missing) {
-  slot = reinterpret_cast<Fn>(lib.symbol(name));
-  if (slot == nullptr) missing += std::string(missing.empty() ? "" : ", ") + name;
-}
-
 LoadedNvrtc load_nvrtc() {
   LoadedNvrtc n;
   std::string why;
@@ -51,21 +45,21 @@ LoadedNvrtc load_nvrtc() {
   std::string missing;
   auto& a = n.api;
   const auto& l = n.library;
-  bind(l, a.nvrtcGetErrorString, "nvrtcGetErrorString", missing);
-  bind(l, a.nvrtcVersion, "nvrtcVersion", missing);
-  bind(l, a.nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs", missing);
-  bind(l, a.nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs", missing);
-  bind(l, a.nvrtcCreateProgram, "nvrtcCreateProgram", missing);
-  bind(l, a.nvrtcDestroyProgram, "nvrtcDestroyProgram", missing);
-  bind(l, a.nvrtcCompileProgram, "nvrtcCompileProgram", missing);
-  bind(l, a.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", missing);
-  bind(l, a.nvrtcGetProgramLog, "nvrtcGetProgramLog", missing);
-  bind(l, a.nvrtcGetPTXSize, "nvrtcGetPTXSize", missing);
-  bind(l, a.nvrtcGetPTX, "nvrtcGetPTX", missing);
-  bind(l, a.nvrtcGetCUBINSize, "nvrtcGetCUBINSize", missing);
-  bind(l, a.nvrtcGetCUBIN, "nvrtcGetCUBIN", missing);
-  bind(l, a.nvrtcAddNameExpression, "nvrtcAddNameExpression", missing);
-  bind(l, a.nvrtcGetLoweredName, "nvrtcGetLoweredName", missing);
+  l.bind(a.nvrtcGetErrorString, "nvrtcGetErrorString", missing);
+  l.bind(a.nvrtcVersion, "nvrtcVersion", missing);
+  l.bind(a.nvrtcGetNumSupportedArchs, "nvrtcGetNumSupportedArchs", missing);
+  l.bind(a.nvrtcGetSupportedArchs, "nvrtcGetSupportedArchs", missing);
+  l.bind(a.nvrtcCreateProgram, "nvrtcCreateProgram", missing);
+  l.bind(a.nvrtcDestroyProgram, "nvrtcDestroyProgram", missing);
+  l.bind(a.nvrtcCompileProgram, "nvrtcCompileProgram", missing);
+  l.bind(a.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize", missing);
+  l.bind(a.nvrtcGetProgramLog, "nvrtcGetProgramLog", missing);
+  l.bind(a.nvrtcGetPTXSize, "nvrtcGetPTXSize", missing);
+  l.bind(a.nvrtcGetPTX, "nvrtcGetPTX", missing);
+  l.bind(a.nvrtcGetCUBINSize, "nvrtcGetCUBINSize", missing);
+  l.bind(a.nvrtcGetCUBIN, "nvrtcGetCUBIN", missing);
+  l.bind(a.nvrtcAddNameExpression, "nvrtcAddNameExpression", missing);
+  l.bind(a.nvrtcGetLoweredName, "nvrtcGetLoweredName", missing);
   if (!missing.empty()) {
     n.reason = n.library.path + " is not a usable NVRTC (it lacks " + missing + "); NVRTC 11.2 or newer is needed" +
                (explicit_choice ? ": check OPKIT_NVRTC" : "");
