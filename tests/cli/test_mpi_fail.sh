@@ -36,13 +36,24 @@ check "a failing rank: no result printed" [ ! -s fail.out ]
 check "a failing rank: the job ends within 10 s (took ${took}s)" [ "$took" -le 10 ]
 [ "$failures" = 0 ] || head -20 fail.err
 
-# Waits (up to 30 s) until the 3 ranks under mpirun PID catch SIGTERM and SIGUSR1 (/proc SigCgt),
-# so that a signal sent now stops the search rather than killing a rank that is still starting.
+# Every process below PID (mpirun starts the ranks directly in some Open MPI builds and through a
+# local daemon in others).
+descendants() {
+  local child
+  for child in $(ps --ppid "$1" -o pid= 2>/dev/null); do
+    echo "$child"
+    descendants "$child"
+  done
+}
+
+# Waits (up to 30 s) until the 3 opkit ranks below mpirun PID catch SIGTERM and SIGUSR1 (/proc
+# SigCgt), so that a signal sent now stops the search rather than killing a rank still starting.
 ranks_catch_signals() {
   local pid=$1 tries=0 ready child mask
   while [ "$tries" -lt 300 ]; do
     ready=0
-    for child in $(ps --ppid "$pid" -o pid= 2>/dev/null); do
+    for child in $(descendants "$pid"); do
+      [ "$(cat "/proc/$child/comm" 2>/dev/null)" = opkit ] || continue
       mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$child/status" 2>/dev/null)
       [ -n "$mask" ] && [ $((16#$mask & 0x4200)) = $((0x4200)) ] && ready=$((ready + 1))
     done
