@@ -20,6 +20,7 @@
 #include "bounded_queue.hpp"
 #include "cli_mpi.hpp"
 #include "hash_names.hpp"
+#include "input_chunks.hpp"
 #include "opkit/error.hpp"
 #include "opkit/mpi.hpp"
 
@@ -50,26 +51,10 @@ class LineSplitter {
 
   // False when the input could not be read (reported) or the queue was cancelled.
   bool read_input(const std::string& path) {
-    const int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return report(path, errno);
-    std::vector<std::uint8_t> buffer(std::min<std::size_t>(batch_bytes_, std::size_t{4} << 20));
-    bool ok = true;
-    for (;;) {
-      const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-      if (n == 0) break;
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        ok = report(path, errno);
-        break;
-      }
-      if (!add(buffer.data(), static_cast<std::size_t>(n))) {
-        ok = false;
-        break;
-      }
-    }
-    if (fd != STDIN_FILENO) ::close(fd);
+    const ChunksEnd end =
+        read_chunks(path, batch_bytes_, [&](const std::uint8_t* data, std::size_t size) { return add(data, size); });
     if (current_.data.size() > current_.offsets.back()) current_.offsets.push_back(current_.data.size());
-    return ok;
+    return end == ChunksEnd::finished;
   }
 
   void finish() {
@@ -78,11 +63,6 @@ class LineSplitter {
   }
 
  private:
-  bool report(const std::string& path, int err) {
-    std::fprintf(stderr, "opkit: %s: %s\n", quote_name(path).c_str(), std::strerror(err));
-    return false;
-  }
-
   void restart(std::vector<std::uint8_t> open_line) {
     current_ = LineBatch{};
     current_.data = std::move(open_line);

@@ -18,6 +18,7 @@
 
 #include "bounded_queue.hpp"
 #include "hash_names.hpp"
+#include "input_chunks.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::cli {
@@ -38,24 +39,10 @@ class LineReader {
 
   // Reads one input; false when it could not be read (the error line is printed).
   bool read_input(const std::string& path) {
-    int fd = STDIN_FILENO;
-    if (path != "-") fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return report(path, errno);
-    std::vector<std::uint8_t> buffer(std::min<std::size_t>(batch_bytes_, std::size_t{4} << 20));
-    bool ok = true;
-    for (;;) {
-      const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-      if (n == 0) break;
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        ok = report(path, errno);
-        break;
-      }
-      if (!add(buffer.data(), static_cast<std::size_t>(n))) break;
-    }
-    if (fd != STDIN_FILENO) ::close(fd);
+    const ChunksEnd end =
+        read_chunks(path, batch_bytes_, [&](const std::uint8_t* data, std::size_t size) { return add(data, size); });
     end_line_if_open();  // a last line without a newline is still a line
-    return ok;
+    return end != ChunksEnd::unreadable;
   }
 
   // Sends what is left; returns false if the pipeline was aborted.
@@ -65,12 +52,6 @@ class LineReader {
   }
 
  private:
-  bool report(const std::string& path, int err) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "opkit: %s: %s\n", quote_name(path).c_str(), std::strerror(err));
-    return false;
-  }
-
   void start_batch() {
     current_ = Batch{};
     current_.data.reserve(batch_bytes_ + (batch_bytes_ >> 4));
