@@ -1,6 +1,7 @@
 # Sourced by tests/cli/test_mpi_*.sh after they cd into their own temporary folder: skips (exit
 # 77) without mpirun or without MPI in this opkit, and defines run_mpi NP COMMAND... with what CI
-# needs (root, 2 cores, no network, tests running side by side).
+# needs (root, 2 cores, no network, tests running side by side), and check LABEL COMMAND... with
+# the pass/failure counters the tests report at the end.
 command -v mpirun >/dev/null || { echo "skip: no mpirun (install openmpi-bin)"; exit 77; }
 # CI runs as root; OpenMPI refuses that unless told.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -20,3 +21,11 @@ case $probe in
   *"nonce "*) ;;
   *) echo "FAIL: mpirun -np 1 opkit mine does not work:"; echo "$probe" | head -20; exit 1 ;;
 esac
+
+failures=0
+pass=0
+
+check() {  # check LABEL CONDITION-COMMAND...
+  local label=$1; shift
+  if "$@"; then pass=$((pass + 1)); else failures=$((failures + 1)); echo "FAIL: $label"; fi
+}

@@ -12,13 +12,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 source "$here/mpi_env.sh"
-failures=0
-pass=0
-
-check() {  # check LABEL CONDITION-COMMAND...
-  local label=$1; shift
-  if "$@"; then pass=$((pass + 1)); else failures=$((failures + 1)); echo "FAIL: $label"; fi
-}
 
 # Block 1's nonce is about 2.6e9: searching from 0 on 2 cores takes minutes, so only the failure
 # or the signal ends these runs.

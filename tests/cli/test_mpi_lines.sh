@@ -11,13 +11,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 source "$here/mpi_env.sh"
-failures=0
-pass=0
-
-check() {  # check LABEL CONDITION-COMMAND...
-  local label=$1; shift
-  if "$@"; then pass=$((pass + 1)); else failures=$((failures + 1)); echo "FAIL: $label"; fi
-}
 
 # same LABEL HASH-ARGS...: one process and three ranks write the same stdout and stderr, and exit alike.
 same() {

@@ -12,13 +12,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 source "$here/mpi_env.sh"
-failures=0
-pass=0
-
-check() {  # check LABEL CONDITION-COMMAND...
-  local label=$1; shift
-  if "$@"; then pass=$((pass + 1)); else failures=$((failures + 1)); echo "FAIL: $label"; fi
-}
 
 # What does not depend on timing or devices: the text lines before "hashes", or the JSON fields.
 stable_text() { sed -n '/^hashes /q;p' "$1"; }
