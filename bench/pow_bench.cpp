@@ -123,18 +123,12 @@ std::vector<Variant> bitcoin_variants() {
   std::vector<Variant> v;
   v.push_back(
       {"generic kernel (one compile for every job)", "bitcoin_generic", tuned(PowKernelChoice::generic, [](T&) {})});
-  v.push_back(
-      {"specialised (default: ALU shifts, 8 blocks/SM, 64 nonces/thread)", "bitcoin_default", tuned(spec, [](T&) {})});
-  v.push_back({"specialised, run-4 launch (40 regs, one wave)", "bitcoin_run4", tuned(spec, [](T& t) {
-                 t.min_blocks = 0;
-                 t.nonces_per_thread = 0;
-               })});
+  v.push_back({"specialised (default: constants in IADD3, ALU shifts, 8 blocks/SM, 64 nonces/thread)",
+               "bitcoin_default", tuned(spec, [](T&) {})});
+  v.push_back({"specialised, every addition as IMAD (the first runs' default)", "bitcoin_const_fma",
+               tuned(spec, [](T& t) { t.const_add_on_fma = true; })});
   v.push_back({"specialised, 40 regs (6 blocks/SM), 64 nonces/thread", "bitcoin_40regs",
                tuned(spec, [](T& t) { t.min_blocks = 0; })});
-  v.push_back(
-      {"specialised, 8 blocks/SM, one wave", "bitcoin_one_wave", tuned(spec, [](T& t) { t.nonces_per_thread = 0; })});
-  v.push_back(
-      {"specialised, 16 nonces/thread", "bitcoin_16_per_thread", tuned(spec, [](T& t) { t.nonces_per_thread = 16; })});
   v.push_back({"specialised, 256 nonces/thread", "bitcoin_256_per_thread",
                tuned(spec, [](T& t) { t.nonces_per_thread = 256; })});
   v.push_back({"specialised, shifts as IMAD.HI", "bitcoin_imad_hi", tuned(spec, [](T& t) { t.shr_on_fma = true; })});
@@ -159,8 +153,7 @@ int write_cubins(const std::string& dir) {
   // Launch-only variants share their code with the default; they are skipped here.
   for (const Variant& v : bitcoin_variants()) {
     const std::string cubin = v.cubin;
-    if (cubin == "bitcoin_one_wave" || cubin == "bitcoin_40regs" || cubin.find("per_thread") != std::string::npos)
-      continue;
+    if (cubin == "bitcoin_40regs" || cubin.find("per_thread") != std::string::npos) continue;
     const bool specialised = v.tuning.kernel != detail::PowKernelChoice::generic;
     write(cubin + ".cubin", detail::bitcoin_program(plan, specialised, v.tuning));
   }

@@ -69,9 +69,8 @@ for line in open(sys.argv[1]):
     if len(cells) > 7 and cells[0].endswith(("pow_bitcoin", "pow_data")):
         sass[cells[0].split(".cubin")[0]] = float(cells[7].split()[0])  # ALU-pipe bound, GH/s
 # Benchmark row -> the cubin holding its code (launch-only variants share the default's code).
-names = {"generic kernel": "bitcoin_generic", "(default": "bitcoin_default", "run-4 launch": "bitcoin_run4",
-         "40 regs (6 blocks": "bitcoin_run4", "8 blocks/SM, one wave": "bitcoin_default",
-         "16 nonces/thread": "bitcoin_default", "256 nonces/thread": "bitcoin_default",
+names = {"generic kernel": "bitcoin_generic", "(default": "bitcoin_default", "every addition as IMAD": "bitcoin_const_fma",
+         "40 regs (6 blocks": "bitcoin_default", "256 nonces/thread": "bitcoin_default",
          "shifts as IMAD.HI": "bitcoin_imad_hi", "rotate on FMA": "bitcoin_rotate_fma",
          "20-byte STRING": "data_20_bytes", "100-byte STRING": "data_100_bytes",
          "generic data kernel": "data_generic"}

@@ -25,6 +25,7 @@ std::string word(std::uint32_t v) {
 Program kernel_program(const std::string& file, const PowKernelTuning& tuning) {
   Program program(embedded(file));
   program.name(file).header("pow_sha256.cuh", embedded("pow_sha256.cuh"));
+  if (tuning.const_add_on_fma) program.define("POW_CONST_ADD_ON_FMA");
   if (tuning.shr_on_fma) program.define("POW_SHR_ON_FMA");
   if (tuning.rotate_on_fma) program.define("POW_ROTATE_ON_FMA");
   return program;

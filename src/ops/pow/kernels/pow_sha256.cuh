@@ -110,57 +110,61 @@ POW_FN pow_u32 pow_bswap(pow_u32 x) {
 #endif
 }
 
-// Sums of words: the known terms are added first (folded), then the varying ones with IMAD, and
-// the folded constant last (skipped when it is zero).
-struct PowSum {
-  pow_u32 known_part;
-  pow_u32 varying_part;
-  bool any_varying;
-};
-POW_FN void pow_accumulate(PowSum& s, PowWord w) {
-  if (w.known) {
-    s.known_part += w.v;
-  } else if (s.any_varying) {
-    s.varying_part = pow_fma_add(s.varying_part, w.v);
-  } else {
-    s.varying_part = w.v;
-    s.any_varying = true;
+// Sums of words. The known terms fold into one constant at compile time; the varying ones are
+// added in order with IMAD (FMA pipe), except that the constant, when there is one, joins the
+// first two varying terms in one IADD3 (ALU pipe). Why not an IMAD for the constant too: an IMAD
+// with an immediate operand makes ptxas hold `one` in a vector register instead of a uniform one,
+// a third register read for every IMAD of the kernel, and register-bank reads then bound the
+// kernel instead of the ALU pipe (tools/sass_banks.py). -DPOW_CONST_ADD_ON_FMA restores that.
+POW_FN PowWord pow_sum_of(const PowWord* terms, int n) {
+  pow_u32 known = 0u;
+#pragma unroll
+  for (int i = 0; i < n; ++i) {
+    if (terms[i].known) known += terms[i].v;
   }
-}
-POW_FN PowWord pow_total(const PowSum& s) {
-  if (!s.any_varying) return pow_known(s.known_part);
-  if (s.known_part == 0u) return pow_varying(s.varying_part);
-  return pow_varying(pow_fma_add(s.varying_part, s.known_part));
+  pow_u32 sum = 0u;
+  int varying = 0;
+  bool known_added = known == 0u;
+#pragma unroll
+  for (int i = 0; i < n; ++i) {
+    if (terms[i].known) continue;
+    if (varying == 0) {
+      sum = terms[i].v;
+#ifndef POW_CONST_ADD_ON_FMA
+    } else if (!known_added) {
+      sum = sum + terms[i].v + known;
+      known_added = true;
+#endif
+    } else {
+      sum = pow_fma_add(sum, terms[i].v);
+    }
+    ++varying;
+  }
+  if (varying == 0) return pow_known(known);
+  if (!known_added) {
+#ifdef POW_CONST_ADD_ON_FMA
+    sum = pow_fma_add(sum, known);
+#else
+    sum = sum + known;
+#endif
+  }
+  return pow_varying(sum);
 }
 POW_FN PowWord operator+(PowWord a, PowWord b) {
-  PowSum s = {0u, 0u, false};
-  pow_accumulate(s, a);
-  pow_accumulate(s, b);
-  return pow_total(s);
+  const PowWord terms[2] = {a, b};
+  return pow_sum_of(terms, 2);
 }
 POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c) {
-  PowSum s = {0u, 0u, false};
-  pow_accumulate(s, a);
-  pow_accumulate(s, b);
-  pow_accumulate(s, c);
-  return pow_total(s);
+  const PowWord terms[3] = {a, b, c};
+  return pow_sum_of(terms, 3);
 }
 POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c, PowWord d) {
-  PowSum s = {0u, 0u, false};
-  pow_accumulate(s, a);
-  pow_accumulate(s, b);
-  pow_accumulate(s, c);
-  pow_accumulate(s, d);
-  return pow_total(s);
+  const PowWord terms[4] = {a, b, c, d};
+  return pow_sum_of(terms, 4);
 }
 POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c, PowWord d, PowWord e) {
-  PowSum s = {0u, 0u, false};
-  pow_accumulate(s, a);
-  pow_accumulate(s, b);
-  pow_accumulate(s, c);
-  pow_accumulate(s, d);
-  pow_accumulate(s, e);
-  return pow_total(s);
+  const PowWord terms[5] = {a, b, c, d, e};
+  return pow_sum_of(terms, 5);
 }
 
 // The functions of FIPS 180-4 §4.1.2; each is its shifts plus one LOP3 on varying input.
