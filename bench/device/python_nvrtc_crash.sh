@@ -34,3 +34,10 @@ echo "== the failing test alone, cold cache"
 export OPKIT_CACHE_DIR=$(mktemp -d)/cache
 (cd tests/python && "$py" -X faulthandler -m pytest -q -p no:cacheprovider test_gpu_cupy.py -k "77" 2>&1 | tail -30) |
   tee "$OUT/python_cupy_77_cold.txt"
+if ! grep -q " passed" "$OUT/python_cupy_77_cold.txt" && command -v gdb >/dev/null; then
+  echo "== the failing test under gdb (native backtrace of every thread)"
+  export OPKIT_CACHE_DIR=$(mktemp -d)/cache
+  (cd tests/python && gdb -q -batch -ex run -ex bt -ex "thread apply all bt 12" -ex "info sharedlibrary" \
+    --args "$py" -m pytest -q -p no:cacheprovider test_gpu_cupy.py -k "77" 2>&1 | tail -150) |
+    tee "$OUT/python_cupy_77_gdb.txt"
+fi
