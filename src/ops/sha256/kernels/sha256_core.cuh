@@ -18,9 +18,9 @@
 //                         ptxas emits IADD3 (ALU pipe), as hashcat's kernels do
 //   SHA256_KW_ON_ALU      1 (default): h + K[t] + W[t] as one IADD3; 0: K[t] + W[t] as an IMAD,
 //                         which puts `one` in a vector register (the kernel measured 2026-12-02)
-//   SHA256_SHIFT_ON_FMA   1 (default): the σ0/σ1 right shifts as IMAD.HI (x * 2^(32-n)) >> 32;
-//                         0: SHF on the ALU pipe
-//   SHA256_ROTATE_ON_FMA  bit mask, default 4: one rotate of Σ0 (1), Σ1 (2), σ0 (4), σ1 (8) as
+//   SHA256_SHIFT_ON_FMA   1: the σ0/σ1 right shifts as IMAD.HI (x * 2^(32-n)) >> 32;
+//                         0 (default): SHF on the ALU pipe
+//   SHA256_ROTATE_ON_FMA  bit mask, default 0: one rotate of Σ0 (1), Σ1 (2), σ0 (4), σ1 (8) as
 //                         IMAD.HI + IMAD instead of one SHF: fewer ALU, more FMA and register reads
 #ifndef OPKIT_SHA256_CORE_CUH
 #define OPKIT_SHA256_CORE_CUH
@@ -70,10 +70,10 @@ __constant__ unsigned int sha256_pow2[32] = {
 #define SHA256_KW_ON_ALU 1
 #endif
 #ifndef SHA256_SHIFT_ON_FMA
-#define SHA256_SHIFT_ON_FMA 1
+#define SHA256_SHIFT_ON_FMA 0
 #endif
 #ifndef SHA256_ROTATE_ON_FMA
-#define SHA256_ROTATE_ON_FMA 4
+#define SHA256_ROTATE_ON_FMA 0
 #endif
 
 // x rotated right by n (0 < n < 32).

@@ -8,9 +8,6 @@
 //                power of two dividing both the data address and MSG_LEN
 //   STORE_ALIGN  widest aligned store of digests allowed (16, 4 or 1; default 1)
 //   PER_THREAD   messages per thread (default 1)
-//   MAX_REGS     register cap per thread, 0: none. Default 32 for one message of at most 64
-//                bytes per thread: 64 warps then share an SM, which the H200 needs to keep the ALU
-//                pipe busy (docs/perf-sha256.md); longer messages would spill (0 for them)
 // Launch: any 1-D block size; grid = ceil(count / (blockDim.x * PER_THREAD)).
 #include "sha256_io.cuh"
 
@@ -28,19 +25,6 @@
 #endif
 #ifndef PER_THREAD
 #define PER_THREAD 1
-#endif
-
-#ifndef MAX_REGS
-#if PER_THREAD == 1 && MSG_LEN <= 64
-#define MAX_REGS 32
-#else
-#define MAX_REGS 0
-#endif
-#endif
-#if defined(__CUDA_ARCH__) && MAX_REGS > 0
-#define SHA256_FIXED_REGS __maxnreg__(MAX_REGS)
-#else
-#define SHA256_FIXED_REGS
 #endif
 
 #define SHA256_LEN ((unsigned long long)(MSG_LEN))
@@ -109,7 +93,7 @@ SHA256_FN void sha256_fixed_message(const unsigned char* m, unsigned int state[8
 #endif
 }
 
-extern "C" __global__ void SHA256_FIXED_REGS sha256_fixed(const unsigned char* __restrict__ data, unsigned char* __restrict__ digests,
+extern "C" __global__ void sha256_fixed(const unsigned char* __restrict__ data, unsigned char* __restrict__ digests,
                                         unsigned long long count) {
   const unsigned long long first = static_cast<unsigned long long>(blockIdx.x) * blockDim.x * PER_THREAD + threadIdx.x;
   if (first >= count) return;
