@@ -86,6 +86,8 @@ void append_included_files(std::string& canon, const ProgramSpec& spec) {
 
 // Never destroyed: background compiles may still store entries while the process exits.
 KernelCache& KernelCache::global() {
+  // First, so that OpenSSL (which hashes every entry) is set up before the cache and outlives it.
+  detail::init_openssl();
   static KernelCache& cache = *new KernelCache([] {
     const char* flag = std::getenv("OPKIT_CACHE");
     if (flag != nullptr && std::string_view(flag) == "0") {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "core/sha256_digest.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::ops::detail {
@@ -23,6 +24,7 @@ struct CtxDeleter {
 // Fetched once: an implicit fetch inside every EVP_DigestInit would cost a provider lookup.
 const EVP_MD* sha256_md() {
   // Never freed: hashing threads may still use it while the process exits.
+  opkit::detail::init_openssl();
   static const EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   if (md == nullptr) throw Error(Errc::unavailable, "EVP_MD_fetch", "OpenSSL has no SHA256 implementation");
   return md;
