@@ -27,7 +27,7 @@ PY
   "$py" /tmp/opkit_nvrtc_case.py 2>&1 | tail -25; status=${PIPESTATUS[0]}
   echo "exit $status"
   if [ "$status" -ne 0 ] && command -v gdb >/dev/null; then
-    gdb -q -batch -ex run -ex bt -ex "info sharedlibrary nvrtc" --args "$py" /tmp/opkit_nvrtc_case.py 2>&1 | tail -40
+    timeout 120 gdb -q -batch -iex "set debuginfod enabled off" -ex run -ex bt -ex "info sharedlibrary nvrtc" --args "$py" /tmp/opkit_nvrtc_case.py </dev/null 2>&1 | tail -40
   fi
 done 2>&1 | tee "$OUT/python_nvrtc_crash.txt"
 echo "== the failing test alone, cold cache"
@@ -37,7 +37,7 @@ export OPKIT_CACHE_DIR=$(mktemp -d)/cache
 if ! grep -q " passed" "$OUT/python_cupy_77_cold.txt" && command -v gdb >/dev/null; then
   echo "== the failing test under gdb (native backtrace of every thread)"
   export OPKIT_CACHE_DIR=$(mktemp -d)/cache
-  (cd tests/python && gdb -q -batch -ex run -ex bt -ex "thread apply all bt 12" -ex "info sharedlibrary" \
-    --args "$py" -m pytest -q -p no:cacheprovider test_gpu_cupy.py -k "77" 2>&1 | tail -150) |
+  (cd tests/python && timeout 120 gdb -q -batch -iex "set debuginfod enabled off" -ex run -ex bt -ex "thread apply all bt 12" -ex "info sharedlibrary" \
+    --args "$py" -m pytest -q -p no:cacheprovider test_gpu_cupy.py -k "77" </dev/null 2>&1 | tail -150) |
     tee "$OUT/python_cupy_77_gdb.txt"
 fi
