@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -97,6 +98,13 @@ void run_mine(const MineArgs& args, int& exit_code) {
   if (progress) clear_progress();
   print_result(result, range, args.json);
   exit_code = result.found ? 0 : (result.interrupted ? 130 : 1);
+  if (sigint.flag().load()) {
+    // A stopped search leaves its kernel compiles running (a stop does not wait for NVRTC);
+    // leave without the exit-time destructors of NVRTC and the driver that they still use.
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(exit_code);
+  }
 }
 
 }  // namespace

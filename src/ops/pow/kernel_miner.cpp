@@ -47,8 +47,8 @@ Loaded load(const Device& device, const Program& program, const char* name, bool
   return {kernel, static_cast<std::uint32_t>(units * per_sm), block, generic};
 }
 
-// Compiles outlive the search that started them: a stopped search must not wait for NVRTC. They
-// are kept here and waited for at exit, before what they use is torn down: the backends and the
+// Compiles of a stopped search outlive it (a stop must not wait for NVRTC). They are kept here
+// and waited for at exit, before what they use is torn down: the backends and the
 // module table are never destroyed, and the kernel cache is created before this table, so it is
 // destroyed after it.
 class BackgroundCompiles {
@@ -71,8 +71,9 @@ class BackgroundCompiles {
 class KernelSearcher : public NonceSearcher {
  public:
   KernelSearcher(const MinePlan& plan, Device device, double launch_seconds, const PowKernelTuning& tuning,
-                 int host_threads)
+                 int host_threads, const std::atomic<bool>* stop)
       : plan_(plan),
+        stop_(stop),
         device_(std::move(device)),
         launch_seconds_(launch_seconds),
         tuning_(tuning),
@@ -81,6 +82,21 @@ class KernelSearcher : public NonceSearcher {
     // The CPU backend exists to run the kernel source: never stand in for it.
     if (!device_.is_gpu() && tuning_.kernel == PowKernelChoice::adaptive) tuning_.kernel = PowKernelChoice::specialised;
   }
+
+  // A finished search waits for the compiles it started, so that no NVRTC or driver work runs
+  // while the process exits (exit-time destructors of NVRTC, the driver and OpenSSL crashed a
+  // compile still running then); a stopped one leaves them to BackgroundCompiles.
+  ~KernelSearcher() override {
+    const bool stopped = stop_ != nullptr && stop_->load();
+    for (auto& [key, compile] : kernels_) {
+      if (stopped)
+        BackgroundCompiles::keep(compile);
+      else
+        compile.wait();
+    }
+  }
+  KernelSearcher(const KernelSearcher&) = delete;
+  KernelSearcher& operator=(const KernelSearcher&) = delete;
 
   std::string name() const override { return device_.info().name; }
 
@@ -178,7 +194,6 @@ class KernelSearcher : public NonceSearcher {
     kernels_[key] = std::async(std::launch::async, [device = device_, program = std::move(program), name, generic] {
                       return load(device, program, name, generic);
                     }).share();
-    BackgroundCompiles::keep(kernels_[key]);
   }
 
   // The kernel of `key` once compiled (rethrowing its compile error), waiting when `wait`.
@@ -243,6 +258,7 @@ class KernelSearcher : public NonceSearcher {
   }
 
   const MinePlan& plan_;
+  const std::atomic<bool>* stop_;
   Device device_;
   double launch_seconds_;
   PowKernelTuning tuning_;
@@ -256,8 +272,9 @@ class KernelSearcher : public NonceSearcher {
 }  // namespace
 
 std::unique_ptr<NonceSearcher> make_kernel_searcher(const MinePlan& plan, Device device, double launch_seconds,
-                                                    const PowKernelTuning& tuning, int host_threads) {
-  return std::make_unique<KernelSearcher>(plan, std::move(device), launch_seconds, tuning, host_threads);
+                                                    const PowKernelTuning& tuning, int host_threads,
+                                                    const std::atomic<bool>* stop) {
+  return std::make_unique<KernelSearcher>(plan, std::move(device), launch_seconds, tuning, host_threads, stop);
 }
 
 }  // namespace opkit::ops::detail

@@ -3,6 +3,7 @@
 // background; until the right one is ready, the tuning says what runs meanwhile.
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "opkit/device.hpp"
@@ -14,6 +15,7 @@ namespace opkit::ops::detail {
 
 // host_threads: cores the host miner may use while a data-mode kernel compiles (<= 0: all).
 std::unique_ptr<NonceSearcher> make_kernel_searcher(const MinePlan& plan, Device device, double launch_seconds,
-                                                    const PowKernelTuning& tuning = {}, int host_threads = 0);
+                                                    const PowKernelTuning& tuning = {}, int host_threads = 0,
+                                                    const std::atomic<bool>* stop = nullptr);
 
 }  // namespace opkit::ops::detail
