@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <vector>
@@ -46,13 +45,37 @@ void append_field(std::string& out, std::string_view field) {
   out += ';';
 }
 
+// The names in the `#include <name>` / `#include "name"` lines of a source.
+std::vector<std::string> included_names(const std::string& text) {
+  std::vector<std::string> names;
+  for (std::size_t line = 0; line < text.size();) {
+    const std::size_t end = std::min(text.find('\n', line), text.size());
+    std::size_t p = line;
+    auto skip_blanks = [&] {
+      while (p < end && (text[p] == ' ' || text[p] == '\t')) ++p;
+    };
+    skip_blanks();
+    if (p < end && text[p] == '#') {
+      ++p;
+      skip_blanks();
+      if (text.compare(p, 7, "include") == 0) {
+        p += 7;
+        skip_blanks();
+        if (p < end && (text[p] == '<' || text[p] == '"')) {
+          const std::size_t close = text.find_first_of(">\"", p + 1);
+          if (close != std::string::npos && close < end && close > p + 1) names.push_back(text.substr(p + 1, close - p - 1));
+        }
+      }
+    }
+    line = end + 1;
+  }
+  return names;
+}
+
 // Appends every file that the source and in-memory headers reach through #include in the
 // include directories (or next to a file found there), recursively. This over-approximates the
 // preprocessor (it ignores #if), which only costs a spurious miss, never a stale hit.
 void append_included_files(std::string& canon, const ProgramSpec& spec) {
-  // Never destroyed, like every object a background compile can reach during exit.
-  static const auto& include_line =
-      *new std::regex(R"(^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"])", std::regex::multiline);
   constexpr std::size_t kMaxFiles = 4096;  // a runaway -I (e.g. /usr/include) must not stall every compile
   std::vector<std::pair<std::string, std::filesystem::path>> pending;  // text, folder it lives in
   pending.emplace_back(spec.source, std::filesystem::path());
@@ -61,8 +84,7 @@ void append_included_files(std::string& canon, const ProgramSpec& spec) {
   while (!pending.empty() && seen.size() < kMaxFiles) {
     auto [text, folder] = std::move(pending.back());
     pending.pop_back();
-    for (std::sregex_iterator it(text.begin(), text.end(), include_line), end; it != end; ++it) {
-      const std::string included = (*it)[1];
+    for (const std::string& included : included_names(text)) {
       std::vector<std::filesystem::path> folders;
       if (!folder.empty()) folders.push_back(folder);
       for (const auto& dir : spec.include_dirs) folders.emplace_back(dir);

@@ -2,8 +2,9 @@
 // CompiledProgram in the on-disk cache.
 #include "opkit/program.hpp"
 
+#include <algorithm>
 #include <cstring>
-#include <regex>
+#include <string_view>
 
 namespace opkit {
 namespace {
@@ -52,6 +53,61 @@ std::string code_only(const std::string& source) {
   return out;
 }
 
+bool is_identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// Whether `word` occurs at `at` as a whole identifier.
+bool word_at(const std::string& code, std::size_t at, std::string_view word) {
+  return code.compare(at, word.size(), word) == 0 && (at == 0 || !is_identifier_char(code[at - 1])) &&
+         (at + word.size() >= code.size() || !is_identifier_char(code[at + word.size()]));
+}
+
+// Blanks every `keyword (...)` (balanced parentheses), e.g. __launch_bounds__(256, 2).
+void blank_calls(std::string& code, std::string_view keyword) {
+  for (std::size_t at = code.find(keyword); at != std::string::npos; at = code.find(keyword, at + 1)) {
+    if (!word_at(code, at, keyword)) continue;
+    std::size_t p = at + keyword.size();
+    while (p < code.size() && is_space(code[p])) ++p;
+    if (p >= code.size() || code[p] != '(') continue;
+    int depth = 0;
+    std::size_t end = p;
+    for (; end < code.size(); ++end) {
+      if (code[end] == '(') ++depth;
+      if (code[end] == ')' && --depth == 0) break;
+    }
+    if (end >= code.size()) return;  // unbalanced: leave the rest to the compiler's error
+    std::fill(code.begin() + static_cast<std::ptrdiff_t>(at), code.begin() + static_cast<std::ptrdiff_t>(end) + 1, ' ');
+  }
+}
+
+// Whether the declaration that ends at `at` (from the previous ';', '{' or '}') is a template.
+bool declared_as_template(const std::string& code, std::size_t at) {
+  std::size_t start = code.find_last_of(";{}", at == 0 ? 0 : at - 1);
+  start = start == std::string::npos || at == 0 ? 0 : start + 1;
+  while (start < at && is_space(code[start])) ++start;
+  if (!word_at(code, start, "template")) return false;
+  std::size_t p = start + 8;
+  while (p < at && is_space(code[p])) ++p;
+  return p < at && code[p] == '<';
+}
+
+// The kernel name of the __global__ at `at`: the identifier before the first '(' that comes
+// before any ';' or '{'; empty if there is none.
+std::string kernel_name_after(const std::string& code, std::size_t at) {
+  const std::size_t paren = code.find_first_of("(;{", at);
+  if (paren == std::string::npos || code[paren] != '(') return {};
+  std::size_t end = paren;
+  while (end > at && is_space(code[end - 1])) --end;
+  std::size_t begin = end;
+  while (begin > at && is_identifier_char(code[begin - 1])) --begin;
+  if (begin == end || (code[begin] >= '0' && code[begin] <= '9')) return {};
+  return code.substr(begin, end - begin);
+}
+
 }  // namespace
 
 const char* binary_format_name(BinaryFormat format) noexcept {
@@ -66,19 +122,20 @@ const char* binary_format_name(BinaryFormat format) noexcept {
   return "unknown";
 }
 
+// A hand-written scan rather than std::regex: libstdc++'s regex crashed (a null facet while
+// compiling a pattern) inside the Python extension on the GPU machine, and is slow on big sources.
 std::vector<std::string> find_kernel_names(const std::string& source) {
   std::string code = code_only(source);
   // Drop __launch_bounds__(...) and __attribute__((...)) so the name is the identifier before '('.
-  code = std::regex_replace(code, std::regex(R"(__launch_bounds__\s*\([^)]*\))"), " ");
-  code = std::regex_replace(code, std::regex(R"(__attribute__\s*\(\([^)]*\)\))"), " ");
-  // Never destroyed: compiles on other threads may still scan sources while the process exits.
-  static const auto& kernel =
-      *new std::regex(R"((template\s*<[^;{]*>\s*)?(extern\s+"C"\s*)?__global__[^(;{]*?\b([A-Za-z_]\w*)\s*\()");
+  blank_calls(code, "__launch_bounds__");
+  blank_calls(code, "__attribute__");
   std::vector<std::string> names;
-  for (std::sregex_iterator it(code.begin(), code.end(), kernel), end; it != end; ++it) {
-    if ((*it)[1].matched) continue;  // templates need explicit name expressions: f<int>
-    std::string name = (*it)[3];
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  constexpr std::string_view global = "__global__";
+  for (std::size_t at = code.find(global); at != std::string::npos; at = code.find(global, at + 1)) {
+    if (!word_at(code, at, global)) continue;
+    if (declared_as_template(code, at)) continue;  // templates need explicit name expressions: f<int>
+    const std::string name = kernel_name_after(code, at + global.size());
+    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
   }
   return names;
 }

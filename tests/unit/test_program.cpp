@@ -32,6 +32,21 @@ TEST(FindKernelNames, SkipsCommentsStringsAndTemplates) {
   EXPECT_EQ(opkit::find_kernel_names(source), (std::vector<std::string>{"real"}));
 }
 
+TEST(FindKernelNames, KernelsAfterStructsAttributesAndMultiLineTemplates) {
+  const char* source = R"src(
+    struct Pair { int a, b; };
+    __global__ void after_struct(Pair p) {}
+    __global__ void __attribute__((noinline, aligned(8))) attributed(int* a) {}
+    template <typename T,
+              int N>
+    __global__ void templated(T* a) {}
+    __global__ void __launch_bounds__((256), 2) nested_bounds(int* a) {}
+    int __global__x = 0;
+  )src";
+  EXPECT_EQ(opkit::find_kernel_names(source),
+            (std::vector<std::string>{"after_struct", "attributed", "nested_bounds"}));
+}
+
 TEST(CompiledProgram, SerializeRoundTripsEveryField) {
   opkit::CompiledProgram p;
   p.format = opkit::BinaryFormat::ptx;
