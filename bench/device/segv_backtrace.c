@@ -16,15 +16,16 @@ static void on_fault(int sig, siginfo_t* info, void* context) {
   char line[160];
   int len = snprintf(line, sizeof line, "\n[segv_backtrace] signal %d at address %p, thread %d\n", sig, info->si_addr,
                      (int)gettid());
-  write(2, line, (size_t)len);
+  if (write(2, line, (size_t)len) < 0) return;
   void* frames[64];
   backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
   int maps = open("/proc/self/maps", O_RDONLY);
   if (maps >= 0) {
-    write(2, "[segv_backtrace] executable mappings:\n", 38);
+    if (write(2, "[segv_backtrace] executable mappings:\n", 38) < 0) return;
     char buffer[4096];
     ssize_t n;
-    while ((n = read(maps, buffer, sizeof buffer)) > 0) write(2, buffer, (size_t)n);
+    while ((n = read(maps, buffer, sizeof buffer)) > 0 && write(2, buffer, (size_t)n) == n) {
+    }
     close(maps);
   }
   signal(sig, SIG_DFL);
