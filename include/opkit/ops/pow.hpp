@@ -97,6 +97,9 @@ struct MineOptions {
   bool cpu = false;
   int cpu_threads = 0;
   // Checked between launches (each at most `launch_seconds`): setting it stops the search.
+  // A search that ends by itself returns once the kernel compiles it started have finished (a
+  // short search on a new job may wait a few seconds of NVRTC, which leaves the job's kernel in
+  // the disk cache); a stopped one returns at once and leaves them running.
   const std::atomic<bool>* stop = nullptr;
   // Called on the calling thread about every `progress_seconds`.
   std::function<void(const MineProgress&)> progress;
