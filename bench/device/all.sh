@@ -4,13 +4,13 @@
 # after every step (the device tool returns at most 8 files, and a call cut short keeps what was
 # packed), with the machine and hashcat summaries beside it.
 #   PARTS="core sha256 pow" HASHCAT="1400" HASHCAT_AFTER=pow bash bench/device/all.sh
-#   (default PARTS: every bench/device/*.sh but all.sh; TIMEOUT_<part>=SECONDS overrides PART_TIMEOUT)
+#   (default PARTS: every bench/device/*.sh but all.sh and verify.sh; TIMEOUT_<part>=SECONDS overrides PART_TIMEOUT)
 set -uo pipefail
 OUT=${OUT:-/tmp/opkit-out}
 WORK=/tmp/opkit-device
 rm -rf "$WORK"; mkdir -p "$WORK" "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
-parts=${PARTS:-$(ls bench/device/*.sh | xargs -n1 basename | sed 's/\.sh$//' | grep -v '^all$')}
+parts=${PARTS:-$(ls bench/device/*.sh | xargs -n1 basename | sed 's/\.sh$//' | grep -v -e '^all$' -e '^verify$')}
 pack() { tar -C "$WORK" -czf "$OUT/results.tgz" . && cp "$WORK"/*.txt "$OUT/" 2>/dev/null; }
 run_hashcat() {
   [ -n "${HASHCAT:-}" ] && [ -d .anchor ] || return 0
