@@ -90,8 +90,7 @@ std::vector<GpuCase> gpu_cases() {
   for (const char* v : {"default"})
     for (auto [block, per_thread] : {std::pair{128u, 1u}, std::pair{512u, 1u}, std::pair{256u, 2u}})
       cases.push_back({32, HashAlgo::sha256, block, per_thread, v});
-  for (const char* v : {"default", "v0", "rot4"})
-    cases.push_back({32, HashAlgo::sha256d, 256, 1, v});
+  for (const char* v : {"default", "v0", "rot4"}) cases.push_back({32, HashAlgo::sha256d, 256, 1, v});
   for (const char* v : {"default", "v0", "rot4"}) cases.push_back({64, HashAlgo::sha256, 256, 1, v});
   for (const char* v : {"default", "v0", "rot4"}) cases.push_back({1024, HashAlgo::sha256, 256, 1, v});
   cases.push_back({80, HashAlgo::sha256d, 256, 1, "default"});

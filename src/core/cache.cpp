@@ -63,7 +63,8 @@ std::vector<std::string> included_names(const std::string& text) {
         skip_blanks();
         if (p < end && (text[p] == '<' || text[p] == '"')) {
           const std::size_t close = text.find_first_of(">\"", p + 1);
-          if (close != std::string::npos && close < end && close > p + 1) names.push_back(text.substr(p + 1, close - p - 1));
+          if (close != std::string::npos && close < end && close > p + 1)
+            names.push_back(text.substr(p + 1, close - p - 1));
         }
       }
     }
