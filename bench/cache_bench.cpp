@@ -23,8 +23,8 @@
 
 #include "backend/backend.hpp"
 #include "backend/cuda/nvrtc_compiler.hpp"
-#include "core/embedded.hpp"
 #include "opkit/opkit.hpp"
+#include "opkit/ops/sha256.hpp"
 
 namespace {
 
@@ -55,24 +55,13 @@ std::vector<Subject> subjects() {
                        .define("OPKIT_BENCH_SALT", salt);
                  },
                  "test_kernel"});
-  std::string_view fixed = opkit::detail::embedded_source("sha256/sha256_fixed.cu");
-  std::string_view core = opkit::detail::embedded_source("sha256/sha256_core.cuh");
-  std::string_view io = opkit::detail::embedded_source("sha256/sha256_io.cuh");
-  if (!fixed.empty() && !core.empty() && !io.empty()) {
-    out.push_back({"SHA-256 fixed-length kernel (64-byte messages)",
-                   [fixed, core, io](int salt) {
-                     return opkit::Program(std::string(fixed))
-                         .name("sha256_fixed.cu")
-                         .header("sha256_core.cuh", std::string(core))
-                         .header("sha256_io.cuh", std::string(io))
-                         .define("MSG_LEN", 64)
-                         .define("DOUBLE_HASH", 0)
-                         .define("OPKIT_BENCH_SALT", salt);
-                   },
-                   "sha256_fixed"});
-  } else {
-    std::printf("note: the SHA-256 kernel is not embedded in this build; only the tiny kernel is measured\n");
-  }
+  // The library's own Program for 64-byte messages (default alignments), salted per round.
+  out.push_back({"SHA-256 fixed-length kernel (64-byte messages)",
+                 [](int salt) {
+                   return opkit::ops::sha256_fixed_program(opkit::ops::HashAlgo::sha256, 64, 1, 1, 1)
+                       .define("OPKIT_BENCH_SALT", salt);
+                 },
+                 "sha256_fixed"});
   return out;
 }
 

@@ -10,9 +10,10 @@
 namespace opkit::ops::detail {
 namespace {
 
+// An embedded kernel file by its logical name ("pow/bitcoin_mine.cu").
 std::string embedded(const std::string& name) {
-  const std::string_view text = opkit::detail::embedded_source("pow/" + name);
-  if (text.empty()) throw Error(Errc::not_found, "mine", "kernel source pow/" + name + " is not embedded");
+  const std::string_view text = opkit::detail::embedded_source(name);
+  if (text.empty()) throw Error(Errc::not_found, "mine", "kernel source " + name + " is not embedded");
   return std::string(text);
 }
 
@@ -23,8 +24,10 @@ std::string word(std::uint32_t v) {
 }
 
 Program kernel_program(const std::string& file, const PowKernelTuning& tuning) {
-  Program program(embedded(file));
-  program.name(file).header("pow_sha256.cuh", embedded("pow_sha256.cuh"));
+  Program program(embedded("pow/" + file));
+  program.name(file)
+      .header("sha256_constants.cuh", embedded("sha256/sha256_constants.cuh"))
+      .header("pow_sha256.cuh", embedded("pow/pow_sha256.cuh"));
   if (tuning.const_add_on_fma) program.define("POW_CONST_ADD_ON_FMA");
   if (tuning.shr_on_fma) program.define("POW_SHR_ON_FMA");
   if (tuning.rotate_on_fma) program.define("POW_ROTATE_ON_FMA");

@@ -80,17 +80,17 @@ extern "C" __global__ void POW_BOUNDS pow_bitcoin(pow_u32* best, PowBitcoinJob j
 #pragma unroll
     for (int i = 9; i < 15; ++i) w2[i] = pow_known(0u);
     w2[15] = pow_known(256u);
-    PowWord s2[8] = {pow_known(POW_IV0), pow_known(POW_IV1), pow_known(POW_IV2), pow_known(POW_IV3),
-                     pow_known(POW_IV4), pow_known(POW_IV5), pow_known(POW_IV6), pow_known(POW_IV7)};
+    PowWord s2[8] = {pow_known(SHA256_H0), pow_known(SHA256_H1), pow_known(SHA256_H2), pow_known(SHA256_H3),
+                     pow_known(SHA256_H4), pow_known(SHA256_H5), pow_known(SHA256_H6), pow_known(SHA256_H7)};
     pow_compress_rounds(s2, w2, 61);
 
     // Explorer order reads the digest backwards, so its top 32 bits are bswap(H7).
     const pow_u32 e61 = s2[4].v;
     bool candidate;
 #if !defined(POW_GENERIC) && POW_TARGET_TOP == 0
-    candidate = e61 == 0u - POW_IV7;
+    candidate = e61 == 0u - SHA256_H7;
 #else
-    candidate = pow_bswap(e61 + POW_IV7) <= POW_TOP;
+    candidate = pow_bswap(e61 + SHA256_H7) <= POW_TOP;
 #endif
     if (candidate) atomicMin(best, offset);
   }

@@ -14,21 +14,9 @@
 #ifndef OPKIT_POW_SHA256_CUH
 #define OPKIT_POW_SHA256_CUH
 
-#ifndef __host__
-#define __host__
-#endif
-#ifndef __device__
-#define __device__
-#endif
-#ifndef __forceinline__
-#if defined(__GNUC__)
-#define __forceinline__ inline __attribute__((always_inline))
-#else
-#define __forceinline__ inline
-#endif
-#endif
+#include "sha256_constants.cuh"
 
-#define POW_FN __host__ __device__ __forceinline__
+#define POW_FN SHA256_FN
 
 // -DPOW_MIN_BLOCKS=N caps registers so that N blocks of 256 threads fit on an SM: more warps to
 // hide latency (the host launches blocks of 256; ptxas spills if the cap is too tight).
@@ -177,8 +165,8 @@ POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c, PowWord d) {
   return pow_sum_end(s);
 }
 POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c, PowWord d, PowWord e) {
-  PowSum s = pow_sum_begin(pow_known_part(a) + pow_known_part(b) + pow_known_part(c) + pow_known_part(d) +
-                           pow_known_part(e));
+  PowSum s =
+      pow_sum_begin(pow_known_part(a) + pow_known_part(b) + pow_known_part(c) + pow_known_part(d) + pow_known_part(e));
   pow_add_varying(s, a);
   pow_add_varying(s, b);
   pow_add_varying(s, c);
@@ -213,40 +201,6 @@ POW_FN PowWord pow_maj(PowWord x, PowWord y, PowWord z) {
   return r;
 }
 
-// clang-format off
-#define POW_IV0 0x6a09e667u
-#define POW_IV1 0xbb67ae85u
-#define POW_IV2 0x3c6ef372u
-#define POW_IV3 0xa54ff53au
-#define POW_IV4 0x510e527fu
-#define POW_IV5 0x9b05688cu
-#define POW_IV6 0x1f83d9abu
-#define POW_IV7 0x5be0cd19u
-
-// Round constant K[i]; a switch so that it folds to an immediate on every compiler.
-POW_FN pow_u32 pow_k(int i) {
-  switch (i) {
-    case 0: return 0x428a2f98u; case 1: return 0x71374491u; case 2: return 0xb5c0fbcfu; case 3: return 0xe9b5dba5u;
-    case 4: return 0x3956c25bu; case 5: return 0x59f111f1u; case 6: return 0x923f82a4u; case 7: return 0xab1c5ed5u;
-    case 8: return 0xd807aa98u; case 9: return 0x12835b01u; case 10: return 0x243185beu; case 11: return 0x550c7dc3u;
-    case 12: return 0x72be5d74u; case 13: return 0x80deb1feu; case 14: return 0x9bdc06a7u; case 15: return 0xc19bf174u;
-    case 16: return 0xe49b69c1u; case 17: return 0xefbe4786u; case 18: return 0x0fc19dc6u; case 19: return 0x240ca1ccu;
-    case 20: return 0x2de92c6fu; case 21: return 0x4a7484aau; case 22: return 0x5cb0a9dcu; case 23: return 0x76f988dau;
-    case 24: return 0x983e5152u; case 25: return 0xa831c66du; case 26: return 0xb00327c8u; case 27: return 0xbf597fc7u;
-    case 28: return 0xc6e00bf3u; case 29: return 0xd5a79147u; case 30: return 0x06ca6351u; case 31: return 0x14292967u;
-    case 32: return 0x27b70a85u; case 33: return 0x2e1b2138u; case 34: return 0x4d2c6dfcu; case 35: return 0x53380d13u;
-    case 36: return 0x650a7354u; case 37: return 0x766a0abbu; case 38: return 0x81c2c92eu; case 39: return 0x92722c85u;
-    case 40: return 0xa2bfe8a1u; case 41: return 0xa81a664bu; case 42: return 0xc24b8b70u; case 43: return 0xc76c51a3u;
-    case 44: return 0xd192e819u; case 45: return 0xd6990624u; case 46: return 0xf40e3585u; case 47: return 0x106aa070u;
-    case 48: return 0x19a4c116u; case 49: return 0x1e376c08u; case 50: return 0x2748774cu; case 51: return 0x34b0bcb5u;
-    case 52: return 0x391c0cb3u; case 53: return 0x4ed8aa4au; case 54: return 0x5b9cca4fu; case 55: return 0x682e6ff3u;
-    case 56: return 0x748f82eeu; case 57: return 0x78a5636fu; case 58: return 0x84c87814u; case 59: return 0x8cc70208u;
-    case 60: return 0x90befffau; case 61: return 0xa4506cebu; case 62: return 0xbef9a3f7u; case 63: return 0xc67178f2u;
-    default: return 0u;
-  }
-}
-// clang-format on
-
 // The 64 rounds of one compression on state s (a..h) with message words w[0..15], which become
 // the schedule ring. `rounds` < 64 stops early; the state then holds (a..h) after that many
 // rounds. The caller adds the chaining value. Unused results are removed by the compiler, so a
@@ -260,7 +214,7 @@ POW_FN void pow_compress_rounds(PowWord s[8], PowWord w[16], int rounds) {
           pow_sum(pow_small_sigma1(w[(t - 2) & 15]), w[(t - 7) & 15], pow_small_sigma0(w[(t - 15) & 15]), w[t & 15]);
     }
     PowWord a = s[0], b = s[1], c = s[2], d = s[3], e = s[4], f = s[5], g = s[6], h = s[7];
-    PowWord t1 = pow_sum(h, pow_known(pow_k(t)), w[t & 15], pow_big_sigma1(e), pow_ch(e, f, g));
+    PowWord t1 = pow_sum(h, pow_known(sha256_k(t)), w[t & 15], pow_big_sigma1(e), pow_ch(e, f, g));
     PowWord t2 = pow_big_sigma0(a) + pow_maj(a, b, c);
     s[7] = g;
     s[6] = f;
