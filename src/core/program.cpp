@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/identifier.hpp"
+
 namespace opkit {
 namespace {
 
@@ -53,9 +55,9 @@ std::string code_only(const std::string& source) {
   return out;
 }
 
-bool is_identifier_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
+using detail::is_identifier_char;
+using detail::is_identifier_start;
+
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -104,7 +106,7 @@ std::string kernel_name_after(const std::string& code, std::size_t at) {
   while (end > at && is_space(code[end - 1])) --end;
   std::size_t begin = end;
   while (begin > at && is_identifier_char(code[begin - 1])) --begin;
-  if (begin == end || (code[begin] >= '0' && code[begin] <= '9')) return {};
+  if (begin == end || !is_identifier_start(code[begin])) return {};
   return code.substr(begin, end - begin);
 }
 

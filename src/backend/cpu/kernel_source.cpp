@@ -7,17 +7,14 @@
 #include <cctype>
 
 #include "backend/cpu/opkit_cpu_abi.h"
+#include "core/identifier.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::cpu {
 namespace {
 
-bool is_ident_start(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-}
-bool is_ident_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
+using opkit::detail::is_identifier_char;
+using opkit::detail::is_identifier_start;
 
 // A C string literal holding `text`.
 std::string quoted(std::string_view text) {
@@ -63,7 +60,7 @@ class Rewriter {
         copy(pos_ + 1);
         ++line_;
         line_start = true;
-      } else if (is_ident_start(c)) {
+      } else if (is_identifier_start(c)) {
         identifier();
       } else if (c == '"' || c == '\'') {
         literal(pos_);
@@ -141,7 +138,7 @@ class Rewriter {
 
   void identifier() {
     std::size_t start = pos_, end = pos_;
-    while (end < in_.size() && is_ident_char(in_[end])) ++end;
+    while (end < in_.size() && is_identifier_char(in_[end])) ++end;
     std::string_view word = in_.substr(start, end - start);
     if (end < in_.size() && (in_[end] == '"' || in_[end] == '\'') &&
         (word == "u8" || word == "u" || word == "U" || word == "L" || word == "R" || word == "u8R" || word == "uR" ||
@@ -202,9 +199,9 @@ class Rewriter {
       if (c == '#' && p > 0 && in_[p - 1] == '\n') {  // a line marker
         p = in_.find('\n', p);
         if (p == std::string_view::npos) return;
-      } else if (is_ident_start(c)) {
+      } else if (is_identifier_start(c)) {
         std::size_t start = p;
-        while (p < in_.size() && is_ident_char(in_[p])) ++p;
+        while (p < in_.size() && is_identifier_char(in_[p])) ++p;
         std::string_view word = in_.substr(start, p - start);
         if (word == "__attribute__" || word == "alignas" || word == "__declspec" || word == "decltype") {
           p = skip_parentheses(p);
@@ -254,7 +251,7 @@ class Rewriter {
       if (p == std::string_view::npos) return {};
     }
     std::size_t start = p;
-    while (p < in_.size() && is_ident_char(in_[p])) ++p;
+    while (p < in_.size() && is_identifier_char(in_[p])) ++p;
     return in_.substr(start, p - start);
   }
 
@@ -288,7 +285,7 @@ class Rewriter {
       if (open != std::string::npos && trim(std::string_view(body).substr(open + 1, body.size() - open - 2)).empty()) {
         std::string before = trim(std::string_view(body).substr(0, open));
         std::size_t n = before.size();
-        while (n > 0 && is_ident_char(before[n - 1])) --n;
+        while (n > 0 && is_identifier_char(before[n - 1])) --n;
         name = before.substr(n);
         spec = trim(std::string_view(before).substr(0, n));
       }
@@ -300,7 +297,7 @@ class Rewriter {
       if (c == '[' || c == ']' || (c == ',' && depth == 0)) name.clear();
     }
     if (semicolon >= in_.size() || in_[semicolon] != ';' || name.empty() || spec.empty() ||
-        !is_ident_start(name.front()))
+        !is_identifier_start(name.front()))
       throw Error(Errc::compile, "CPU backend",
                   start_file + ":" + std::to_string(start_line) +
                       ": unsupported extern __shared__ declaration; the CPU backend needs the form "
@@ -342,12 +339,12 @@ class Rewriter {
     std::size_t p = pos_ + 1;
     while (p < in_.size()) {
       char c = in_[p];
-      if (is_ident_char(c) || c == '.') {
+      if (is_identifier_char(c) || c == '.') {
         ++p;
       } else if ((c == '+' || c == '-') &&
                  (in_[p - 1] == 'e' || in_[p - 1] == 'E' || in_[p - 1] == 'p' || in_[p - 1] == 'P')) {
         ++p;
-      } else if (c == '\'' && p + 1 < in_.size() && is_ident_char(in_[p + 1])) {
+      } else if (c == '\'' && p + 1 < in_.size() && is_identifier_char(in_[p + 1])) {
         p += 2;
       } else {
         break;
