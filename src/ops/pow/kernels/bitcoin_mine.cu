@@ -24,18 +24,6 @@ struct PowBitcoinJob {
 #define POW_TAIL(i) pow_known(pow_tail_word(i))
 #define POW_TOP POW_TARGET_TOP
 // clang-format off
-POW_FN pow_u32 pow_mid_word(int i) {
-  switch (i) {
-    case 0: return POW_MID0;
-    case 1: return POW_MID1;
-    case 2: return POW_MID2;
-    case 3: return POW_MID3;
-    case 4: return POW_MID4;
-    case 5: return POW_MID5;
-    case 6: return POW_MID6;
-    default: return POW_MID7;
-  }
-}
 POW_FN pow_u32 pow_tail_word(int i) {
   switch (i) {
     case 0: return POW_W0;

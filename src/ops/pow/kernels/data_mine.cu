@@ -92,21 +92,6 @@ extern "C" __global__ void pow_data(pow_u32* best, PowDataJob job, pow_u64 first
 #define POW_TAIL_WORDS (16 * POW_BLOCKS)
 
 // clang-format off
-POW_FN pow_u32 pow_mid_word(int i) {
-  switch (i) {
-    case 0: return POW_MID0;
-    case 1: return POW_MID1;
-    case 2: return POW_MID2;
-    case 3: return POW_MID3;
-    case 4: return POW_MID4;
-    case 5: return POW_MID5;
-    case 6: return POW_MID6;
-    default: return POW_MID7;
-  }
-}
-// clang-format on
-
-// clang-format off
 POW_FN pow_u32 pow_tail_word(int i) {
   switch (i) {
     case 0: return POW_TAIL0;   case 1: return POW_TAIL1;   case 2: return POW_TAIL2;   case 3: return POW_TAIL3;

@@ -201,6 +201,25 @@ POW_FN PowWord pow_maj(PowWord x, PowWord y, PowWord z) {
   return r;
 }
 
+#ifdef POW_MID0
+// Word i of a specialised job's midstate (the hash state after the message's whole leading
+// blocks), compiled in with -DPOW_MID0..7 (define_midstate in kernel_programs.cpp).
+// clang-format off
+POW_FN pow_u32 pow_mid_word(int i) {
+  switch (i) {
+    case 0: return POW_MID0;
+    case 1: return POW_MID1;
+    case 2: return POW_MID2;
+    case 3: return POW_MID3;
+    case 4: return POW_MID4;
+    case 5: return POW_MID5;
+    case 6: return POW_MID6;
+    default: return POW_MID7;
+  }
+}
+// clang-format on
+#endif
+
 // The 64 rounds of one compression on state s (a..h) with message words w[0..15], which become
 // the schedule ring. `rounds` < 64 stops early; the state then holds (a..h) after that many
 // rounds. The caller adds the chaining value. Unused results are removed by the compiler, so a
