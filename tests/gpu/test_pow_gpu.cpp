@@ -3,14 +3,11 @@
 // reference and the CPU miner; GPU + CPU together give the same answer as either alone.
 #include <gtest/gtest.h>
 
-#include <memory>
 #include <random>
 
 #include "gpu/gpu_test.hpp"
+#include "gpu/pow_on_gpu.hpp"
 #include "opkit/ops/pow.hpp"
-#include "ops/pow/kernel_miner.hpp"
-#include "ops/pow/mine_plan.hpp"
-#include "ops/pow/range_search.hpp"
 #include "unit/test_pow_reference.hpp"
 
 namespace {
@@ -18,19 +15,7 @@ namespace {
 using namespace opkit::ops;
 namespace detail = opkit::ops::detail;
 
-// The job on the GPU with one kernel choice only (no host or generic stand-in).
-template <class Job>
-MineResult on_gpu(const opkit::Device& gpu, const Job& job, detail::PowKernelChoice choice,
-                  double launch_seconds = 0.1) {
-  const detail::MinePlan plan = detail::make_plan(job);
-  detail::PowKernelTuning tuning;
-  tuning.kernel = choice;
-  std::vector<std::unique_ptr<detail::NonceSearcher>> engines;
-  engines.push_back(detail::make_kernel_searcher(plan, gpu, launch_seconds, tuning));
-  MineOptions options;
-  options.launch_seconds = launch_seconds;
-  return detail::search_range(plan, std::move(engines), options);
-}
+using opkit::test::on_gpu;
 
 template <class Job>
 MineResult on_cpu(const Job& job) {
@@ -98,21 +83,13 @@ TEST(PowGpu, RandomDataJobsMatchBruteForceAcrossDigitCountsAndTailBlocks) {
   OPKIT_SKIP_WITHOUT_GPU();
   std::mt19937_64 rng(33);
   for (int trial = 0; trial < 8; ++trial) {
-    DataJob job;
-    const std::size_t len = rng() % 150;
-    for (std::size_t i = 0; i < len; ++i) job.data.push_back(static_cast<char>(rng()));
-    job.difficulty_bits = 8 + static_cast<int>(rng() % 5);
-    const int k = 1 + static_cast<int>(rng() % 19);
-    std::uint64_t p = 1;
-    for (int i = 0; i < k; ++i) p *= 10;
-    job.start = p > 3000 ? p - rng() % 3000 : 0;
-    job.count = 20000;
+    const DataJob job = opkit::test::random_data_job(rng);
     const auto expected =
         opkit::test::brute_force_data(job.data, job.difficulty_bits, job.start, job.start + *job.count - 1);
     const MineResult r = on_gpu(gpu, job, detail::PowKernelChoice::specialised);
     ASSERT_EQ(r.found, expected.has_value()) << trial;
     if (expected) {
-      EXPECT_EQ(r.nonce, *expected) << "trial " << trial << " length " << len;
+      EXPECT_EQ(r.nonce, *expected) << "trial " << trial << " length " << job.data.size();
     }
   }
 }

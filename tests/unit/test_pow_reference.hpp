@@ -73,4 +73,21 @@ inline std::optional<std::uint64_t> brute_force_data(const std::string& data, in
   }
 }
 
+// A random data-mode job of 20000 nonces for the randomized tests: a STRING of 0..149 bytes (zero,
+// one or two 64-byte blocks before the nonce), difficulty 8..12 bits, and a range that starts
+// just below a power of ten, so that the nonces' digit count changes inside it.
+template <class Rng>
+ops::DataJob random_data_job(Rng& rng) {
+  ops::DataJob job;
+  const std::size_t len = rng() % 150;
+  for (std::size_t i = 0; i < len; ++i) job.data.push_back(static_cast<char>(rng()));
+  job.difficulty_bits = 8 + static_cast<int>(rng() % 5);
+  const int k = 1 + static_cast<int>(rng() % 19);
+  std::uint64_t p = 1;
+  for (int i = 0; i < k; ++i) p *= 10;
+  job.start = p > 3000 ? p - rng() % 3000 : 0;
+  job.count = 20000;
+  return job;
+}
+
 }  // namespace opkit::test
