@@ -32,7 +32,9 @@ static void on_fault(int sig, siginfo_t* info, void* context) {
   raise(sig);
 }
 
-__attribute__((constructor)) static void install(void) {
+// Exported so that a process whose libraries replace the handler (PyTorch installs its own) can put
+// it back: ctypes.CDLL("/tmp/segv_backtrace.so").segv_backtrace_install().
+__attribute__((constructor)) void segv_backtrace_install(void) {
   struct sigaction action;
   memset(&action, 0, sizeof action);
   action.sa_sigaction = on_fault;

@@ -1,8 +1,11 @@
 # Issue 5 diagnosis: which step of tests/python/test_gpu_torch.py::test_non_contiguous_tensor_is_refused
 # crashes the process on the GPU machine (the Python traceback of the crash names the line).
-import faulthandler, sys
-faulthandler.enable()
+import ctypes, faulthandler, os, sys
 import torch, opkit
+# torch replaced the LD_PRELOADed crash handler; put it back, then faulthandler (which chains to it).
+if os.environ.get("SEGV_BACKTRACE"):
+    ctypes.CDLL(os.environ["SEGV_BACKTRACE"]).segv_backtrace_install()
+faulthandler.enable()
 def step(text):
     print("step:", text, flush=True)
 step("compile")
