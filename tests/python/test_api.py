@@ -46,3 +46,21 @@ def test_default_device_is_the_gpu_when_there_is_one():
 
 def test_version_is_a_string():
     assert isinstance(opkit.__version__, str) and opkit.__version__.count(".") == 2
+
+
+def test_extension_shares_the_process_cpp_runtime():
+    # A static libstdc++ inside the extension crashed in processes that also load libstdc++.so.6
+    # (after `import torch`: null locale facets in number formatting). The build links the shared one.
+    import shutil
+    import subprocess
+    import sys
+
+    from opkit import _opkit
+
+    if not sys.platform.startswith("linux") or shutil.which("readelf") is None:
+        pytest.skip("needs Linux and readelf")
+    dynamic = subprocess.run(["readelf", "-d", _opkit.__file__], capture_output=True, text=True, check=True).stdout
+    needed = [line for line in dynamic.splitlines() if "(NEEDED)" in line]
+    assert any("libstdc++.so" in line or "libc++.so" in line for line in needed), (
+        f"{_opkit.__file__} carries its own C++ runtime (no libstdc++.so among {needed})"
+    )
