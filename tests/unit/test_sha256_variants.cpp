@@ -27,8 +27,9 @@ using Switches = std::vector<std::pair<const char*, int>>;
 const std::vector<Switches>& non_default_switches() {
   static const std::vector<Switches> all = {
       {{"SHA256_ADD_ON_FMA", 0}, {"SHA256_SHIFT_ON_FMA", 0}},
-      {{"SHA256_KW_ON_ALU", 0}},
       {{"SHA256_ROTATE_ON_FMA", 15}},
+      {{"SHA256_CONST_ON_FMA", 1}},
+      {{"SHA256_CONST_ON_FMA", 2}},
   };
   return all;
 }
@@ -49,7 +50,8 @@ TEST(Sha256Variants, EverySwitchCompilesUnderNvrtcForSm90) {
   }
 }
 
-TEST(Sha256Variants, KernelSourceWithKwSwitchOffMatchesOpenSslOnTheCpuBackend) {
+// SHA256_CONST_ON_FMA=2 changes the host code of h + K[t] + W[t] too.
+TEST(Sha256Variants, KernelSourceWithConstSwitchMatchesOpenSslOnTheCpuBackend) {
   std::optional<opkit::Device> cpu;
   try {
     cpu = opkit::Device::cpu();
@@ -64,7 +66,8 @@ TEST(Sha256Variants, KernelSourceWithKwSwitchOffMatchesOpenSslOnTheCpuBackend) {
     auto in = cpu->alloc<std::uint8_t>(data.size());
     in.copy_from(std::span<const std::uint8_t>(data));
     auto out = cpu->alloc<std::uint8_t>(count * 32);
-    opkit::Kernel kernel = cpu->compile(variant_program(algo, len, {{"SHA256_KW_ON_ALU", 0}})).kernel("sha256_fixed");
+    opkit::Kernel kernel =
+        cpu->compile(variant_program(algo, len, {{"SHA256_CONST_ON_FMA", 2}})).kernel("sha256_fixed");
     kernel.launch({.grid = 3, .block = 32}, in, out, static_cast<unsigned long long>(count));
     cpu->synchronize();
     EXPECT_EQ(first_mismatch(out.to_host(), fixed_messages(data, len, count), algo), "") << "length " << len;

@@ -16,12 +16,15 @@
 // Variant switches (-D), each measured by bench/sha256_bench.cpp; the losers can be deleted:
 //   SHA256_ADD_ON_FMA     1 (default): two-input additions as IMAD `x * one + y`; 0: plain `+`,
 //                         ptxas emits IADD3 (ALU pipe), as hashcat's kernels do
-//   SHA256_KW_ON_ALU      1 (default): h + K[t] + W[t] as one IADD3; 0: K[t] + W[t] as an IMAD,
-//                         which puts `one` in a vector register (the kernel measured 2026-12-02)
 //   SHA256_SHIFT_ON_FMA   1: the σ0/σ1 right shifts as IMAD.HI (x * 2^(32-n)) >> 32;
 //                         0 (default): SHF on the ALU pipe
 //   SHA256_ROTATE_ON_FMA  bit mask, default 0: one rotate of Σ0 (1), Σ1 (2), σ0 (4), σ1 (8) as
 //                         IMAD.HI + IMAD instead of one SHF: fewer ALU, more FMA and register reads
+//   SHA256_CONST_ON_FMA   0 (default): x + C for a compile-time constant C is one VIADD or IADD3
+//                         (ALU pipe); 1: an IMAD `one_v * C + x` with a second 1 that ptxas holds
+//                         in a vector register (the immediate takes the multiplier slot), leaving
+//                         `one` uniform for the other IMADs; 2: also h + K[t] + W[t] as two IMADs
+//                         instead of one IADD3, so that no round addition is left on the ALU pipe
 #ifndef OPKIT_SHA256_CORE_CUH
 #define OPKIT_SHA256_CORE_CUH
 
@@ -50,14 +53,19 @@ __constant__ unsigned int sha256_pow2[32] = {
 #ifndef SHA256_ADD_ON_FMA
 #define SHA256_ADD_ON_FMA 1
 #endif
-#ifndef SHA256_KW_ON_ALU
-#define SHA256_KW_ON_ALU 1
-#endif
 #ifndef SHA256_SHIFT_ON_FMA
 #define SHA256_SHIFT_ON_FMA 0
 #endif
 #ifndef SHA256_ROTATE_ON_FMA
 #define SHA256_ROTATE_ON_FMA 0
+#endif
+#ifndef SHA256_CONST_ON_FMA
+#define SHA256_CONST_ON_FMA 0
+#endif
+
+#ifdef __CUDA_ARCH__
+// The 1 of SHA256_CONST_ON_FMA, apart from sha256_pow2[0] so that ptxas does not merge the two.
+__constant__ unsigned int sha256_one_v = 1u;
 #endif
 
 // x rotated right by n (0 < n < 32).
@@ -147,19 +155,44 @@ SHA256_FN void sha256_init(unsigned int state[8]) {
   state[7] = SHA256_H7;
 }
 
-// a + b as plain `+`: for sums with a compile-time constant, which then fold (an IMAD with an
-// immediate operand would need `one` in a vector register, see the note at the top).
-SHA256_FN unsigned int sha256_add_plain(unsigned int a, unsigned int b) {
-  return a + b;
+// x + c for a compile-time constant c: a plain `+` (VIADD, or folded into an IADD3), or with
+// SHA256_CONST_ON_FMA an IMAD on the FMA pipe. Never sha256_add: an IMAD with an immediate operand
+// would pull `one` into a vector register (see the note at the top).
+SHA256_FN unsigned int sha256_add_const(unsigned int x, unsigned int c) {
+#if defined(__CUDA_ARCH__) && SHA256_CONST_ON_FMA
+  return x + c * sha256_one_v;
+#else
+  return x + c;
+#endif
 }
 
-// sha256_add_plain where kPlain, else sha256_add.
-template <bool kPlain>
-SHA256_FN unsigned int sha256_add_if(unsigned int a, unsigned int b) {
-  if constexpr (kPlain)
+// a + b, where kA / kB say that a / b is a compile-time constant.
+template <bool kA, bool kB>
+SHA256_FN unsigned int sha256_add_known(unsigned int a, unsigned int b) {
+  if constexpr (kA && kB)
     return a + b;
+  else if constexpr (kA)
+    return sha256_add_const(b, a);
+  else if constexpr (kB)
+    return sha256_add_const(a, b);
   else
     return sha256_add(a, b);
+}
+
+// h + K[t] + W[t], the part of T1 that needs no function of the state; kH / kW say that h / W[t]
+// is a compile-time constant. With both varying it is one IADD3 (or two IMADs, see
+// SHA256_CONST_ON_FMA).
+template <bool kH, bool kW>
+SHA256_FN unsigned int sha256_hkw(unsigned int h, unsigned int k, unsigned int w) {
+  if constexpr (kH || kW) {
+    return sha256_add_known<kH, kW>(kH ? h + k : h, kH ? w : k + w);
+  } else {
+#if SHA256_CONST_ON_FMA >= 2
+    return sha256_add(h, sha256_add_const(w, k));
+#else
+    return h + k + w;
+#endif
+  }
 }
 
 // Which words of a block's 64-word message schedule are compile-time constants (bit t for W[t]),
@@ -180,9 +213,10 @@ template <unsigned long long kKnown, int kT>
 SHA256_FN void sha256_schedule(unsigned int& w16, unsigned int w15, unsigned int w7, unsigned int w2) {
   constexpr bool k16 = ((kKnown >> (kT - 16)) & 1u) != 0, k15 = ((kKnown >> (kT - 15)) & 1u) != 0;
   constexpr bool k7 = ((kKnown >> (kT - 7)) & 1u) != 0, k2 = ((kKnown >> (kT - 2)) & 1u) != 0;
-  const unsigned int low = sha256_add_if < k16 || k15 > (w16, sha256_small_sigma0(w15));
-  const unsigned int high = sha256_add_if < k7 || k2 > (w7, sha256_small_sigma1(w2));
-  w16 = sha256_add_if < (k16 && k15) || (k7 && k2) > (low, high);
+  const unsigned int low = sha256_add_known<k16, k15>(w16, sha256_small_sigma0(w15));
+  const unsigned int high = sha256_add_known<k7, k2>(w7, sha256_small_sigma1(w2));
+  constexpr bool low_known = k16 && k15, high_known = k7 && k2;
+  w16 = sha256_add_known<low_known, high_known>(low, high);
 }
 
 // Expands the ring w[0..15] from W[kT-16..kT-1] to W[kT..kT+15].
@@ -206,36 +240,46 @@ SHA256_FN void sha256_expand(unsigned int w[16]) {
   sha256_schedule<kKnown, kT + 15>(w[15], w[0], w[8], w[13]);
 }
 
-// One round on message word w with round constant k. The caller rotates the names of the working
-// variables instead of moving values: round t+1 passes (h, a, b, c, d, e, f, g). add_t1, add_d
-// and add_a are the additions for T1, for d + T1 and for the new a: sha256_add, or
-// sha256_add_plain where an operand is a compile-time constant.
-#if SHA256_KW_ON_ALU
-#define SHA256_T1(add, e, f, g, h, k, w) add(add((h) + (k) + (w), sha256_big_sigma1(e)), sha256_ch(e, f, g))
+// T1 = hkw + Σ1(e) + Ch(e, f, g), where kHKW says that hkw (h + K[t] + W[t]) is a constant.
+template <bool kHKW>
+SHA256_FN unsigned int sha256_t1(unsigned int hkw, unsigned int sigma1, unsigned int ch) {
+#if SHA256_CONST_ON_FMA
+  if constexpr (kHKW) return sha256_add_const(sha256_add(sigma1, ch), hkw);
 #else
-#define SHA256_T1(add, e, f, g, h, k, w) add(add(h, sha256_big_sigma1(e)), add(sha256_ch(e, f, g), add(k, w)))
+  if constexpr (kHKW) return hkw + sigma1 + ch;  // one IADD3
 #endif
-#define SHA256_ROUND_ADDS(a, b, c, d, e, f, g, h, k, w, add_t1, add_d, add_a) \
-  do {                                                                        \
-    unsigned int t1_ = SHA256_T1(add_t1, e, f, g, h, k, w);                   \
-    d = add_d(d, t1_);                                                        \
-    h = add_a(t1_, add_a(sha256_big_sigma0(a), sha256_maj(a, b, c)));         \
-  } while (0)
-#define SHA256_ROUND(a, b, c, d, e, f, g, h, k, w) \
-  SHA256_ROUND_ADDS(a, b, c, d, e, f, g, h, k, w, sha256_add, sha256_add, sha256_add)
+  return sha256_add(sha256_add(hkw, sigma1), ch);
+}
 
-// Eight rounds starting at round t (a multiple of 8) on message words w[t % 16 ...].
-#define SHA256_ROUND_W(a, b, c, d, e, f, g, h, t, w) SHA256_ROUND(a, b, c, d, e, f, g, h, sha256_k(t), w)
-#define SHA256_EIGHT_ROUNDS(s, t, w)                                               \
-  do {                                                                             \
-    SHA256_ROUND_W(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], (t) + 0, w[0]); \
-    SHA256_ROUND_W(s[7], s[0], s[1], s[2], s[3], s[4], s[5], s[6], (t) + 1, w[1]); \
-    SHA256_ROUND_W(s[6], s[7], s[0], s[1], s[2], s[3], s[4], s[5], (t) + 2, w[2]); \
-    SHA256_ROUND_W(s[5], s[6], s[7], s[0], s[1], s[2], s[3], s[4], (t) + 3, w[3]); \
-    SHA256_ROUND_W(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], (t) + 4, w[4]); \
-    SHA256_ROUND_W(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], (t) + 5, w[5]); \
-    SHA256_ROUND_W(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], (t) + 6, w[6]); \
-    SHA256_ROUND_W(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], (t) + 7, w[7]); \
+// One round, t, on message word w. The caller rotates the names of the working variables instead
+// of moving values: round t+1 passes (h, a, b, c, d, e, f, g). kH, kW and kD say that h, w and d
+// are compile-time constants (the first rounds of a message, padding words), so that sums with
+// them go through sha256_add_const.
+#define SHA256_ROUND_KNOWN(a, b, c, d, e, f, g, h, t, w, kH, kW, kD)                                                  \
+  do {                                                                                                                \
+    const unsigned int t1_ =                                                                                          \
+        sha256_t1 < (kH) && (kW) > (sha256_hkw<kH, kW>(h, sha256_k(t), w), sha256_big_sigma1(e), sha256_ch(e, f, g)); \
+    d = sha256_add_known<kD, false>(d, t1_);                                                                          \
+    h = sha256_add(t1_, sha256_add(sha256_big_sigma0(a), sha256_maj(a, b, c)));                                       \
+  } while (0)
+#define SHA256_ROUND(a, b, c, d, e, f, g, h, t, w, kW) \
+  SHA256_ROUND_KNOWN(a, b, c, d, e, f, g, h, t, w, false, kW, false)
+
+// Whether bit t of the known-word mask `known` is set.
+#define SHA256_KNOWN_BIT(known, t) ((((known) >> (t)) & 1ull) != 0)
+
+// Eight rounds starting at round t (a multiple of 8) on message words w[t % 16 ...]; `known` is a
+// mask of the compile-time constant words W[t] (bit t), as sha256_known_schedule() makes it.
+#define SHA256_EIGHT_ROUNDS(s, t, w, known)                                                                        \
+  do {                                                                                                             \
+    SHA256_ROUND(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], (t) + 0, w[0], SHA256_KNOWN_BIT(known, (t) + 0)); \
+    SHA256_ROUND(s[7], s[0], s[1], s[2], s[3], s[4], s[5], s[6], (t) + 1, w[1], SHA256_KNOWN_BIT(known, (t) + 1)); \
+    SHA256_ROUND(s[6], s[7], s[0], s[1], s[2], s[3], s[4], s[5], (t) + 2, w[2], SHA256_KNOWN_BIT(known, (t) + 2)); \
+    SHA256_ROUND(s[5], s[6], s[7], s[0], s[1], s[2], s[3], s[4], (t) + 3, w[3], SHA256_KNOWN_BIT(known, (t) + 3)); \
+    SHA256_ROUND(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], (t) + 4, w[4], SHA256_KNOWN_BIT(known, (t) + 4)); \
+    SHA256_ROUND(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], (t) + 5, w[5], SHA256_KNOWN_BIT(known, (t) + 5)); \
+    SHA256_ROUND(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], (t) + 6, w[6], SHA256_KNOWN_BIT(known, (t) + 6)); \
+    SHA256_ROUND(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], (t) + 7, w[7], SHA256_KNOWN_BIT(known, (t) + 7)); \
   } while (0)
 
 // Rounds 16..63 of one block, schedule included; kKnownWords as for sha256_compress. w holds
@@ -244,14 +288,14 @@ template <unsigned int kKnownWords>
 SHA256_FN void sha256_rounds_16_to_63(unsigned int s[8], unsigned int w[16]) {
   constexpr unsigned long long known = sha256_known_schedule(kKnownWords);
   sha256_expand<known, 16>(w);
-  SHA256_EIGHT_ROUNDS(s, 16, w);
-  SHA256_EIGHT_ROUNDS(s, 24, (w + 8));
+  SHA256_EIGHT_ROUNDS(s, 16, w, known);
+  SHA256_EIGHT_ROUNDS(s, 24, (w + 8), known);
   sha256_expand<known, 32>(w);
-  SHA256_EIGHT_ROUNDS(s, 32, w);
-  SHA256_EIGHT_ROUNDS(s, 40, (w + 8));
+  SHA256_EIGHT_ROUNDS(s, 32, w, known);
+  SHA256_EIGHT_ROUNDS(s, 40, (w + 8), known);
   sha256_expand<known, 48>(w);
-  SHA256_EIGHT_ROUNDS(s, 48, w);
-  SHA256_EIGHT_ROUNDS(s, 56, (w + 8));
+  SHA256_EIGHT_ROUNDS(s, 48, w, known);
+  SHA256_EIGHT_ROUNDS(s, 56, (w + 8), known);
 }
 
 // Compresses one 64-byte block, given as 16 big-endian words, into state. Bit j of kKnownWords
@@ -261,41 +305,48 @@ template <unsigned int kKnownWords = 0>
 SHA256_FN void sha256_compress(unsigned int state[8], unsigned int w[16]) {
   unsigned int s[8];
   for (int i = 0; i < 8; ++i) s[i] = state[i];
-  SHA256_EIGHT_ROUNDS(s, 0, w);
-  SHA256_EIGHT_ROUNDS(s, 8, (w + 8));
+  SHA256_EIGHT_ROUNDS(s, 0, w, kKnownWords);
+  SHA256_EIGHT_ROUNDS(s, 8, (w + 8), kKnownWords);
   sha256_rounds_16_to_63<kKnownWords>(s, w);
   for (int i = 0; i < 8; ++i) state[i] = sha256_add(state[i], s[i]);
 }
 
+// Round 0 on the initial state: everything but W[0] is constant, so the new a and e are W[0] plus
+// a constant each. kW0 says that W[0] is a constant too.
+template <bool kW0>
+SHA256_FN void sha256_round0(unsigned int s[8], unsigned int w0) {
+  const unsigned int t1 =
+      SHA256_H7 + sha256_k(0) + sha256_big_sigma1(SHA256_H4) + sha256_ch(SHA256_H4, SHA256_H5, SHA256_H6);
+  const unsigned int t2 = sha256_big_sigma0(SHA256_H0) + sha256_maj(SHA256_H0, SHA256_H1, SHA256_H2);
+  s[3] = sha256_add_known<kW0, true>(w0, SHA256_H3 + t1);
+  s[7] = sha256_add_known<kW0, true>(w0, t1 + t2);
+}
+
 // sha256_init then sha256_compress, for a message's first block. The initial state is constant:
-// round 0 is all plain sums, rounds 1..3 add T1 to a constant d, and the final sums add H(0).
+// round 0 is W[0] plus constants, rounds 1..3 add a constant h and d, and the final sums add H(0).
 template <unsigned int kKnownWords = 0>
 SHA256_FN void sha256_compress_first(unsigned int state[8], unsigned int w[16]) {
   constexpr bool k1 = (kKnownWords & 2u) != 0, k2 = (kKnownWords & 4u) != 0, k3 = (kKnownWords & 8u) != 0;
   unsigned int s[8];
   sha256_init(s);
-  SHA256_ROUND_ADDS(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], sha256_k(0), w[0], sha256_add_plain,
-                    sha256_add_plain, sha256_add_plain);
-  SHA256_ROUND_ADDS(s[7], s[0], s[1], s[2], s[3], s[4], s[5], s[6], sha256_k(1), w[1], sha256_add_if<k1>,
-                    sha256_add_plain, sha256_add);
-  SHA256_ROUND_ADDS(s[6], s[7], s[0], s[1], s[2], s[3], s[4], s[5], sha256_k(2), w[2], sha256_add_if<k2>,
-                    sha256_add_plain, sha256_add);
-  SHA256_ROUND_ADDS(s[5], s[6], s[7], s[0], s[1], s[2], s[3], s[4], sha256_k(3), w[3], sha256_add_if<k3>,
-                    sha256_add_plain, sha256_add);
-  SHA256_ROUND_W(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], 4, w[4]);
-  SHA256_ROUND_W(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], 5, w[5]);
-  SHA256_ROUND_W(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], 6, w[6]);
-  SHA256_ROUND_W(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], 7, w[7]);
-  SHA256_EIGHT_ROUNDS(s, 8, (w + 8));
+  sha256_round0<(kKnownWords & 1u) != 0>(s, w[0]);
+  SHA256_ROUND_KNOWN(s[7], s[0], s[1], s[2], s[3], s[4], s[5], s[6], 1, w[1], true, k1, true);
+  SHA256_ROUND_KNOWN(s[6], s[7], s[0], s[1], s[2], s[3], s[4], s[5], 2, w[2], true, k2, true);
+  SHA256_ROUND_KNOWN(s[5], s[6], s[7], s[0], s[1], s[2], s[3], s[4], 3, w[3], true, k3, true);
+  SHA256_ROUND(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], 4, w[4], SHA256_KNOWN_BIT(kKnownWords, 4));
+  SHA256_ROUND(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], 5, w[5], SHA256_KNOWN_BIT(kKnownWords, 5));
+  SHA256_ROUND(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], 6, w[6], SHA256_KNOWN_BIT(kKnownWords, 6));
+  SHA256_ROUND(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], 7, w[7], SHA256_KNOWN_BIT(kKnownWords, 7));
+  SHA256_EIGHT_ROUNDS(s, 8, (w + 8), kKnownWords);
   sha256_rounds_16_to_63<kKnownWords>(s, w);
-  state[0] = SHA256_H0 + s[0];
-  state[1] = SHA256_H1 + s[1];
-  state[2] = SHA256_H2 + s[2];
-  state[3] = SHA256_H3 + s[3];
-  state[4] = SHA256_H4 + s[4];
-  state[5] = SHA256_H5 + s[5];
-  state[6] = SHA256_H6 + s[6];
-  state[7] = SHA256_H7 + s[7];
+  state[0] = sha256_add_const(s[0], SHA256_H0);
+  state[1] = sha256_add_const(s[1], SHA256_H1);
+  state[2] = sha256_add_const(s[2], SHA256_H2);
+  state[3] = sha256_add_const(s[3], SHA256_H3);
+  state[4] = sha256_add_const(s[4], SHA256_H4);
+  state[5] = sha256_add_const(s[5], SHA256_H5);
+  state[6] = sha256_add_const(s[6], SHA256_H6);
+  state[7] = sha256_add_const(s[7], SHA256_H7);
 }
 
 #endif  // OPKIT_SHA256_CORE_CUH
