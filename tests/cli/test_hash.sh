@@ -12,6 +12,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 failures=0
 pass=0
+check_escape_fix=""  # a sed script for the reference output of --check; see below
 
 # Runs `opkit hash ARGS` and `sha256sum ARGS` (the same args, minus opkit-only ones) and compares.
 same() {
@@ -19,6 +20,7 @@ same() {
   "$opkit" hash "$@" >opkit.out 2>opkit.err </dev/null; local opkit_rc=$?
   sha256sum "$@" >ref.out 2>ref.err </dev/null; local ref_rc=$?
   sed -i 's/^sha256sum: /opkit: /' ref.err
+  [ -n "$check_escape_fix" ] && sed -i "$check_escape_fix" ref.out
   if cmp -s opkit.out ref.out && cmp -s opkit.err ref.err && [ "$opkit_rc" = "$ref_rc" ]; then
     pass=$((pass + 1))
   else
@@ -57,6 +59,14 @@ check "stdin when no file is named" cmp -s opkit.out ref.out
 # --check: all good; then mismatches, unreadable files and malformed lines; escaped names;
 # BSD-style lines; CRLF line ends; upper-case hex; comments.
 sha256sum empty abc big 'with space' 'back\slash' "$(printf 'new\nline')" >good.sums
+# coreutils 9.1 and current coreutils escape a checked name that holds a backslash
+# (`\back\\slash: OK`), as opkit does; some releases between them (9.4, Ubuntu 24.04) print it
+# raw. Against such a sha256sum, that one line of its output is compared in the escaped form.
+printf '%s  back\\slash\n' "$(sha256sum 'back\slash' | cut -c2-65)" | sed 's/^/\\/' >probe.sums
+if [ "$(sha256sum -c probe.sums 2>/dev/null)" = 'back\slash: OK' ]; then
+  echo "note: $(sha256sum --version | head -1) prints checked names with a backslash unescaped"
+  check_escape_fix='s/^back\\slash: /\\back\\\\slash: /'
+fi
 same "--check, all OK" -c good.sums
 same "--check --quiet" -c --quiet good.sums
 cp good.sums bad.sums
