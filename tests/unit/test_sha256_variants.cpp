@@ -28,8 +28,7 @@ const std::vector<Switches>& non_default_switches() {
   static const std::vector<Switches> all = {
       {{"SHA256_ADD_ON_FMA", 0}, {"SHA256_SHIFT_ON_FMA", 0}},
       {{"SHA256_ROTATE_ON_FMA", 15}},
-      {{"SHA256_CONST_ON_FMA", 1}},
-      {{"SHA256_CONST_ON_FMA", 2}},
+      {{"SHA256_FOLD_CONSTANTS", 0}},
   };
   return all;
 }
@@ -50,7 +49,7 @@ TEST(Sha256Variants, EverySwitchCompilesUnderNvrtcForSm90) {
   }
 }
 
-// SHA256_CONST_ON_FMA=2 changes the host code of h + K[t] + W[t] too.
+// SHA256_FOLD_CONSTANTS=0 changes the host code of T1 too.
 TEST(Sha256Variants, KernelSourceWithConstSwitchMatchesOpenSslOnTheCpuBackend) {
   std::optional<opkit::Device> cpu;
   try {
@@ -67,7 +66,7 @@ TEST(Sha256Variants, KernelSourceWithConstSwitchMatchesOpenSslOnTheCpuBackend) {
     in.copy_from(std::span<const std::uint8_t>(data));
     auto out = cpu->alloc<std::uint8_t>(count * 32);
     opkit::Kernel kernel =
-        cpu->compile(variant_program(algo, len, {{"SHA256_CONST_ON_FMA", 2}})).kernel("sha256_fixed");
+        cpu->compile(variant_program(algo, len, {{"SHA256_FOLD_CONSTANTS", 0}})).kernel("sha256_fixed");
     kernel.launch({.grid = 3, .block = 32}, in, out, static_cast<unsigned long long>(count));
     cpu->synchronize();
     EXPECT_EQ(first_mismatch(out.to_host(), fixed_messages(data, len, count), algo), "") << "length " << len;

@@ -20,11 +20,11 @@
 //                         0 (default): SHF on the ALU pipe
 //   SHA256_ROTATE_ON_FMA  bit mask, default 0: one rotate of Σ0 (1), Σ1 (2), σ0 (4), σ1 (8) as
 //                         IMAD.HI + IMAD instead of one SHF: fewer ALU, more FMA and register reads
-//   SHA256_CONST_ON_FMA   0 (default): x + C for a compile-time constant C is one VIADD or IADD3
-//                         (ALU pipe); 1: an IMAD `one_v * C + x` with a second 1 that ptxas holds
-//                         in a vector register (the immediate takes the multiplier slot), leaving
-//                         `one` uniform for the other IMADs; 2: also h + K[t] + W[t] as two IMADs
-//                         instead of one IADD3, so that no round addition is left on the ALU pipe
+//   SHA256_FOLD_CONSTANTS 1 (default): where h or W[t] is a compile-time constant, T1 starts with
+//                         one IADD3 of the constant part, the varying one and Σ1; 0: a VIADD of the
+//                         constant, then Σ1 as an IMAD (one more FMA-pipe instruction per round)
+// (Measured and deleted, docs/perf-sha256.md: x + C as an IMAD with a vector-register 1, and
+// h + K[t] + W[t] as two IMADs: fewer ALU instructions, but slower.)
 #ifndef OPKIT_SHA256_CORE_CUH
 #define OPKIT_SHA256_CORE_CUH
 
@@ -59,13 +59,8 @@ __constant__ unsigned int sha256_pow2[32] = {
 #ifndef SHA256_ROTATE_ON_FMA
 #define SHA256_ROTATE_ON_FMA 0
 #endif
-#ifndef SHA256_CONST_ON_FMA
-#define SHA256_CONST_ON_FMA 0
-#endif
-
-#ifdef __CUDA_ARCH__
-// The 1 of SHA256_CONST_ON_FMA, apart from sha256_pow2[0] so that ptxas does not merge the two.
-__constant__ unsigned int sha256_one_v = 1u;
+#ifndef SHA256_FOLD_CONSTANTS
+#define SHA256_FOLD_CONSTANTS 1
 #endif
 
 // x rotated right by n (0 < n < 32).
@@ -155,15 +150,11 @@ SHA256_FN void sha256_init(unsigned int state[8]) {
   state[7] = SHA256_H7;
 }
 
-// x + c for a compile-time constant c: a plain `+` (VIADD, or folded into an IADD3), or with
-// SHA256_CONST_ON_FMA an IMAD on the FMA pipe. Never sha256_add: an IMAD with an immediate operand
-// would pull `one` into a vector register (see the note at the top).
+// x + c for a compile-time constant c: a plain `+` (VIADD, or folded into an IADD3), never
+// sha256_add: an IMAD with an immediate operand would pull `one` into a vector register (see the
+// note at the top).
 SHA256_FN unsigned int sha256_add_const(unsigned int x, unsigned int c) {
-#if defined(__CUDA_ARCH__) && SHA256_CONST_ON_FMA
-  return x + c * sha256_one_v;
-#else
   return x + c;
-#endif
 }
 
 // a + b, where kA / kB say that a / b is a compile-time constant.
@@ -177,22 +168,6 @@ SHA256_FN unsigned int sha256_add_known(unsigned int a, unsigned int b) {
     return sha256_add_const(a, b);
   else
     return sha256_add(a, b);
-}
-
-// h + K[t] + W[t], the part of T1 that needs no function of the state; kH / kW say that h / W[t]
-// is a compile-time constant. With both varying it is one IADD3 (or two IMADs, see
-// SHA256_CONST_ON_FMA).
-template <bool kH, bool kW>
-SHA256_FN unsigned int sha256_hkw(unsigned int h, unsigned int k, unsigned int w) {
-  if constexpr (kH || kW) {
-    return sha256_add_known<kH, kW>(kH ? h + k : h, kH ? w : k + w);
-  } else {
-#if SHA256_CONST_ON_FMA >= 2
-    return sha256_add(h, sha256_add_const(w, k));
-#else
-    return h + k + w;
-#endif
-  }
 }
 
 // Which words of a block's 64-word message schedule are compile-time constants (bit t for W[t]),
@@ -240,27 +215,35 @@ SHA256_FN void sha256_expand(unsigned int w[16]) {
   sha256_schedule<kKnown, kT + 15>(w[15], w[0], w[8], w[13]);
 }
 
-// T1 = hkw + Σ1(e) + Ch(e, f, g), where kHKW says that hkw (h + K[t] + W[t]) is a constant.
-template <bool kHKW>
-SHA256_FN unsigned int sha256_t1(unsigned int hkw, unsigned int sigma1, unsigned int ch) {
-#if SHA256_CONST_ON_FMA
-  if constexpr (kHKW) return sha256_add_const(sha256_add(sigma1, ch), hkw);
-#else
-  if constexpr (kHKW) return hkw + sigma1 + ch;  // one IADD3
-#endif
-  return sha256_add(sha256_add(hkw, sigma1), ch);
+// T1 = h + K[t] + W[t] + Σ1(e) + Ch(e, f, g), where kH / kW say that h / W[t] is a compile-time
+// constant: three varying terms are an IADD3 of h, W[t] and K[t], then two IMADs; with a constant
+// one, the constant part joins the IADD3 in its place where kFold (see SHA256_FOLD_CONSTANTS).
+// Only message words (t < 16) fold: a constant schedule word comes out of the funnel-shift asm, a
+// constant to ptxas but not to the front end, and ptxas then splits the IADD3 into two ALU adds.
+template <bool kH, bool kW, bool kFold>
+SHA256_FN unsigned int sha256_t1(unsigned int h, unsigned int k, unsigned int w, unsigned int sigma1, unsigned int ch) {
+  if constexpr (kH && kW) {
+    return h + k + w + sigma1 + ch;  // one IADD3 of the constant, Σ1 and Ch
+  } else if constexpr (kH || kW) {
+    const unsigned int constant = kH ? h + k : k + w, varying = kH ? w : h;
+    if constexpr (kFold && SHA256_FOLD_CONSTANTS)
+      return sha256_add(varying + sigma1 + constant, ch);
+    else
+      return sha256_add(sha256_add(varying + constant, sigma1), ch);
+  } else {
+    return sha256_add(sha256_add(h + k + w, sigma1), ch);
+  }
 }
 
 // One round, t, on message word w. The caller rotates the names of the working variables instead
 // of moving values: round t+1 passes (h, a, b, c, d, e, f, g). kH, kW and kD say that h, w and d
 // are compile-time constants (the first rounds of a message, padding words), so that sums with
 // them go through sha256_add_const.
-#define SHA256_ROUND_KNOWN(a, b, c, d, e, f, g, h, t, w, kH, kW, kD)                                                  \
-  do {                                                                                                                \
-    const unsigned int t1_ =                                                                                          \
-        sha256_t1 < (kH) && (kW) > (sha256_hkw<kH, kW>(h, sha256_k(t), w), sha256_big_sigma1(e), sha256_ch(e, f, g)); \
-    d = sha256_add_known<kD, false>(d, t1_);                                                                          \
-    h = sha256_add(t1_, sha256_add(sha256_big_sigma0(a), sha256_maj(a, b, c)));                                       \
+#define SHA256_ROUND_KNOWN(a, b, c, d, e, f, g, h, t, w, kH, kW, kD)                                                   \
+  do {                                                                                                                 \
+    const unsigned int t1_ = sha256_t1<kH, kW, (t) < 16>(h, sha256_k(t), w, sha256_big_sigma1(e), sha256_ch(e, f, g)); \
+    d = sha256_add_known<kD, false>(d, t1_);                                                                           \
+    h = sha256_add(t1_, sha256_add(sha256_big_sigma0(a), sha256_maj(a, b, c)));                                        \
   } while (0)
 #define SHA256_ROUND(a, b, c, d, e, f, g, h, t, w, kW) \
   SHA256_ROUND_KNOWN(a, b, c, d, e, f, g, h, t, w, false, kW, false)
