@@ -36,24 +36,22 @@ struct Variant {
   std::vector<std::pair<const char*, int>> defines;
 };
 
-// "default" is what the library compiles; the others set all four switches of sha256_core.cuh
+// "default" is what the library compiles; the others set the three switches of sha256_core.cuh
 // (its header comment says what each does), so they do not move when the defaults do.
-Variant make_variant(const char* name, int add_on_fma, int shift_on_fma, int rotate_on_fma, int fold_constants) {
+Variant make_variant(const char* name, int add_on_fma, int shift_on_fma, int rotate_on_fma) {
   return {name,
           {{"SHA256_ADD_ON_FMA", add_on_fma},
            {"SHA256_SHIFT_ON_FMA", shift_on_fma},
-           {"SHA256_ROTATE_ON_FMA", rotate_on_fma},
-           {"SHA256_FOLD_CONSTANTS", fold_constants}}};
+           {"SHA256_ROTATE_ON_FMA", rotate_on_fma}}};
 }
 
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> all = {
       {"default", {}},
-      make_variant("plain", 0, 0, 0, 1),   // every addition plain `+` (IADD3), as hashcat's kernels
-      make_variant("kw", 1, 0, 0, 0),      // additions as IMAD, h + K[t] + W[t] one IADD3
-      make_variant("kwf", 1, 0, 0, 1),     // + constant h or W[t] folded into T1's IADD3
-      make_variant("kw_shr", 1, 1, 0, 1),  // kwf + σ shifts as IMAD.HI
-      make_variant("rot4", 1, 1, 4, 1),    // kw_shr + one σ0 rotate as IMAD.HI + IMAD
+      make_variant("plain", 0, 0, 0),   // every addition plain `+` (IADD3), as hashcat's kernels
+      make_variant("kw", 1, 0, 0),      // additions as IMAD, h + K[t] + W[t] one IADD3 (the default)
+      make_variant("kw_shr", 1, 1, 0),  // + σ shifts as IMAD.HI
+      make_variant("rot4", 1, 1, 4),    // + one σ0 rotate as IMAD.HI + IMAD
   };
   return all;
 }
@@ -84,9 +82,9 @@ std::vector<GpuCase> gpu_cases() {
   for (const char* v : {"default"})
     for (auto [block, per_thread] : {std::pair{128u, 1u}, std::pair{512u, 1u}, std::pair{256u, 2u}})
       cases.push_back({32, HashAlgo::sha256, block, per_thread, v});
-  for (const char* v : {"default", "kw"}) cases.push_back({32, HashAlgo::sha256d, 256, 1, v});
-  for (const char* v : {"default", "kw"}) cases.push_back({64, HashAlgo::sha256, 256, 1, v});
-  for (const char* v : {"default", "kw"}) cases.push_back({1024, HashAlgo::sha256, 256, 1, v});
+  for (const char* v : {"default", "plain"}) cases.push_back({32, HashAlgo::sha256d, 256, 1, v});
+  for (const char* v : {"default", "plain"}) cases.push_back({64, HashAlgo::sha256, 256, 1, v});
+  for (const char* v : {"default", "plain"}) cases.push_back({1024, HashAlgo::sha256, 256, 1, v});
   cases.push_back({80, HashAlgo::sha256d, 256, 1, "default"});
   return cases;
 }

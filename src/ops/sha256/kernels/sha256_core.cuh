@@ -20,11 +20,9 @@
 //                         0 (default): SHF on the ALU pipe
 //   SHA256_ROTATE_ON_FMA  bit mask, default 0: one rotate of Σ0 (1), Σ1 (2), σ0 (4), σ1 (8) as
 //                         IMAD.HI + IMAD instead of one SHF: fewer ALU, more FMA and register reads
-//   SHA256_FOLD_CONSTANTS 1 (default): where h or W[t] is a compile-time constant, T1 starts with
-//                         one IADD3 of the constant part, the varying one and Σ1; 0: a VIADD of the
-//                         constant, then Σ1 as an IMAD (one more FMA-pipe instruction per round)
-// (Measured and deleted, docs/perf-sha256.md: x + C as an IMAD with a vector-register 1, and
-// h + K[t] + W[t] as two IMADs: fewer ALU instructions, but slower.)
+// (Measured on the H200 and deleted, docs/perf-sha256.md: x + C as an IMAD with a vector-register
+// 1 and h + K[t] + W[t] as two IMADs, which cut ALU instructions; a constant h or W[t] added in
+// T1's IADD3 instead of its own VIADD, which cut FMA instructions. All three were slower.)
 #ifndef OPKIT_SHA256_CORE_CUH
 #define OPKIT_SHA256_CORE_CUH
 
@@ -58,9 +56,6 @@ __constant__ unsigned int sha256_pow2[32] = {
 #endif
 #ifndef SHA256_ROTATE_ON_FMA
 #define SHA256_ROTATE_ON_FMA 0
-#endif
-#ifndef SHA256_FOLD_CONSTANTS
-#define SHA256_FOLD_CONSTANTS 1
 #endif
 
 // x rotated right by n (0 < n < 32).
@@ -216,34 +211,24 @@ SHA256_FN void sha256_expand(unsigned int w[16]) {
 }
 
 // T1 = h + K[t] + W[t] + Σ1(e) + Ch(e, f, g), where kH / kW say that h / W[t] is a compile-time
-// constant: three varying terms are an IADD3 of h, W[t] and K[t], then two IMADs; with a constant
-// one, the constant part joins the IADD3 in its place where kFold (see SHA256_FOLD_CONSTANTS).
-// Only message words (t < 16) fold: a constant schedule word comes out of the funnel-shift asm, a
-// constant to ptxas but not to the front end, and ptxas then splits the IADD3 into two ALU adds.
-template <bool kH, bool kW, bool kFold>
+// constant: h + K[t] + W[t] is one IADD3 (a VIADD where one of them is constant), then two IMADs.
+template <bool kH, bool kW>
 SHA256_FN unsigned int sha256_t1(unsigned int h, unsigned int k, unsigned int w, unsigned int sigma1, unsigned int ch) {
-  if constexpr (kH && kW) {
+  if constexpr (kH && kW)
     return h + k + w + sigma1 + ch;  // one IADD3 of the constant, Σ1 and Ch
-  } else if constexpr (kH || kW) {
-    const unsigned int constant = kH ? h + k : k + w, varying = kH ? w : h;
-    if constexpr (kFold && SHA256_FOLD_CONSTANTS)
-      return sha256_add(varying + sigma1 + constant, ch);
-    else
-      return sha256_add(sha256_add(varying + constant, sigma1), ch);
-  } else {
+  else
     return sha256_add(sha256_add(h + k + w, sigma1), ch);
-  }
 }
 
 // One round, t, on message word w. The caller rotates the names of the working variables instead
 // of moving values: round t+1 passes (h, a, b, c, d, e, f, g). kH, kW and kD say that h, w and d
 // are compile-time constants (the first rounds of a message, padding words), so that sums with
 // them go through sha256_add_const.
-#define SHA256_ROUND_KNOWN(a, b, c, d, e, f, g, h, t, w, kH, kW, kD)                                                   \
-  do {                                                                                                                 \
-    const unsigned int t1_ = sha256_t1<kH, kW, (t) < 16>(h, sha256_k(t), w, sha256_big_sigma1(e), sha256_ch(e, f, g)); \
-    d = sha256_add_known<kD, false>(d, t1_);                                                                           \
-    h = sha256_add(t1_, sha256_add(sha256_big_sigma0(a), sha256_maj(a, b, c)));                                        \
+#define SHA256_ROUND_KNOWN(a, b, c, d, e, f, g, h, t, w, kH, kW, kD)                                         \
+  do {                                                                                                       \
+    const unsigned int t1_ = sha256_t1<kH, kW>(h, sha256_k(t), w, sha256_big_sigma1(e), sha256_ch(e, f, g)); \
+    d = sha256_add_known<kD, false>(d, t1_);                                                                 \
+    h = sha256_add(t1_, sha256_add(sha256_big_sigma0(a), sha256_maj(a, b, c)));                              \
   } while (0)
 #define SHA256_ROUND(a, b, c, d, e, f, g, h, t, w, kW) \
   SHA256_ROUND_KNOWN(a, b, c, d, e, f, g, h, t, w, false, kW, false)
