@@ -18,10 +18,8 @@ EscapedName escape_digest_name(std::string_view name) {
 }
 
 std::string check_result_name(std::string_view name) {
-  if (name.find('\n') == std::string_view::npos) return std::string(name);
-  std::string out(1, '\\');
-  out.append(escape_digest_name(name).text);
-  return out;
+  const EscapedName escaped = escape_digest_name(name);
+  return escaped.escaped ? "\\" + escaped.text : escaped.text;
 }
 
 std::optional<std::string> unescape_digest_name(std::string_view text) {

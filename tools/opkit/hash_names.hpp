@@ -16,7 +16,8 @@ struct EscapedName {
 };
 EscapedName escape_digest_name(std::string_view name);
 
-// A name in `--check` output: escaped (with a leading backslash) only if it holds a newline.
+// A name in `--check` output: escaped as in a digest line, with a leading backslash, as current
+// coreutils writes it (9.1 escaped only names with a newline there).
 std::string check_result_name(std::string_view name);
 
 // Reverses escape_digest_name for a line that started with a backslash; nullopt for a bad escape.
