@@ -84,8 +84,8 @@ PY
 python3 tools/sass_count.py "$OUT/cubins/sha256_L32_b256_pt1_default.cubin" >"$OUT/sha256_sass_L32_detail.txt" 2>&1
 
 if [ "${SHA256_NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then
-  log "Nsight Compute: pipe use and stall reasons of the default kernel and kw (sha256, 32 bytes)"
-  for v in default kw; do
+  log "Nsight Compute: pipe use and stall reasons of the default kernel and plain (sha256, 32 bytes)"
+  for v in default plain; do
     run=("$B/bench/opkit_sha256_bench" --quick --no-cpu --only "sha256_L32_b256_pt1_$v")
     ncu_args=(--target-processes all -k sha256_fixed --launch-skip 1 --launch-count 1)
     # Sections and raw metrics apart: a metric this ncu does not know fails only its own run.
