@@ -5,12 +5,14 @@
   opkit.compiler, so that `import pycuda.driver as cuda` ports as `import opkit.driver as cuda`).
 - Operators on framework arrays through DLPack, on the array's own device: sha256, sha256d.
 - Proof-of-work mining: mine.
+- doctor(): `opkit doctor`'s environment checks, run inside this process.
 
 CUDA is loaded at run time (driver and NVRTC); without a GPU, opkit uses the CPU.
 """
 
 from ._opkit import CompileError, Device, DeviceAllocation, Error, Event, Stream, version as __version__
 from ._arrays import DeviceArray, empty, to_device
+from ._doctor import doctor
 from ._devices import default_device, devices, get_device, set_default_device, synchronize
 from ._hash import sha256, sha256d
 from ._kernels import Function, SourceModule
@@ -48,6 +50,7 @@ __all__ = [
     "SourceModule",
     "Stream",
     "default_device",
+    "doctor",
     "devices",
     "empty",
     "get_device",

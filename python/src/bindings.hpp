@@ -18,6 +18,7 @@ void bind_program(nanobind::module_& m);
 void bind_dlpack(nanobind::module_& m);
 void bind_sha256(nanobind::module_& m);
 void bind_mine(nanobind::module_& m);
+void bind_doctor(nanobind::module_& m);
 
 // Device memory addresses travel through Python as integers (PyCUDA's convention).
 inline void* address(std::uintptr_t value) {

@@ -21,6 +21,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/cuda/driver_api.hpp"
+#include "core/doctor_cxx_runtime.hpp"
 #include "core/doctor_installs.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/cache.hpp"
@@ -550,6 +551,7 @@ Report examine(const Options& options) {
   check_cache(ctx);
   check_smoke_gpus(ctx);
   check_cpu_backend(ctx);
+  ctx.add(detail::cxx_runtime_check(detail::find_cxx_runtimes()));
   if (!options.smoke) {
     // Without the smoke test, a GPU or CPU backend that opened counts as working.
     for (const auto& check : ctx.report.checks)

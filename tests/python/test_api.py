@@ -64,3 +64,19 @@ def test_extension_shares_the_process_cpp_runtime():
     assert any("libstdc++.so" in line or "libc++.so" in line for line in needed), (
         f"{_opkit.__file__} carries its own C++ runtime (no libstdc++.so among {needed})"
     )
+
+
+def test_doctor_runs_in_this_process_and_finds_one_cpp_runtime():
+    import io
+
+    out = io.StringIO()
+    report = opkit.doctor(smoke=False, file=out)
+    names = [c["name"] for c in report["checks"]]
+    for name in ("driver", "nvrtc", "cache", "cpu backend", "c++ runtime"):
+        assert name in names
+    runtime = next(c for c in report["checks"] if c["name"] == "c++ runtime")
+    assert runtime["status"] == "ok", runtime  # the extension shares the process's libstdc++
+    assert report["ready"] == (report["working_gpus"] > 0 or report["cpu_backend_works"])
+    text = out.getvalue()
+    assert text.startswith("opkit ") and "c++ runtime" in text and text.rstrip().splitlines()[-1].startswith(("ready", "not ready"))
+    assert opkit.doctor(smoke=False, file=None)["checks"]  # file=None prints nothing

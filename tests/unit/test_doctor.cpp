@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backend/backend.hpp"
+#include "core/doctor_cxx_runtime.hpp"
 #include "core/doctor_installs.hpp"
 #include "opkit/doctor.hpp"
 #include "opkit/nvrtc.hpp"
@@ -25,7 +26,8 @@ const Check* find(const opkit::doctor::Report& report, const std::string& name) 
 
 TEST(Doctor, ReportsTheCoreChecksEachWithADetail) {
   auto report = opkit::doctor::examine({.smoke = false, .require_gpu = false});
-  for (const char* name : {"driver", "nvrtc", "driver vs nvrtc", "cuda installs", "headers", "cache", "cpu backend"})
+  for (const char* name :
+       {"driver", "nvrtc", "driver vs nvrtc", "cuda installs", "headers", "cache", "cpu backend", "c++ runtime"})
     EXPECT_NE(find(report, name), nullptr) << "no check named " << name;
   for (const auto& c : report.checks) {
     EXPECT_FALSE(c.detail.empty()) << c.name;
@@ -98,6 +100,33 @@ TEST(DoctorInstalls, FindsTheNvrtcThatOpkitLoaded) {
   if (std::getenv("OPKIT_NVRTC") == nullptr) {
     EXPECT_TRUE(found) << loaded << " was not found on the library path";
   }
+}
+
+TEST(DoctorCxxRuntime, ThisTestLinksTheSharedRuntimeAndTheCheckSaysOne) {
+  const auto found = opkit::doctor::detail::find_cxx_runtimes();
+  EXPECT_NE(found.ours.find(".so"), std::string::npos) << "the tests link libstdc++.so.6: " << found.ours;
+  EXPECT_EQ(found.ours, found.shared);  // the runtime the tests call is the loaded libstdc++.so.6
+  const Check c = opkit::doctor::detail::cxx_runtime_check(found);
+  EXPECT_EQ(c.status, Status::ok) << c.detail;
+  EXPECT_EQ(c.detail, "one: " + found.ours);
+}
+
+TEST(DoctorCxxRuntime, StaticCopyIsFineAloneAndAWarningBesideTheSharedOne) {
+  using opkit::doctor::detail::cxx_runtime_check;
+  const Check alone = cxx_runtime_check({.ours = "/opt/bin/opkit", .shared = ""});
+  EXPECT_EQ(alone.status, Status::ok);
+  EXPECT_NE(alone.detail.find("static libstdc++ inside /opt/bin/opkit, alone"), std::string::npos) << alone.detail;
+
+  const Check two = cxx_runtime_check({.ours = "/site/opkit/_opkit.so", .shared = "/usr/lib/libstdc++.so.6"});
+  EXPECT_EQ(two.status, Status::warn);
+  EXPECT_NE(two.detail.find("/site/opkit/_opkit.so"), std::string::npos) << two.detail;
+  EXPECT_NE(two.detail.find("/usr/lib/libstdc++.so.6"), std::string::npos) << two.detail;
+  EXPECT_NE(two.cause.find("libstdc++.a"), std::string::npos) << two.cause;
+  EXPECT_FALSE(two.fix.empty());
+
+  EXPECT_EQ(cxx_runtime_check({.ours = "/usr/lib/libc++.so.1", .shared = ""}).status, Status::ok);
+  EXPECT_EQ(cxx_runtime_check({.ours = "/usr/lib/libstdc++.so.6", .shared = "/usr/lib/libstdc++.so.6"}).status,
+            Status::ok);
 }
 
 }  // namespace
