@@ -70,9 +70,11 @@ def _as_array(x, what):
 
 
 def _as_offsets(offsets):
-    if is_dlpack(offsets):
+    # CUDA offsets stay where they are (they must be 64-bit integers); host ones of any integer
+    # type are converted here, e.g. JAX's, which are 32-bit unless jax_enable_x64 is set.
+    if is_dlpack(offsets) and on_cuda(offsets):
         return offsets
-    array = np.asarray(offsets)
+    array = np.from_dlpack(offsets) if is_dlpack(offsets) else np.asarray(offsets)
     if array.dtype.kind not in "iu":
         raise TypeError(f"offsets must be integers, got dtype {array.dtype}")
     if array.size and array.min() < 0:

@@ -5,6 +5,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,11 +46,17 @@ void require_dtype(const AnyArray& array, std::uint8_t bits, bool unsigned_only,
   nb::dlpack::dtype dt = array.dtype();
   bool integer = dt.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::UInt) ||
                  (!unsigned_only && dt.code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int));
-  if (!integer || dt.bits != bits || dt.lanes != 1)
+  if (!integer || dt.bits != bits || dt.lanes != 1) {
+    const char* kinds[] = {"int", "uint", "float", "opaque handle", "bfloat", "complex", "bool"};
+    const std::string got =
+        (dt.code < std::size(kinds) ? std::string(kinds[dt.code]) : "type code " + std::to_string(dt.code)) +
+        std::to_string(dt.bits) + (dt.lanes != 1 ? " x" + std::to_string(dt.lanes) : "");
+    const std::string n = std::to_string(bits);
+    const std::string want = unsigned_only ? "uint" + n : "int" + n + " or uint" + n;
     throw Error(Errc::invalid_argument, what,
-                std::string("expected ") + (unsigned_only ? "uint" : "an integer dtype of ") + std::to_string(bits) +
-                    (unsigned_only ? "" : " bits") + " elements, got DLPack dtype code " + std::to_string(dt.code) +
-                    " with " + std::to_string(dt.bits) + " bits");
+                "expected " + want + " elements, got " + got + " (convert them first, e.g. x.astype(\"" +
+                    (unsigned_only || bits == 8 ? "uint" : "int") + n + "\"))");
+  }
 }
 
 nb::ndarray<nb::array_api> device_array(const Device& device, const std::vector<std::size_t>& shape,

@@ -101,7 +101,7 @@ def test_one_dimensional_array_is_rejected():
 
 
 def test_wrong_dtype_is_rejected():
-    with pytest.raises(opkit.Error, match="bits"):
+    with pytest.raises(opkit.Error, match="expected int8 or uint8 elements, got float32"):
         opkit.sha256(np.zeros((2, 4), dtype=np.float32))
 
 
