@@ -64,21 +64,12 @@ TEST(PowCpuMiner, RandomBitcoinJobsGiveTheBruteForceLowestNonce) {
 TEST(PowCpuMiner, RandomDataJobsGiveTheBruteForceLowestNonceAcrossDigitCountsAndBlocks) {
   std::mt19937_64 rng(12);
   for (int trial = 0; trial < 24; ++trial) {
-    DataJob job;
-    const std::size_t len = rng() % 150;  // one or two tail blocks, whole blocks absorbed
-    for (std::size_t i = 0; i < len; ++i) job.data.push_back(static_cast<char>(rng()));
-    job.difficulty_bits = 6 + static_cast<int>(rng() % 5);
-    // Just below a power of ten, so that the digit count changes inside the range.
-    const int k = 1 + static_cast<int>(rng() % 19);
-    std::uint64_t p = 1;
-    for (int i = 0; i < k; ++i) p *= 10;
-    job.start = p > 200 ? p - rng() % 200 : 0;
-    job.count = 3000;
+    const DataJob job = opkit::test::random_data_job(rng, {.min_bits = 6, .below = 200, .count = 3000});
     const auto expected = brute_force_data(job.data, job.difficulty_bits, job.start, job.start + *job.count - 1);
     const MineResult r = mine(job, cpu_only(trial % 2 ? 1e-4 : 0.1));
     ASSERT_EQ(r.found, expected.has_value()) << trial;
     if (expected) {
-      EXPECT_EQ(r.nonce, *expected) << "trial " << trial << " length " << len;
+      EXPECT_EQ(r.nonce, *expected) << "trial " << trial << " length " << job.data.size();
       EXPECT_EQ(r.digest, data_hash(job.data, r.nonce));
     }
   }

@@ -73,20 +73,28 @@ inline std::optional<std::uint64_t> brute_force_data(const std::string& data, in
   }
 }
 
-// A random data-mode job of 20000 nonces for the randomized tests: a STRING of 0..149 bytes (zero,
-// one or two 64-byte blocks before the nonce), difficulty 8..12 bits, and a range that starts
-// just below a power of ten, so that the nonces' digit count changes inside it.
+// The shape of random_data_job's jobs: difficulty min_bits..min_bits+4, a range of `count` nonces
+// starting up to `below` under a power of ten. The defaults are the GPU tests'.
+struct DataJobShape {
+  int min_bits = 8;
+  std::uint64_t below = 3000;
+  std::uint64_t count = 20000;
+};
+
+// A random data-mode job for the randomized tests: a STRING of 0..149 bytes (zero, one or two
+// 64-byte blocks before the nonce), and a range that starts just below a power of ten, so that
+// the nonces' digit count changes inside it.
 template <class Rng>
-ops::DataJob random_data_job(Rng& rng) {
+ops::DataJob random_data_job(Rng& rng, const DataJobShape& shape = {}) {
   ops::DataJob job;
   const std::size_t len = rng() % 150;
   for (std::size_t i = 0; i < len; ++i) job.data.push_back(static_cast<char>(rng()));
-  job.difficulty_bits = 8 + static_cast<int>(rng() % 5);
+  job.difficulty_bits = shape.min_bits + static_cast<int>(rng() % 5);
   const int k = 1 + static_cast<int>(rng() % 19);
   std::uint64_t p = 1;
   for (int i = 0; i < k; ++i) p *= 10;
-  job.start = p > 3000 ? p - rng() % 3000 : 0;
-  job.count = 20000;
+  job.start = p > shape.below ? p - rng() % shape.below : 0;
+  job.count = shape.count;
   return job;
 }
 
