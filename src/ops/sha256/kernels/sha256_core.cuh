@@ -230,24 +230,20 @@ SHA256_FN unsigned int sha256_t1(unsigned int h, unsigned int k, unsigned int w,
     d = sha256_add_known<kD, false>(d, t1_);                                                                 \
     h = sha256_add(t1_, sha256_add(sha256_big_sigma0(a), sha256_maj(a, b, c)));                              \
   } while (0)
-#define SHA256_ROUND(a, b, c, d, e, f, g, h, t, w, kW) \
-  SHA256_ROUND_KNOWN(a, b, c, d, e, f, g, h, t, w, false, kW, false)
+// A round with h and d varying: a constant W[t] then only folds into the IADD3 of h + K[t] + W[t].
+#define SHA256_ROUND(a, b, c, d, e, f, g, h, t, w) SHA256_ROUND_KNOWN(a, b, c, d, e, f, g, h, t, w, false, false, false)
 
-// Whether bit t of the known-word mask `known` is set.
-#define SHA256_KNOWN_BIT(known, t) ((((known) >> (t)) & 1ull) != 0)
-
-// Eight rounds starting at round t (a multiple of 8) on message words w[t % 16 ...]; `known` is a
-// mask of the compile-time constant words W[t] (bit t), as sha256_known_schedule() makes it.
-#define SHA256_EIGHT_ROUNDS(s, t, w, known)                                                                        \
-  do {                                                                                                             \
-    SHA256_ROUND(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], (t) + 0, w[0], SHA256_KNOWN_BIT(known, (t) + 0)); \
-    SHA256_ROUND(s[7], s[0], s[1], s[2], s[3], s[4], s[5], s[6], (t) + 1, w[1], SHA256_KNOWN_BIT(known, (t) + 1)); \
-    SHA256_ROUND(s[6], s[7], s[0], s[1], s[2], s[3], s[4], s[5], (t) + 2, w[2], SHA256_KNOWN_BIT(known, (t) + 2)); \
-    SHA256_ROUND(s[5], s[6], s[7], s[0], s[1], s[2], s[3], s[4], (t) + 3, w[3], SHA256_KNOWN_BIT(known, (t) + 3)); \
-    SHA256_ROUND(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], (t) + 4, w[4], SHA256_KNOWN_BIT(known, (t) + 4)); \
-    SHA256_ROUND(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], (t) + 5, w[5], SHA256_KNOWN_BIT(known, (t) + 5)); \
-    SHA256_ROUND(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], (t) + 6, w[6], SHA256_KNOWN_BIT(known, (t) + 6)); \
-    SHA256_ROUND(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], (t) + 7, w[7], SHA256_KNOWN_BIT(known, (t) + 7)); \
+// Eight rounds starting at round t (a multiple of 8) on message words w[t % 16 ...].
+#define SHA256_EIGHT_ROUNDS(s, t, w)                                             \
+  do {                                                                           \
+    SHA256_ROUND(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], (t) + 0, w[0]); \
+    SHA256_ROUND(s[7], s[0], s[1], s[2], s[3], s[4], s[5], s[6], (t) + 1, w[1]); \
+    SHA256_ROUND(s[6], s[7], s[0], s[1], s[2], s[3], s[4], s[5], (t) + 2, w[2]); \
+    SHA256_ROUND(s[5], s[6], s[7], s[0], s[1], s[2], s[3], s[4], (t) + 3, w[3]); \
+    SHA256_ROUND(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], (t) + 4, w[4]); \
+    SHA256_ROUND(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], (t) + 5, w[5]); \
+    SHA256_ROUND(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], (t) + 6, w[6]); \
+    SHA256_ROUND(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], (t) + 7, w[7]); \
   } while (0)
 
 // Rounds 16..63 of one block, schedule included; kKnownWords as for sha256_compress. w holds
@@ -256,14 +252,14 @@ template <unsigned int kKnownWords>
 SHA256_FN void sha256_rounds_16_to_63(unsigned int s[8], unsigned int w[16]) {
   constexpr unsigned long long known = sha256_known_schedule(kKnownWords);
   sha256_expand<known, 16>(w);
-  SHA256_EIGHT_ROUNDS(s, 16, w, known);
-  SHA256_EIGHT_ROUNDS(s, 24, (w + 8), known);
+  SHA256_EIGHT_ROUNDS(s, 16, w);
+  SHA256_EIGHT_ROUNDS(s, 24, (w + 8));
   sha256_expand<known, 32>(w);
-  SHA256_EIGHT_ROUNDS(s, 32, w, known);
-  SHA256_EIGHT_ROUNDS(s, 40, (w + 8), known);
+  SHA256_EIGHT_ROUNDS(s, 32, w);
+  SHA256_EIGHT_ROUNDS(s, 40, (w + 8));
   sha256_expand<known, 48>(w);
-  SHA256_EIGHT_ROUNDS(s, 48, w, known);
-  SHA256_EIGHT_ROUNDS(s, 56, (w + 8), known);
+  SHA256_EIGHT_ROUNDS(s, 48, w);
+  SHA256_EIGHT_ROUNDS(s, 56, (w + 8));
 }
 
 // Compresses one 64-byte block, given as 16 big-endian words, into state. Bit j of kKnownWords
@@ -273,8 +269,8 @@ template <unsigned int kKnownWords = 0>
 SHA256_FN void sha256_compress(unsigned int state[8], unsigned int w[16]) {
   unsigned int s[8];
   for (int i = 0; i < 8; ++i) s[i] = state[i];
-  SHA256_EIGHT_ROUNDS(s, 0, w, kKnownWords);
-  SHA256_EIGHT_ROUNDS(s, 8, (w + 8), kKnownWords);
+  SHA256_EIGHT_ROUNDS(s, 0, w);
+  SHA256_EIGHT_ROUNDS(s, 8, (w + 8));
   sha256_rounds_16_to_63<kKnownWords>(s, w);
   for (int i = 0; i < 8; ++i) state[i] = sha256_add(state[i], s[i]);
 }
@@ -301,11 +297,11 @@ SHA256_FN void sha256_compress_first(unsigned int state[8], unsigned int w[16]) 
   SHA256_ROUND_KNOWN(s[7], s[0], s[1], s[2], s[3], s[4], s[5], s[6], 1, w[1], true, k1, true);
   SHA256_ROUND_KNOWN(s[6], s[7], s[0], s[1], s[2], s[3], s[4], s[5], 2, w[2], true, k2, true);
   SHA256_ROUND_KNOWN(s[5], s[6], s[7], s[0], s[1], s[2], s[3], s[4], 3, w[3], true, k3, true);
-  SHA256_ROUND(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], 4, w[4], SHA256_KNOWN_BIT(kKnownWords, 4));
-  SHA256_ROUND(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], 5, w[5], SHA256_KNOWN_BIT(kKnownWords, 5));
-  SHA256_ROUND(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], 6, w[6], SHA256_KNOWN_BIT(kKnownWords, 6));
-  SHA256_ROUND(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], 7, w[7], SHA256_KNOWN_BIT(kKnownWords, 7));
-  SHA256_EIGHT_ROUNDS(s, 8, (w + 8), kKnownWords);
+  SHA256_ROUND(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], 4, w[4]);
+  SHA256_ROUND(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], 5, w[5]);
+  SHA256_ROUND(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], 6, w[6]);
+  SHA256_ROUND(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], 7, w[7]);
+  SHA256_EIGHT_ROUNDS(s, 8, (w + 8));
   sha256_rounds_16_to_63<kKnownWords>(s, w);
   state[0] = sha256_add_const(s[0], SHA256_H0);
   state[1] = sha256_add_const(s[1], SHA256_H1);
