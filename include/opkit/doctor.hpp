@@ -37,4 +37,16 @@ struct Options {
 // Runs every check. Never throws for what it finds (that is what the report is for).
 Report examine(const Options& options = {});
 
+// Whether the machine is ready (a backend runs kernels; with require_gpu, a GPU does) and the
+// one-line summary that says so: "1 GPU works, the CPU backend works".
+struct Verdict {
+  bool ready = false;
+  std::string summary;
+};
+Verdict verdict(const Report& report, bool require_gpu);
+
+// The report as `opkit doctor` prints it: a header, one line per check with its cause and fix
+// under it, and "ready: ..." or "not ready: ..." last. The CLI and opkit.doctor() both print this.
+std::string render(const Report& report, const Verdict& verdict);
+
 }  // namespace opkit::doctor

@@ -32,15 +32,19 @@ void bind_doctor(nb::module_& m) {
           check["facts"] = facts;
           checks.append(check);
         }
+        const doctor::Verdict verdict = doctor::verdict(report, require_gpu);
         nb::dict out;
         out["checks"] = checks;
         out["working_gpus"] = report.working_gpus;
         out["cpu_backend_works"] = report.cpu_backend_works;
+        out["ready"] = verdict.ready;
+        out["summary"] = verdict.summary;
+        out["text"] = doctor::render(report, verdict);
         return out;
       },
       "smoke"_a = true, "require_gpu"_a = false,
       "Runs opkit doctor's checks in this process: {'checks': [{name, status, detail, cause, fix, facts}], "
-      "'working_gpus', 'cpu_backend_works'}.");
+      "'working_gpus', 'cpu_backend_works', 'ready', 'summary', 'text' (as `opkit doctor` prints it)}.");
 }
 
 }  // namespace opkit::python

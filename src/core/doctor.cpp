@@ -31,6 +31,7 @@
 #include "opkit/module.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/program.hpp"
+#include "opkit/version.hpp"
 #if __has_include("backend/cpu/cpu_backend.hpp")
 #include "backend/cpu/cpu_backend.hpp"
 #define OPKIT_DOCTOR_CPU_DESCRIPTION 1
@@ -537,6 +538,32 @@ const char* status_name(Status status) noexcept {
       return "skip";
   }
   return "?";
+}
+
+Verdict verdict(const Report& report, bool require_gpu) {
+  const std::string gpus =
+      std::to_string(report.working_gpus) + (report.working_gpus == 1 ? " GPU works" : " GPUs work");
+  const std::string cpu = report.cpu_backend_works ? "the CPU backend works" : "the CPU backend does not work";
+  Verdict v;
+  v.ready = require_gpu ? report.working_gpus > 0 : report.any_backend_works();
+  const std::string why = v.ready ? "" : require_gpu ? " (a GPU is required)" : " (no backend can run kernels)";
+  v.summary = gpus + ", " + cpu + why;
+  return v;
+}
+
+std::string render(const Report& report, const Verdict& verdict) {
+  const auto padded = [](std::string text, std::size_t width) {  // printf's %-Ns
+    if (text.size() < width) text.resize(width, ' ');
+    return text;
+  };
+  const std::string indent(6 + 16, ' ');  // under the detail column
+  std::string text = std::string("opkit ") + version + " doctor\n";
+  for (const auto& c : report.checks) {
+    text += padded(status_name(c.status), 4) + "  " + padded(c.name, 16) + " " + c.detail + "\n";
+    if (!c.cause.empty()) text += indent + " cause: " + c.cause + "\n";
+    if (!c.fix.empty()) text += indent + " fix:   " + c.fix + "\n";
+  }
+  return text + (verdict.ready ? "ready: " : "not ready: ") + verdict.summary + "\n";
 }
 
 Report examine(const Options& options) {

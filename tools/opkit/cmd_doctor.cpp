@@ -19,19 +19,10 @@ struct DoctorOptions {
   bool no_smoke = false;
 };
 
-std::string verdict(const doctor::Report& report, bool require_gpu, bool& healthy) {
-  std::string gpus = std::to_string(report.working_gpus) + (report.working_gpus == 1 ? " GPU works" : " GPUs work");
-  std::string cpu = report.cpu_backend_works ? "the CPU backend works" : "the CPU backend does not work";
-  healthy = require_gpu ? report.working_gpus > 0 : report.any_backend_works();
-  std::string why = healthy ? "" : require_gpu ? " (a GPU is required)" : " (no backend can run kernels)";
-  return gpus + ", " + cpu + why;
-}
-
 void run_doctor(const DoctorOptions& options, int& exit_code) {
   doctor::Report report = doctor::examine({.smoke = !options.no_smoke, .require_gpu = options.require_gpu});
-  bool healthy = false;
-  std::string summary = verdict(report, options.require_gpu, healthy);
-  exit_code = healthy ? 0 : 1;
+  const doctor::Verdict verdict = doctor::verdict(report, options.require_gpu);
+  exit_code = verdict.ready ? 0 : 1;
   if (options.json) {
     nlohmann::json checks = nlohmann::json::array();
     for (const auto& c : report.checks) {
@@ -48,18 +39,12 @@ void run_doctor(const DoctorOptions& options, int& exit_code) {
                              {"checks", checks},
                              {"working_gpus", report.working_gpus},
                              {"cpu_backend_works", report.cpu_backend_works},
-                             {"summary", summary},
+                             {"summary", verdict.summary},
                              {"exit_code", exit_code}};
     std::printf("%s\n", result.dump(2).c_str());
     return;
   }
-  std::printf("opkit %s doctor\n", version);
-  for (const auto& c : report.checks) {
-    std::printf("%-4s  %-16s %s\n", doctor::status_name(c.status), c.name.c_str(), c.detail.c_str());
-    if (!c.cause.empty()) std::printf("      %-16s cause: %s\n", "", c.cause.c_str());
-    if (!c.fix.empty()) std::printf("      %-16s fix:   %s\n", "", c.fix.c_str());
-  }
-  std::printf("%s: %s\n", healthy ? "ready" : "not ready", summary.c_str());
+  std::fputs(doctor::render(report, verdict).c_str(), stdout);
 }
 
 }  // namespace
