@@ -30,19 +30,28 @@ namespace {
 using opkit::ops::HashAlgo;
 
 // A kernel variant: the -D switches of src/ops/sha256/kernels/sha256_core.cuh it sets (the
-// kernel's defaults for the others).
+// kernel's defaults for the others), and how it is launched: `loop` > 1 compiles the grid-stride
+// loop (-DGRID_STRIDE=1) and launches 1/loop of the blocks, so that each thread hashes about
+// `loop` groups of messages; `max_registers` > 0 caps ptxas (--maxrregcount).
 struct Variant {
   const char* name;
   std::vector<std::pair<const char*, int>> defines;
+  unsigned loop = 1;
+  int max_registers = 0;
 };
 
 // "default" is what the library compiles; the others set the three switches of sha256_core.cuh
 // (its header comment says what each does), so they do not move when the defaults do.
-Variant make_variant(const char* name, int add_on_fma, int shift_on_fma, int rotate_on_fma) {
-  return {name,
-          {{"SHA256_ADD_ON_FMA", add_on_fma},
-           {"SHA256_SHIFT_ON_FMA", shift_on_fma},
-           {"SHA256_ROTATE_ON_FMA", rotate_on_fma}}};
+Variant make_variant(const char* name, int add_on_fma, int shift_on_fma, int rotate_on_fma, unsigned loop = 1,
+                     int max_registers = 0) {
+  Variant v{name,
+            {{"SHA256_ADD_ON_FMA", add_on_fma},
+             {"SHA256_SHIFT_ON_FMA", shift_on_fma},
+             {"SHA256_ROTATE_ON_FMA", rotate_on_fma}},
+            loop,
+            max_registers};
+  if (loop > 1) v.defines.emplace_back("GRID_STRIDE", 1);
+  return v;
 }
 
 const std::vector<Variant>& variants() {
@@ -52,6 +61,19 @@ const std::vector<Variant>& variants() {
       make_variant("kw", 1, 0, 0),      // additions as IMAD, h + K[t] + W[t] one IADD3 (the default)
       make_variant("kw_shr", 1, 1, 0),  // + σ shifts as IMAD.HI
       make_variant("rot4", 1, 1, 4),    // + one σ0 rotate as IMAD.HI + IMAD
+      make_variant("rot12", 1, 1, 12),  // + one σ0 and one σ1 rotate
+      make_variant("rot3", 1, 1, 3),    // + one Σ0 and one Σ1 rotate instead
+      // The same with warps that stay resident: a grid-stride loop over 4, 16 or 64 groups.
+      make_variant("kw_l4", 1, 0, 0, 4),
+      make_variant("kw_l16", 1, 0, 0, 16),
+      make_variant("kw_l64", 1, 0, 0, 64),
+      make_variant("kw_shr_l16", 1, 1, 0, 16),
+      make_variant("rot4_l16", 1, 1, 4, 16),
+      make_variant("rot12_l16", 1, 1, 12, 16),
+      make_variant("rot3_l16", 1, 1, 3, 16),
+      // ... and capped at 32 registers (64 warps per SM at 256 threads a block).
+      make_variant("rot4_l16_r32", 1, 1, 4, 16, 32),
+      make_variant("rot12_l16_r32", 1, 1, 12, 16, 32),
   };
   return all;
 }
@@ -79,11 +101,11 @@ std::string case_name(const GpuCase& c) {
 std::vector<GpuCase> gpu_cases() {
   std::vector<GpuCase> cases;
   for (const Variant& v : variants()) cases.push_back({32, HashAlgo::sha256, 256, 1, v.name});
-  for (const char* v : {"default"})
+  for (const char* v : {"default", "kw_l16", "rot4_l16"})
     for (auto [block, per_thread] : {std::pair{128u, 1u}, std::pair{512u, 1u}, std::pair{256u, 2u}})
       cases.push_back({32, HashAlgo::sha256, block, per_thread, v});
-  for (const char* v : {"default", "plain"}) cases.push_back({32, HashAlgo::sha256d, 256, 1, v});
-  for (const char* v : {"default", "plain"}) cases.push_back({64, HashAlgo::sha256, 256, 1, v});
+  for (const char* v : {"default", "plain", "kw_l16"}) cases.push_back({32, HashAlgo::sha256d, 256, 1, v});
+  for (const char* v : {"default", "plain", "kw_l16"}) cases.push_back({64, HashAlgo::sha256, 256, 1, v});
   for (const char* v : {"default", "plain"}) cases.push_back({1024, HashAlgo::sha256, 256, 1, v});
   cases.push_back({80, HashAlgo::sha256d, 256, 1, "default"});
   return cases;
@@ -141,7 +163,9 @@ std::string check(const MessagePool& pool, const GpuCase& c, const opkit::Device
 // Runs one case; returns false if its digests are wrong.
 bool run_gpu_case(const opkit::Device& gpu, const MessagePool& pool, const GpuCase& c) {
   opkit::Program program = opkit::ops::sha256_fixed_program(c.algo, c.len, 16, 16, c.per_thread);
-  for (const auto& [macro, value] : variant(c.variant).defines) program.define(macro, value);
+  const Variant& v = variant(c.variant);
+  for (const auto& [macro, value] : v.defines) program.define(macro, value);
+  if (v.max_registers > 0) program.option("--maxrregcount=" + std::to_string(v.max_registers));
   const opkit::CompiledProgram compiled = gpu.build(program);
   if (!cubins_dir.empty())
     std::ofstream(cubins_dir + "/" + case_name(c) + ".cubin", std::ios::binary)
@@ -156,7 +180,7 @@ bool run_gpu_case(const opkit::Device& gpu, const MessagePool& pool, const GpuCa
       std::max<std::size_t>(c.len, 32);
   auto digests = gpu.alloc<std::uint8_t>(count * 32);
   const opkit::BufferView<const std::uint8_t> data = pool.bytes.view().subview(0, count * c.len);
-  const std::uint64_t per_block = std::uint64_t{c.block} * c.per_thread;
+  const std::uint64_t per_block = std::uint64_t{c.block} * c.per_thread * v.loop;
   const opkit::LaunchConfig config{.grid = static_cast<std::uint32_t>((count + per_block - 1) / per_block),
                                    .block = c.block};
   kernel.launch(config, data, digests, static_cast<unsigned long long>(count));  // warm up

@@ -84,18 +84,18 @@ PY
 python3 tools/sass_count.py "$OUT/cubins/sha256_L32_b256_pt1_default.cubin" >"$OUT/sha256_sass_L32_detail.txt" 2>&1
 
 if [ "${SHA256_NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then
-  log "Nsight Compute: pipe use and stall reasons of the default kernel and plain (sha256, 32 bytes)"
-  for v in default plain; do
+  log "Nsight Compute: pipe use, occupancy and stall reasons (sha256, 32 bytes): ${SHA256_NCU_VARIANTS:-default plain}"
+  for v in ${SHA256_NCU_VARIANTS:-default plain}; do
     run=("$B/bench/opkit_sha256_bench" --quick --no-cpu --only "sha256_L32_b256_pt1_$v")
     ncu_args=(--target-processes all -k sha256_fixed --launch-skip 1 --launch-count 1)
     # Sections and raw metrics apart: a metric this ncu does not know fails only its own run.
     timeout 120 ncu "${ncu_args[@]}" --section ComputeWorkloadAnalysis --section SchedulerStats \
       --section WarpStateStats --section Occupancy "${run[@]}" >"$OUT/sha256_ncu_$v.txt" 2>&1
     timeout 120 ncu "${ncu_args[@]}" --metrics \
-      sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active \
+      sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_fmaheavy_cycles_active.avg.pct_of_peak_sustained_active,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_alu.sum,sm__inst_executed_pipe_fmaheavy.sum,sm__inst_executed_pipe_fma.sum,smsp__inst_executed.sum,sm__cycles_elapsed.avg \
       "${run[@]}" >>"$OUT/sha256_ncu_$v.txt" 2>&1
-    grep -E "pipe_|issue_active|Stall|stall|Issue Slot|No Eligible|Active Warps|Eligible Warps|Achieved Occupancy|==ERROR==" \
-      "$OUT/sha256_ncu_$v.txt" | head -40 | sed "s/^/$v: /" | tee -a "$OUT/sha256_summary.txt"
+    grep -E "pipe_|issue_active|warps_active|inst_executed|cycles_elapsed|Stall|stall|Issue Slot|No Eligible|Active Warps|Eligible Warps|Achieved Occupancy|==ERROR==" \
+      "$OUT/sha256_ncu_$v.txt" | head -60 | sed "s/^/$v: /" | tee -a "$OUT/sha256_summary.txt"
   done
 else
   log "Nsight Compute (ncu) not installed: no profile"

@@ -8,7 +8,11 @@
 //                power of two dividing both the data address and MSG_LEN
 //   STORE_ALIGN  widest aligned store of digests allowed (16, 4 or 1; default 1)
 //   PER_THREAD   messages per thread (default 1)
-// Launch: any 1-D block size; grid = ceil(count / (blockDim.x * PER_THREAD)).
+//   GRID_STRIDE  1: each thread goes on to the messages one grid further, until `count`, so a
+//                grid smaller than the batch keeps its warps resident (no block turnover);
+//                0 (default): one group of PER_THREAD messages per thread
+// Launch: any 1-D block size; grid = ceil(count / (blockDim.x * PER_THREAD)), or fewer blocks
+// with GRID_STRIDE.
 #include "sha256_io.cuh"
 
 #ifndef MSG_LEN
@@ -25,6 +29,9 @@
 #endif
 #ifndef PER_THREAD
 #define PER_THREAD 1
+#endif
+#ifndef GRID_STRIDE
+#define GRID_STRIDE 0
 #endif
 
 #define SHA256_LEN ((unsigned long long)(MSG_LEN))
@@ -93,10 +100,9 @@ SHA256_FN void sha256_fixed_message(const unsigned char* m, unsigned int state[8
 #endif
 }
 
-extern "C" __global__ void sha256_fixed(const unsigned char* __restrict__ data, unsigned char* __restrict__ digests,
-                                        unsigned long long count) {
-  const unsigned long long first = static_cast<unsigned long long>(blockIdx.x) * blockDim.x * PER_THREAD + threadIdx.x;
-  if (first >= count) return;
+// Hashes messages first, first + blockDim.x, ... (PER_THREAD of them) into digests.
+SHA256_FN void sha256_fixed_group(const unsigned char* __restrict__ data, unsigned char* __restrict__ digests,
+                                  unsigned long long count, unsigned long long first) {
   unsigned int state[PER_THREAD][8];
   // Messages past the end are replaced by the last one, so that the hashes need no branch and
   // ptxas can interleave them; only the stores are conditional.
@@ -111,4 +117,16 @@ extern "C" __global__ void sha256_fixed(const unsigned char* __restrict__ data, 
     const unsigned long long i = first + static_cast<unsigned long long>(k) * blockDim.x;
     if (i < count) sha256_store_digest(digests + i * 32u, state[k], STORE_ALIGN);
   }
+}
+
+extern "C" __global__ void sha256_fixed(const unsigned char* __restrict__ data, unsigned char* __restrict__ digests,
+                                        unsigned long long count) {
+  const unsigned long long group = static_cast<unsigned long long>(blockDim.x) * PER_THREAD;
+  unsigned long long first = static_cast<unsigned long long>(blockIdx.x) * group + threadIdx.x;
+#if GRID_STRIDE
+  const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * group;
+  for (; first < count; first += stride) sha256_fixed_group(data, digests, count, first);
+#else
+  if (first < count) sha256_fixed_group(data, digests, count, first);
+#endif
 }
