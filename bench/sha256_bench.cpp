@@ -40,14 +40,15 @@ struct Variant {
   int max_registers = 0;
 };
 
-// "default" is what the library compiles; the others set the three switches of sha256_core.cuh
-// (its header comment says what each does), so they do not move when the defaults do.
-Variant make_variant(const char* name, int add_on_fma, int shift_on_fma, int rotate_on_fma, unsigned loop = 1,
-                     int max_registers = 0) {
+// "default" is what the library compiles; the others set the switches of sha256_core.cuh (its
+// header comment says what each does), so they do not move when the defaults do.
+Variant make_variant(const char* name, int add_on_fma, int shift_on_fma, int rotate_on_fma, int k_on_fma,
+                     unsigned loop = 1, int max_registers = 0) {
   Variant v{name,
             {{"SHA256_ADD_ON_FMA", add_on_fma},
              {"SHA256_SHIFT_ON_FMA", shift_on_fma},
-             {"SHA256_ROTATE_ON_FMA", rotate_on_fma}},
+             {"SHA256_ROTATE_ON_FMA", rotate_on_fma},
+             {"SHA256_K_ON_FMA", k_on_fma}},
             loop,
             max_registers};
   if (loop > 1) v.defines.emplace_back("GRID_STRIDE", 1);
@@ -57,23 +58,18 @@ Variant make_variant(const char* name, int add_on_fma, int shift_on_fma, int rot
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> all = {
       {"default", {}},
-      make_variant("plain", 0, 0, 0),   // every addition plain `+` (IADD3), as hashcat's kernels
-      make_variant("kw", 1, 0, 0),      // additions as IMAD, h + K[t] + W[t] one IADD3 (the default)
-      make_variant("kw_shr", 1, 1, 0),  // + σ shifts as IMAD.HI
-      make_variant("rot4", 1, 1, 4),    // + one σ0 rotate as IMAD.HI + IMAD
-      make_variant("rot12", 1, 1, 12),  // + one σ0 and one σ1 rotate
-      make_variant("rot3", 1, 1, 3),    // + one Σ0 and one Σ1 rotate instead
-      // The same with warps that stay resident: a grid-stride loop over 4, 16 or 64 groups.
-      make_variant("kw_l4", 1, 0, 0, 4),
-      make_variant("kw_l16", 1, 0, 0, 16),
-      make_variant("kw_l64", 1, 0, 0, 64),
-      make_variant("kw_shr_l16", 1, 1, 0, 16),
-      make_variant("rot4_l16", 1, 1, 4, 16),
-      make_variant("rot12_l16", 1, 1, 12, 16),
-      make_variant("rot3_l16", 1, 1, 3, 16),
-      // ... and capped at 32 registers (64 warps per SM at 256 threads a block).
-      make_variant("rot4_l16_r32", 1, 1, 4, 16, 32),
-      make_variant("rot12_l16_r32", 1, 1, 12, 16, 32),
+      make_variant("plain", 0, 0, 0, 0),   // every addition plain `+` (IADD3), as hashcat's kernels
+      make_variant("kw", 1, 0, 0, 0),      // additions as IMAD, h + K[t] + W[t] one IADD3
+      make_variant("kwv", 1, 0, 0, 1),     // + K[t] added by a VIADD (FMA pipe) to the IMAD h + W[t]
+      make_variant("kw_shr", 1, 1, 0, 0),  // kw + σ shifts as IMAD.HI
+      make_variant("kwv_shr", 1, 1, 0, 1),
+      make_variant("kwv_rot4", 1, 1, 4, 1),  // + one σ0 rotate as IMAD.HI + IMAD
+      make_variant("kwv_rot1", 1, 0, 1, 1),  // kwv + one Σ0 rotate as IMAD.HI + IMAD (shifts on the ALU)
+      // The same with warps that stay resident: a grid-stride loop over 4 or 16 groups.
+      make_variant("kw_l4", 1, 0, 0, 0, 4),
+      make_variant("kwv_l4", 1, 0, 0, 1, 4),
+      make_variant("kwv_l16", 1, 0, 0, 1, 16),
+      make_variant("kwv_shr_l4", 1, 1, 0, 1, 4),
   };
   return all;
 }
@@ -101,13 +97,13 @@ std::string case_name(const GpuCase& c) {
 std::vector<GpuCase> gpu_cases() {
   std::vector<GpuCase> cases;
   for (const Variant& v : variants()) cases.push_back({32, HashAlgo::sha256, 256, 1, v.name});
-  for (const char* v : {"default", "kw_l16", "rot4_l16"})
+  for (const char* v : {"kwv", "kwv_l4"})
     for (auto [block, per_thread] : {std::pair{128u, 1u}, std::pair{512u, 1u}, std::pair{256u, 2u}})
       cases.push_back({32, HashAlgo::sha256, block, per_thread, v});
-  for (const char* v : {"default", "plain", "kw_l16"}) cases.push_back({32, HashAlgo::sha256d, 256, 1, v});
-  for (const char* v : {"default", "plain", "kw_l16"}) cases.push_back({64, HashAlgo::sha256, 256, 1, v});
-  for (const char* v : {"default", "plain"}) cases.push_back({1024, HashAlgo::sha256, 256, 1, v});
-  cases.push_back({80, HashAlgo::sha256d, 256, 1, "default"});
+  for (const char* v : {"default", "kwv", "kwv_l4", "kwv_shr"}) cases.push_back({32, HashAlgo::sha256d, 256, 1, v});
+  for (const char* v : {"default", "kwv", "kwv_l4"}) cases.push_back({64, HashAlgo::sha256, 256, 1, v});
+  for (const char* v : {"default", "kwv"}) cases.push_back({1024, HashAlgo::sha256, 256, 1, v});
+  for (const char* v : {"default", "kwv"}) cases.push_back({80, HashAlgo::sha256d, 256, 1, v});
   return cases;
 }
 

@@ -57,6 +57,9 @@ __constant__ unsigned int sha256_pow2[32] = {
 #ifndef SHA256_ROTATE_ON_FMA
 #define SHA256_ROTATE_ON_FMA 0
 #endif
+#ifndef SHA256_K_ON_FMA
+#define SHA256_K_ON_FMA 0
+#endif
 
 // x rotated right by n (0 < n < 32).
 SHA256_FN unsigned int sha256_rotr(unsigned int x, unsigned int n) {
@@ -216,6 +219,8 @@ template <bool kH, bool kW>
 SHA256_FN unsigned int sha256_t1(unsigned int h, unsigned int k, unsigned int w, unsigned int sigma1, unsigned int ch) {
   if constexpr (kH && kW)
     return h + k + w + sigma1 + ch;  // one IADD3 of the constant, Σ1 and Ch
+  else if constexpr (SHA256_K_ON_FMA && !kH && !kW)
+    return sha256_add(sha256_add(sha256_add_const(sha256_add(h, w), k), sigma1), ch);
   else
     return sha256_add(sha256_add(h + k + w, sigma1), ch);
 }
