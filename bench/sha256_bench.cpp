@@ -30,46 +30,24 @@ namespace {
 using opkit::ops::HashAlgo;
 
 // A kernel variant: the -D switches of src/ops/sha256/kernels/sha256_core.cuh it sets (the
-// kernel's defaults for the others), and how it is launched: `loop` > 1 compiles the grid-stride
-// loop (-DGRID_STRIDE=1) and launches 1/loop of the blocks, so that each thread hashes about
-// `loop` groups of messages; `max_registers` > 0 caps ptxas (--maxrregcount).
+// kernel's defaults for the others).
 struct Variant {
   const char* name;
   std::vector<std::pair<const char*, int>> defines;
-  unsigned loop = 1;
-  int max_registers = 0;
 };
 
-// "default" is what the library compiles; the others set the switches of sha256_core.cuh (its
+// "default" is what the library compiles; the others set both switches of sha256_core.cuh (its
 // header comment says what each does), so they do not move when the defaults do.
-Variant make_variant(const char* name, int add_on_fma, int shift_on_fma, int rotate_on_fma, int k_on_fma,
-                     unsigned loop = 1, int max_registers = 0) {
-  Variant v{name,
-            {{"SHA256_ADD_ON_FMA", add_on_fma},
-             {"SHA256_SHIFT_ON_FMA", shift_on_fma},
-             {"SHA256_ROTATE_ON_FMA", rotate_on_fma},
-             {"SHA256_K_ON_FMA", k_on_fma}},
-            loop,
-            max_registers};
-  if (loop > 1) v.defines.emplace_back("GRID_STRIDE", 1);
-  return v;
+Variant make_variant(const char* name, int add_on_fma, int k_on_fma) {
+  return {name, {{"SHA256_ADD_ON_FMA", add_on_fma}, {"SHA256_K_ON_FMA", k_on_fma}}};
 }
 
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> all = {
       {"default", {}},
-      make_variant("plain", 0, 0, 0, 0),   // every addition plain `+` (IADD3), as hashcat's kernels
-      make_variant("kw", 1, 0, 0, 0),      // additions as IMAD, h + K[t] + W[t] one IADD3
-      make_variant("kwv", 1, 0, 0, 1),     // + K[t] added by a VIADD (FMA pipe) to the IMAD h + W[t]
-      make_variant("kw_shr", 1, 1, 0, 0),  // kw + σ shifts as IMAD.HI
-      make_variant("kwv_shr", 1, 1, 0, 1),
-      make_variant("kwv_rot4", 1, 1, 4, 1),  // + one σ0 rotate as IMAD.HI + IMAD
-      make_variant("kwv_rot1", 1, 0, 1, 1),  // kwv + one Σ0 rotate as IMAD.HI + IMAD (shifts on the ALU)
-      // The same with warps that stay resident: a grid-stride loop over 4 or 16 groups.
-      make_variant("kw_l4", 1, 0, 0, 0, 4),
-      make_variant("kwv_l4", 1, 0, 0, 1, 4),
-      make_variant("kwv_l16", 1, 0, 0, 1, 16),
-      make_variant("kwv_shr_l4", 1, 1, 0, 1, 4),
+      make_variant("plain", 0, 0),  // every addition plain `+` (IADD3), as hashcat's kernels
+      make_variant("kw", 1, 0),     // additions as IMAD, but h + K[t] + W[t] one IADD3
+      make_variant("kwv", 1, 1),    // h + W[t] an IMAD, + K[t] a VIADD: no addition on the ALU pipe
   };
   return all;
 }
@@ -97,13 +75,13 @@ std::string case_name(const GpuCase& c) {
 std::vector<GpuCase> gpu_cases() {
   std::vector<GpuCase> cases;
   for (const Variant& v : variants()) cases.push_back({32, HashAlgo::sha256, 256, 1, v.name});
-  for (const char* v : {"kwv", "kwv_l4"})
+  for (const char* v : {"default"})
     for (auto [block, per_thread] : {std::pair{128u, 1u}, std::pair{512u, 1u}, std::pair{256u, 2u}})
       cases.push_back({32, HashAlgo::sha256, block, per_thread, v});
-  for (const char* v : {"default", "kwv", "kwv_l4", "kwv_shr"}) cases.push_back({32, HashAlgo::sha256d, 256, 1, v});
-  for (const char* v : {"default", "kwv", "kwv_l4"}) cases.push_back({64, HashAlgo::sha256, 256, 1, v});
-  for (const char* v : {"default", "kwv"}) cases.push_back({1024, HashAlgo::sha256, 256, 1, v});
-  for (const char* v : {"default", "kwv"}) cases.push_back({80, HashAlgo::sha256d, 256, 1, v});
+  for (const char* v : {"default", "kw", "plain"}) cases.push_back({32, HashAlgo::sha256d, 256, 1, v});
+  for (const char* v : {"default", "kw", "plain"}) cases.push_back({64, HashAlgo::sha256, 256, 1, v});
+  for (const char* v : {"default", "kw", "plain"}) cases.push_back({1024, HashAlgo::sha256, 256, 1, v});
+  for (const char* v : {"default", "kw"}) cases.push_back({80, HashAlgo::sha256d, 256, 1, v});
   return cases;
 }
 
@@ -159,9 +137,7 @@ std::string check(const MessagePool& pool, const GpuCase& c, const opkit::Device
 // Runs one case; returns false if its digests are wrong.
 bool run_gpu_case(const opkit::Device& gpu, const MessagePool& pool, const GpuCase& c) {
   opkit::Program program = opkit::ops::sha256_fixed_program(c.algo, c.len, 16, 16, c.per_thread);
-  const Variant& v = variant(c.variant);
-  for (const auto& [macro, value] : v.defines) program.define(macro, value);
-  if (v.max_registers > 0) program.option("--maxrregcount=" + std::to_string(v.max_registers));
+  for (const auto& [macro, value] : variant(c.variant).defines) program.define(macro, value);
   const opkit::CompiledProgram compiled = gpu.build(program);
   if (!cubins_dir.empty())
     std::ofstream(cubins_dir + "/" + case_name(c) + ".cubin", std::ios::binary)
@@ -176,7 +152,7 @@ bool run_gpu_case(const opkit::Device& gpu, const MessagePool& pool, const GpuCa
       std::max<std::size_t>(c.len, 32);
   auto digests = gpu.alloc<std::uint8_t>(count * 32);
   const opkit::BufferView<const std::uint8_t> data = pool.bytes.view().subview(0, count * c.len);
-  const std::uint64_t per_block = std::uint64_t{c.block} * c.per_thread * v.loop;
+  const std::uint64_t per_block = std::uint64_t{c.block} * c.per_thread;
   const opkit::LaunchConfig config{.grid = static_cast<std::uint32_t>((count + per_block - 1) / per_block),
                                    .block = c.block};
   kernel.launch(config, data, digests, static_cast<unsigned long long>(count));  // warm up

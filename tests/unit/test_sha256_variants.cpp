@@ -18,8 +18,8 @@ using Switches = std::vector<std::pair<const char*, int>>;
 // Every switch away from its default at least once.
 const std::vector<Switches>& non_default_switches() {
   static const std::vector<Switches> all = {
-      {{"SHA256_ADD_ON_FMA", 0}, {"SHA256_SHIFT_ON_FMA", 1}},
-      {{"SHA256_ROTATE_ON_FMA", 15}},
+      {{"SHA256_ADD_ON_FMA", 0}},
+      {{"SHA256_K_ON_FMA", 0}},
   };
   return all;
 }

@@ -2,27 +2,24 @@
 // One source for three compilers: NVRTC (no system headers), nvcc, and a plain host compiler
 // (the CPU backend, unit tests), so it includes nothing and uses only `unsigned int`.
 //
-// Speed notes (sm_90; docs/perf-sha256.md has the numbers). Two limits: the ALU pipe (SHF, LOP3,
-// IADD3, PRMT: 64 lanes per SM per clock, two clocks per warp instruction) and register reads. The
-// 2026-12-02 H200 run fits, within 4% and in the right order for the four kernels measured (and
-// for hashcat's), a model where a warp instruction spends max(reads from bank 0, reads from bank 1)
-// clocks on its vector-register sources (bank = register number mod 2; reuse-cache hits, uniform
-// registers and immediates cost nothing): tools/sass_banks.py. IMAD takes additions off the ALU
-// pipe (x * one + y) but pays only while `one` sits in a uniform register; ptxas moves it to a
-// vector register (a third read per IMAD) as soon as one IMAD has an immediate operand. So every
-// sum with a compile-time constant is a plain `+`: K[t] + W[t] + h is one IADD3, and the constant
-// state and padding words go through sha256_compress_first and kKnownWords.
+// Speed notes (sm_90; docs/perf-sha256.md has the numbers). The kernels are bound by the ALU
+// pipe (SHF, LOP3, IADD3, PRMT, ISETP: 64 lanes per SM per clock, two clocks per warp
+// instruction). The FMA pipe runs beside it: IMAD and, as Nsight Compute on the H200 shows, VIADD
+// (sm_90's add of an immediate). So every addition leaves the ALU pipe: two varying terms as IMAD
+// `x * one + y` with `one` in a uniform register, a constant as VIADD. What stays on the ALU pipe
+// is the algorithm's own bit work: the rotates, shifts and LOP3s of Σ0, Σ1, σ0, σ1, Ch and Maj,
+// and the byte swaps. One rule keeps it so: no IMAD may have an immediate operand, or ptxas moves
+// `one` to a vector register and every IMAD reads three registers; sums with a compile-time
+// constant (the first block's initial state, padding words: kKnownWords) are a plain `+`.
 //
-// Variant switches (-D), each measured by bench/sha256_bench.cpp; the losers can be deleted:
-//   SHA256_ADD_ON_FMA     1 (default): two-input additions as IMAD `x * one + y`; 0: plain `+`,
-//                         ptxas emits IADD3 (ALU pipe), as hashcat's kernels do
-//   SHA256_SHIFT_ON_FMA   1: the σ0/σ1 right shifts as IMAD.HI (x * 2^(32-n)) >> 32;
-//                         0 (default): SHF on the ALU pipe
-//   SHA256_ROTATE_ON_FMA  bit mask, default 0: one rotate of Σ0 (1), Σ1 (2), σ0 (4), σ1 (8) as
-//                         IMAD.HI + IMAD instead of one SHF: fewer ALU, more FMA and register reads
-// (Measured on the H200 and deleted, docs/perf-sha256.md: x + C as an IMAD with a vector-register
-// 1 and h + K[t] + W[t] as two IMADs, which cut ALU instructions; a constant h or W[t] added in
-// T1's IADD3 instead of its own VIADD, which cut FMA instructions. All three were slower.)
+// Variant switches (-D), each measured by bench/sha256_bench.cpp:
+//   SHA256_ADD_ON_FMA  1 (default): two-input additions as IMAD `x * one + y`; 0: plain `+`,
+//                      ptxas emits IADD3 (ALU pipe), as hashcat's kernels do
+//   SHA256_K_ON_FMA    1 (default): h + W[t] as IMAD, then + K[t] as VIADD; 0: h + K[t] + W[t]
+//                      as one IADD3 (one ALU instruction per round instead of two FMA ones)
+// (Measured on the H200 and deleted, docs/perf-sha256.md: the σ shifts as IMAD.HI and rotates as
+// IMAD.HI + IMAD, which cut ALU instructions but cost the FMA pipe four clocks per IMAD.HI; x + C
+// as an IMAD with a vector-register 1; a constant h or W[t] added in T1's IADD3. All were slower.)
 #ifndef OPKIT_SHA256_CORE_CUH
 #define OPKIT_SHA256_CORE_CUH
 
@@ -39,26 +36,16 @@
 #endif
 
 #ifdef __CUDA_ARCH__
-// sha256_pow2[i] == 2^i, in constant memory (never written): ptxas cannot see these values, so
-// `x * sha256_pow2[0] + y` stays an IMAD and `mul.hi(x, 2^(32-n))` stays an IMAD.HI (= x >> n)
-// instead of being turned back into ALU-pipe IADD3 and SHF.
-__constant__ unsigned int sha256_pow2[32] = {
-    1u << 0,  1u << 1,  1u << 2,  1u << 3,  1u << 4,  1u << 5,  1u << 6,  1u << 7,  1u << 8,  1u << 9,  1u << 10,
-    1u << 11, 1u << 12, 1u << 13, 1u << 14, 1u << 15, 1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21,
-    1u << 22, 1u << 23, 1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
+// 1 in constant memory (never written): ptxas cannot see the value, so `x * sha256_one + y` stays
+// an IMAD instead of being turned back into an ALU-pipe IADD3.
+__constant__ unsigned int sha256_one = 1u;
 #endif
 
 #ifndef SHA256_ADD_ON_FMA
 #define SHA256_ADD_ON_FMA 1
 #endif
-#ifndef SHA256_SHIFT_ON_FMA
-#define SHA256_SHIFT_ON_FMA 0
-#endif
-#ifndef SHA256_ROTATE_ON_FMA
-#define SHA256_ROTATE_ON_FMA 0
-#endif
 #ifndef SHA256_K_ON_FMA
-#define SHA256_K_ON_FMA 0
+#define SHA256_K_ON_FMA 1
 #endif
 
 // x rotated right by n (0 < n < 32).
@@ -70,41 +57,14 @@ SHA256_FN unsigned int sha256_rotr(unsigned int x, unsigned int n) {
 #endif
 }
 
-// x rotated right by n on the FMA pipe: the two halves of the 64-bit x * 2^(32-n), whose set bits
-// do not overlap, added: IMAD.HI then IMAD (see SHA256_ROTATE_ON_FMA).
-SHA256_FN unsigned int sha256_rotr_fma(unsigned int x, unsigned int n) {
-#ifdef __CUDA_ARCH__
-  unsigned int high, r;
-  asm("mul.hi.u32 %0, %1, %2;" : "=r"(high) : "r"(x), "r"(sha256_pow2[32u - n]));
-  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(sha256_pow2[32u - n]), "r"(high));
-  return r;
-#else
-  return sha256_rotr(x, n);
-#endif
-}
-
-// sha256_rotr_fma where bit `mask` of SHA256_ROTATE_ON_FMA is set, else sha256_rotr.
-#define SHA256_ROTR_SEL(x, n, mask) ((SHA256_ROTATE_ON_FMA & (mask)) ? sha256_rotr_fma(x, n) : sha256_rotr(x, n))
-
 // a + b (mod 2^32), issued on the FMA pipe on the GPU (see SHA256_ADD_ON_FMA).
 SHA256_FN unsigned int sha256_add(unsigned int a, unsigned int b) {
 #if defined(__CUDA_ARCH__) && SHA256_ADD_ON_FMA
   unsigned int r;
-  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(sha256_pow2[0]), "r"(b));
+  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(sha256_one), "r"(b));
   return r;
 #else
   return a + b;
-#endif
-}
-
-// x >> n (0 < n < 32); see SHA256_SHIFT_ON_FMA.
-SHA256_FN unsigned int sha256_shr(unsigned int x, unsigned int n) {
-#if defined(__CUDA_ARCH__) && SHA256_SHIFT_ON_FMA
-  unsigned int r;
-  asm("mul.hi.u32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(sha256_pow2[32u - n]));
-  return r;
-#else
-  return x >> n;
 #endif
 }
 
@@ -119,16 +79,16 @@ SHA256_FN unsigned int sha256_bswap(unsigned int x) {
 
 // The four functions of FIPS 180-4 §4.1.2; each compiles to its shifts plus one LOP3.
 SHA256_FN unsigned int sha256_big_sigma0(unsigned int x) {
-  return SHA256_ROTR_SEL(x, 2, 1) ^ sha256_rotr(x, 13) ^ sha256_rotr(x, 22);
+  return sha256_rotr(x, 2) ^ sha256_rotr(x, 13) ^ sha256_rotr(x, 22);
 }
 SHA256_FN unsigned int sha256_big_sigma1(unsigned int x) {
-  return SHA256_ROTR_SEL(x, 6, 2) ^ sha256_rotr(x, 11) ^ sha256_rotr(x, 25);
+  return sha256_rotr(x, 6) ^ sha256_rotr(x, 11) ^ sha256_rotr(x, 25);
 }
 SHA256_FN unsigned int sha256_small_sigma0(unsigned int x) {
-  return SHA256_ROTR_SEL(x, 7, 4) ^ sha256_rotr(x, 18) ^ sha256_shr(x, 3);
+  return sha256_rotr(x, 7) ^ sha256_rotr(x, 18) ^ (x >> 3);
 }
 SHA256_FN unsigned int sha256_small_sigma1(unsigned int x) {
-  return SHA256_ROTR_SEL(x, 17, 8) ^ sha256_rotr(x, 19) ^ sha256_shr(x, 10);
+  return sha256_rotr(x, 17) ^ sha256_rotr(x, 19) ^ (x >> 10);
 }
 SHA256_FN unsigned int sha256_ch(unsigned int x, unsigned int y, unsigned int z) {
   return z ^ (x & (y ^ z));
@@ -214,7 +174,9 @@ SHA256_FN void sha256_expand(unsigned int w[16]) {
 }
 
 // T1 = h + K[t] + W[t] + Σ1(e) + Ch(e, f, g), where kH / kW say that h / W[t] is a compile-time
-// constant: h + K[t] + W[t] is one IADD3 (a VIADD where one of them is constant), then two IMADs.
+// constant. h + K[t] + W[t] comes first (off the critical path through e), then two IMADs: it is
+// an IMAD and a VIADD (SHA256_K_ON_FMA), one IADD3 otherwise, and one VIADD where h or W[t] is
+// constant.
 template <bool kH, bool kW>
 SHA256_FN unsigned int sha256_t1(unsigned int h, unsigned int k, unsigned int w, unsigned int sigma1, unsigned int ch) {
   if constexpr (kH && kW)
@@ -235,20 +197,23 @@ SHA256_FN unsigned int sha256_t1(unsigned int h, unsigned int k, unsigned int w,
     d = sha256_add_known<kD, false>(d, t1_);                                                                 \
     h = sha256_add(t1_, sha256_add(sha256_big_sigma0(a), sha256_maj(a, b, c)));                              \
   } while (0)
-// A round with h and d varying: a constant W[t] then only folds into the IADD3 of h + K[t] + W[t].
-#define SHA256_ROUND(a, b, c, d, e, f, g, h, t, w) SHA256_ROUND_KNOWN(a, b, c, d, e, f, g, h, t, w, false, false, false)
+// A round with h and d varying; bit t of the compile-time mask kKnown says that W[t] is a constant
+// (a padding word), so that no IMAD adds it (see SHA256_K_ON_FMA).
+#define SHA256_ROUND(a, b, c, d, e, f, g, h, t, w, kKnown) \
+  SHA256_ROUND_KNOWN(a, b, c, d, e, f, g, h, t, w, false, (((kKnown) >> (t)) & 1u) != 0, false)
 
-// Eight rounds starting at round t (a multiple of 8) on message words w[t % 16 ...].
-#define SHA256_EIGHT_ROUNDS(s, t, w)                                             \
-  do {                                                                           \
-    SHA256_ROUND(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], (t) + 0, w[0]); \
-    SHA256_ROUND(s[7], s[0], s[1], s[2], s[3], s[4], s[5], s[6], (t) + 1, w[1]); \
-    SHA256_ROUND(s[6], s[7], s[0], s[1], s[2], s[3], s[4], s[5], (t) + 2, w[2]); \
-    SHA256_ROUND(s[5], s[6], s[7], s[0], s[1], s[2], s[3], s[4], (t) + 3, w[3]); \
-    SHA256_ROUND(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], (t) + 4, w[4]); \
-    SHA256_ROUND(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], (t) + 5, w[5]); \
-    SHA256_ROUND(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], (t) + 6, w[6]); \
-    SHA256_ROUND(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], (t) + 7, w[7]); \
+// Eight rounds starting at round t (a multiple of 8) on message words w[t % 16 ...]; kKnown as
+// for SHA256_ROUND.
+#define SHA256_EIGHT_ROUNDS(s, t, w, kKnown)                                             \
+  do {                                                                                   \
+    SHA256_ROUND(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], (t) + 0, w[0], kKnown); \
+    SHA256_ROUND(s[7], s[0], s[1], s[2], s[3], s[4], s[5], s[6], (t) + 1, w[1], kKnown); \
+    SHA256_ROUND(s[6], s[7], s[0], s[1], s[2], s[3], s[4], s[5], (t) + 2, w[2], kKnown); \
+    SHA256_ROUND(s[5], s[6], s[7], s[0], s[1], s[2], s[3], s[4], (t) + 3, w[3], kKnown); \
+    SHA256_ROUND(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], (t) + 4, w[4], kKnown); \
+    SHA256_ROUND(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], (t) + 5, w[5], kKnown); \
+    SHA256_ROUND(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], (t) + 6, w[6], kKnown); \
+    SHA256_ROUND(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], (t) + 7, w[7], kKnown); \
   } while (0)
 
 // Rounds 16..63 of one block, schedule included; kKnownWords as for sha256_compress. w holds
@@ -257,14 +222,14 @@ template <unsigned int kKnownWords>
 SHA256_FN void sha256_rounds_16_to_63(unsigned int s[8], unsigned int w[16]) {
   constexpr unsigned long long known = sha256_known_schedule(kKnownWords);
   sha256_expand<known, 16>(w);
-  SHA256_EIGHT_ROUNDS(s, 16, w);
-  SHA256_EIGHT_ROUNDS(s, 24, (w + 8));
+  SHA256_EIGHT_ROUNDS(s, 16, w, known);
+  SHA256_EIGHT_ROUNDS(s, 24, (w + 8), known);
   sha256_expand<known, 32>(w);
-  SHA256_EIGHT_ROUNDS(s, 32, w);
-  SHA256_EIGHT_ROUNDS(s, 40, (w + 8));
+  SHA256_EIGHT_ROUNDS(s, 32, w, known);
+  SHA256_EIGHT_ROUNDS(s, 40, (w + 8), known);
   sha256_expand<known, 48>(w);
-  SHA256_EIGHT_ROUNDS(s, 48, w);
-  SHA256_EIGHT_ROUNDS(s, 56, (w + 8));
+  SHA256_EIGHT_ROUNDS(s, 48, w, known);
+  SHA256_EIGHT_ROUNDS(s, 56, (w + 8), known);
 }
 
 // Compresses one 64-byte block, given as 16 big-endian words, into state. Bit j of kKnownWords
@@ -274,8 +239,8 @@ template <unsigned int kKnownWords = 0>
 SHA256_FN void sha256_compress(unsigned int state[8], unsigned int w[16]) {
   unsigned int s[8];
   for (int i = 0; i < 8; ++i) s[i] = state[i];
-  SHA256_EIGHT_ROUNDS(s, 0, w);
-  SHA256_EIGHT_ROUNDS(s, 8, (w + 8));
+  SHA256_EIGHT_ROUNDS(s, 0, w, kKnownWords);
+  SHA256_EIGHT_ROUNDS(s, 8, (w + 8), kKnownWords);
   sha256_rounds_16_to_63<kKnownWords>(s, w);
   for (int i = 0; i < 8; ++i) state[i] = sha256_add(state[i], s[i]);
 }
@@ -302,11 +267,11 @@ SHA256_FN void sha256_compress_first(unsigned int state[8], unsigned int w[16]) 
   SHA256_ROUND_KNOWN(s[7], s[0], s[1], s[2], s[3], s[4], s[5], s[6], 1, w[1], true, k1, true);
   SHA256_ROUND_KNOWN(s[6], s[7], s[0], s[1], s[2], s[3], s[4], s[5], 2, w[2], true, k2, true);
   SHA256_ROUND_KNOWN(s[5], s[6], s[7], s[0], s[1], s[2], s[3], s[4], 3, w[3], true, k3, true);
-  SHA256_ROUND(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], 4, w[4]);
-  SHA256_ROUND(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], 5, w[5]);
-  SHA256_ROUND(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], 6, w[6]);
-  SHA256_ROUND(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], 7, w[7]);
-  SHA256_EIGHT_ROUNDS(s, 8, (w + 8));
+  SHA256_ROUND(s[4], s[5], s[6], s[7], s[0], s[1], s[2], s[3], 4, w[4], kKnownWords);
+  SHA256_ROUND(s[3], s[4], s[5], s[6], s[7], s[0], s[1], s[2], 5, w[5], kKnownWords);
+  SHA256_ROUND(s[2], s[3], s[4], s[5], s[6], s[7], s[0], s[1], 6, w[6], kKnownWords);
+  SHA256_ROUND(s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[0], 7, w[7], kKnownWords);
+  SHA256_EIGHT_ROUNDS(s, 8, (w + 8), kKnownWords);
   sha256_rounds_16_to_63<kKnownWords>(s, w);
   state[0] = sha256_add_const(s[0], SHA256_H0);
   state[1] = sha256_add_const(s[1], SHA256_H1);

@@ -8,11 +8,7 @@
 //                power of two dividing both the data address and MSG_LEN
 //   STORE_ALIGN  widest aligned store of digests allowed (16, 4 or 1; default 1)
 //   PER_THREAD   messages per thread (default 1)
-//   GRID_STRIDE  1: each thread goes on to the messages one grid further, until `count`, so a
-//                grid smaller than the batch keeps its warps resident (no block turnover);
-//                0 (default): one group of PER_THREAD messages per thread
-// Launch: any 1-D block size; grid = ceil(count / (blockDim.x * PER_THREAD)), or fewer blocks
-// with GRID_STRIDE.
+// Launch: any 1-D block size; grid = ceil(count / (blockDim.x * PER_THREAD)); count <= 2^30.
 #include "sha256_io.cuh"
 
 #ifndef MSG_LEN
@@ -29,9 +25,6 @@
 #endif
 #ifndef PER_THREAD
 #define PER_THREAD 1
-#endif
-#ifndef GRID_STRIDE
-#define GRID_STRIDE 0
 #endif
 
 #define SHA256_LEN ((unsigned long long)(MSG_LEN))
@@ -126,11 +119,6 @@ extern "C" __global__ void sha256_fixed(const unsigned char* __restrict__ data, 
                                         unsigned long long count) {
   const unsigned int n = static_cast<unsigned int>(count);
   const unsigned int group = blockDim.x * PER_THREAD;
-  unsigned int first = blockIdx.x * group + threadIdx.x;
-#if GRID_STRIDE
-  const unsigned int stride = gridDim.x * group;
-  for (; first < n; first += stride) sha256_fixed_group(data, digests, n, first);
-#else
+  const unsigned int first = blockIdx.x * group + threadIdx.x;
   if (first < n) sha256_fixed_group(data, digests, n, first);
-#endif
 }
