@@ -1,5 +1,5 @@
 // opkit.sha256 / opkit.sha256d over DLPack arrays: a [N, L] uint8 batch (or a flat uint8 buffer
-// with uint64 offsets) hashed where it lives. Device memory stays on the device: the input is
+// with 64-bit offsets; 32-bit ones on a GPU are widened there) hashed where it lives. Device memory stays on the device: the input is
 // borrowed (BufferView), the [N, 32] output is a new device allocation returned through DLPack,
 // and the work is queued on the stream the caller names (the producer's current stream).
 #include <nanobind/stl/optional.h>
@@ -14,6 +14,7 @@
 #include "bindings.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/sha256.hpp"
+#include "widen_offsets.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -129,7 +130,9 @@ nb::object hash_offsets(AnyArray data, AnyArray offsets, const std::string& algo
   if (data.ndim() != 1 || offsets.ndim() != 1)
     throw Error(Errc::invalid_argument, "sha256", "with offsets, data and offsets must both be 1-D arrays");
   require_dtype(data, 8, false, "sha256 data");
-  require_dtype(offsets, 64, false, "sha256 offsets");
+  // 32-bit offsets only on a GPU: the Python layer converts host ones of any integer type.
+  const bool narrow = !on_host(offsets) && offsets.dtype().bits == 32;
+  require_dtype(offsets, narrow ? 32 : 64, false, "sha256 offsets");
   require_contiguous(data, "sha256 data");
   require_contiguous(offsets, "sha256 offsets");
   if (offsets.shape(0) == 0)
@@ -139,10 +142,20 @@ nb::object hash_offsets(AnyArray data, AnyArray offsets, const std::string& algo
   return digests(data, offsets.shape(0) - 1, {device, host_cpu, stream},
                  [&](const ops::HashOptions& options, const auto& out) {
                    if (offsets.shape(0) == 1) return;  // no message
-                   if constexpr (device_digests_v<decltype(out)>)
-                     hash(algo, device_view<std::uint8_t>(out.device(), data),
-                          device_view<std::uint64_t>(out.device(), offsets), out, options);
-                   else
+                   if constexpr (device_digests_v<decltype(out)>) {
+                     const Device& gpu = out.device();
+                     if (narrow) {
+                       const bool is_signed =
+                           offsets.dtype().code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int);
+                       const DeviceBuffer<std::uint64_t> wide =
+                           widen_offsets(gpu, device_view<std::uint32_t>(gpu, offsets), is_signed, options.stream);
+                       hash(algo, device_view<std::uint8_t>(gpu, data), BufferView<const std::uint64_t>(wide), out,
+                            options);
+                     } else {
+                       hash(algo, device_view<std::uint8_t>(gpu, data), device_view<std::uint64_t>(gpu, offsets), out,
+                            options);
+                     }
+                   } else
                      hash(algo, host_span<std::uint8_t>(data), host_span<std::uint64_t>(offsets), out, options);
                  });
 }
