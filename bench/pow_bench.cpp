@@ -123,8 +123,10 @@ std::vector<Variant> bitcoin_variants() {
   std::vector<Variant> v;
   v.push_back(
       {"generic kernel (one compile for every job)", "bitcoin_generic", tuned(PowKernelChoice::generic, [](T&) {})});
-  v.push_back({"specialised (default: constants in IADD3, ALU shifts, 8 blocks/SM, 64 nonces/thread)",
+  v.push_back({"specialised (default: constants by VIADD, ALU shifts, 8 blocks/SM, 64 nonces/thread)",
                "bitcoin_default", tuned(spec, [](T&) {})});
+  v.push_back({"specialised, constants in IADD3 (the second session's default)", "bitcoin_const_iadd3",
+               tuned(spec, [](T& t) { t.const_in_iadd3 = true; })});
   v.push_back({"specialised, every addition as IMAD (the first runs' default)", "bitcoin_const_fma",
                tuned(spec, [](T& t) { t.const_add_on_fma = true; })});
   v.push_back({"specialised, 40 regs (6 blocks/SM), 64 nonces/thread", "bitcoin_40regs",

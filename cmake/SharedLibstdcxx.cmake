@@ -1,7 +1,8 @@
 # opkit_link_shared_libstdcxx(TARGET): links TARGET against the shared libstdc++ (libstdc++.so.6)
 # even where the compiler would link the static archive.
 #
-# Why: a Python extension must share the process's C++ runtime. PyTorch, CuPy and others load
+# Why: a Python extension (and the CLI, into which libraries loaded at run time bring
+# libstdc++.so.6) must share the process's C++ runtime. PyTorch, CuPy and others load
 # libstdc++.so.6; a second, static copy inside the extension breaks its locale-dependent code (a
 # null facet in std::ostream's number formatting, seen as SIGSEGV after `import torch`). g++ links
 # libstdc++.a when the first libstdc++.so on its search path is missing or a dangling symlink, as in

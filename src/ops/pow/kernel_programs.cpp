@@ -29,6 +29,7 @@ Program kernel_program(const std::string& file, const PowKernelTuning& tuning) {
       .header("sha256_constants.cuh", embedded("sha256/sha256_constants.cuh"))
       .header("pow_sha256.cuh", embedded("pow/pow_sha256.cuh"));
   if (tuning.const_add_on_fma) program.define("POW_CONST_ADD_ON_FMA");
+  if (tuning.const_in_iadd3) program.define("POW_CONST_IN_IADD3");
   if (tuning.shr_on_fma) program.define("POW_SHR_ON_FMA");
   if (tuning.rotate_on_fma) program.define("POW_ROTATE_ON_FMA");
   return program;

@@ -26,9 +26,13 @@ struct PowKernelTuning {
   PowKernelChoice kernel = PowKernelChoice::adaptive;
   // Sums with a job constant as IMAD too (-DPOW_CONST_ADD_ON_FMA), the formulation of the first
   // GPU runs: ptxas then holds IMAD's `one` in a vector register and register-bank reads bound the
-  // kernel (4,051 bank cycles per Bitcoin nonce against 3,148; tools/sass_banks.py). Off: the
-  // constant joins two varying terms in one IADD3 (pow_sha256.cuh).
+  // kernel (4,051 bank cycles per Bitcoin nonce against 3,148; tools/sass_banks.py). Off (the
+  // default): the constant is a VIADD, which runs on the FMA pipe as IMAD does.
   bool const_add_on_fma = false;
+  // The job constant joined with two varying terms in one IADD3 on the ALU pipe
+  // (-DPOW_CONST_IN_IADD3): the second session's default, 126 more ALU instructions per Bitcoin
+  // nonce than the VIADD.
+  bool const_in_iadd3 = false;
   // σ0/σ1's right shifts as IMAD.HI on the FMA pipe (-DPOW_SHR_ON_FMA): 156 fewer ALU-pipe
   // instructions per Bitcoin nonce, but measured slower on the H200 (6.17 vs 6.26 GH/s): an
   // IMAD.HI costs the FMA pipe more than an IMAD does.

@@ -99,11 +99,14 @@ POW_FN pow_u32 pow_bswap(pow_u32 x) {
 }
 
 // Sums of words. The known terms fold into one constant at compile time; the varying ones are
-// added in order with IMAD (FMA pipe), except that the constant, when there is one, joins the
-// first two varying terms in one IADD3 (ALU pipe). Why not an IMAD for the constant too: an IMAD
-// with an immediate operand makes ptxas hold `one` in a vector register instead of a uniform one,
-// a third register read for every IMAD of the kernel, and register-bank reads then bound the
-// kernel instead of the ALU pipe (tools/sass_banks.py). -DPOW_CONST_ADD_ON_FMA restores that.
+// added with IMAD (FMA pipe) and the constant, when there is one, with a plain `+` right after the
+// first varying term: ptxas emits VIADD, which sm_90 issues to the FMA pipe too (Nsight Compute on
+// the H200), so no addition of a sum is left on the ALU pipe. Not an IMAD for the constant: an
+// IMAD with an immediate operand makes ptxas hold `one` in a vector register instead of a uniform
+// one, a third register read for every IMAD, and register-bank reads then bound the kernel
+// (tools/sass_banks.py); -DPOW_CONST_ADD_ON_FMA restores that. -DPOW_CONST_IN_IADD3 joins the
+// constant and the first two varying terms in one IADD3 (ALU pipe) instead, the formulation of
+// the second session.
 // (Scalars, not an array of terms: NVRTC took three times as long on the array form.)
 struct PowSum {
   pow_u32 known;  // the constant part, folded
@@ -122,7 +125,13 @@ POW_FN void pow_add_varying(PowSum& s, PowWord w) {
   if (w.known) return;
   if (s.varying == 0) {
     s.sum = w.v;
-#ifndef POW_CONST_ADD_ON_FMA
+#if !defined(POW_CONST_ADD_ON_FMA) && !defined(POW_CONST_IN_IADD3)
+    if (!s.known_added) {
+      s.sum = s.sum + s.known;  // VIADD
+      s.known_added = true;
+    }
+#endif
+#ifdef POW_CONST_IN_IADD3
   } else if (!s.known_added) {
     s.sum = s.sum + w.v + s.known;
     s.known_added = true;
