@@ -70,8 +70,9 @@ def _as_array(x, what):
 
 
 def _as_offsets(offsets):
-    # CUDA offsets stay where they are (they must be 64-bit integers); host ones of any integer
-    # type are converted here, e.g. JAX's, which are 32-bit unless jax_enable_x64 is set.
+    # CUDA offsets stay where they are (64-bit, or 32-bit ones that the extension widens on the
+    # GPU); host ones of any integer type are converted here, e.g. JAX's, which are 32-bit unless
+    # jax_enable_x64 is set.
     if is_dlpack(offsets) and on_cuda(offsets):
         return offsets
     array = np.from_dlpack(offsets) if is_dlpack(offsets) else np.asarray(offsets)
