@@ -93,32 +93,27 @@ SHA256_FN void sha256_fixed_message(const unsigned char* m, unsigned int state[8
 #endif
 }
 
-// Hashes messages first, first + blockDim.x, ... (PER_THREAD of them) into digests. Indices are
-// 32-bit (the caller launches at most 2^30 messages at a time): an address is then one IMAD.WIDE
-// on the FMA pipe instead of 64-bit adds and shifts on the ALU pipe, which the hash saturates.
-SHA256_FN void sha256_fixed_group(const unsigned char* __restrict__ data, unsigned char* __restrict__ digests,
-                                  unsigned int count, unsigned int first) {
+// count <= 2^30 (Sha256Kernel splits larger batches), so message indices fit in 32 bits: an
+// address is then one IMAD.WIDE on the FMA pipe instead of 64-bit adds and a shift on the ALU
+// pipe, which the hash saturates.
+extern "C" __global__ void sha256_fixed(const unsigned char* __restrict__ data, unsigned char* __restrict__ digests,
+                                        unsigned long long count) {
+  const unsigned int n = static_cast<unsigned int>(count);
+  const unsigned int group = blockDim.x * PER_THREAD;
+  const unsigned int first = blockIdx.x * group + threadIdx.x;
+  if (first >= n) return;
   unsigned int state[PER_THREAD][8];
   // Messages past the end are replaced by the last one, so that the hashes need no branch and
   // ptxas can interleave them; only the stores are conditional.
   SHA256_UNROLL
   for (int k = 0; k < PER_THREAD; ++k) {
     unsigned int i = first + static_cast<unsigned int>(k) * blockDim.x;
-    if (i >= count) i = count - 1u;
+    if (i >= n) i = n - 1u;
     sha256_fixed_message(data + static_cast<unsigned long long>(i) * SHA256_LEN, state[k]);
   }
   SHA256_UNROLL
   for (int k = 0; k < PER_THREAD; ++k) {
     const unsigned int i = first + static_cast<unsigned int>(k) * blockDim.x;
-    if (i < count) sha256_store_digest(digests + static_cast<unsigned long long>(i) * 32u, state[k], STORE_ALIGN);
+    if (i < n) sha256_store_digest(digests + static_cast<unsigned long long>(i) * 32u, state[k], STORE_ALIGN);
   }
-}
-
-// count <= 2^30 (Sha256Kernel splits larger batches), so that no index overflows 32 bits.
-extern "C" __global__ void sha256_fixed(const unsigned char* __restrict__ data, unsigned char* __restrict__ digests,
-                                        unsigned long long count) {
-  const unsigned int n = static_cast<unsigned int>(count);
-  const unsigned int group = blockDim.x * PER_THREAD;
-  const unsigned int first = blockIdx.x * group + threadIdx.x;
-  if (first < n) sha256_fixed_group(data, digests, n, first);
 }
