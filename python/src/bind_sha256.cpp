@@ -1,7 +1,8 @@
 // opkit.sha256 / opkit.sha256d over DLPack arrays: a [N, L] uint8 batch (or a flat uint8 buffer
-// with 64-bit offsets; 32-bit ones on a GPU are widened there) hashed where it lives. Device memory stays on the device: the input is
-// borrowed (BufferView), the [N, 32] output is a new device allocation returned through DLPack,
-// and the work is queued on the stream the caller names (the producer's current stream).
+// with 64-bit offsets; 32-bit ones on a GPU are widened there) hashed where it lives. Device
+// memory stays on the device: the input is borrowed (BufferView), the [N, 32] output is a new
+// device allocation returned through DLPack, and the work is queued on the stream the caller
+// names (the producer's current stream).
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
@@ -139,25 +140,21 @@ nb::object hash_offsets(AnyArray data, AnyArray offsets, const std::string& algo
     throw Error(Errc::invalid_argument, "sha256", "offsets must hold N + 1 entries for N messages (got none)");
   if (on_host(data) != on_host(offsets) || (!on_host(data) && data.device_id() != offsets.device_id()))
     throw Error(Errc::invalid_argument, "sha256", "data and offsets must live on the same device");
-  return digests(data, offsets.shape(0) - 1, {device, host_cpu, stream},
-                 [&](const ops::HashOptions& options, const auto& out) {
-                   if (offsets.shape(0) == 1) return;  // no message
-                   if constexpr (device_digests_v<decltype(out)>) {
-                     const Device& gpu = out.device();
-                     if (narrow) {
-                       const bool is_signed =
-                           offsets.dtype().code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int);
-                       const DeviceBuffer<std::uint64_t> wide =
-                           widen_offsets(gpu, device_view<std::uint32_t>(gpu, offsets), is_signed, options.stream);
-                       hash(algo, device_view<std::uint8_t>(gpu, data), BufferView<const std::uint64_t>(wide), out,
-                            options);
-                     } else {
-                       hash(algo, device_view<std::uint8_t>(gpu, data), device_view<std::uint64_t>(gpu, offsets), out,
-                            options);
-                     }
-                   } else
-                     hash(algo, host_span<std::uint8_t>(data), host_span<std::uint64_t>(offsets), out, options);
-                 });
+  return digests(
+      data, offsets.shape(0) - 1, {device, host_cpu, stream}, [&](const ops::HashOptions& options, const auto& out) {
+        if (offsets.shape(0) == 1) return;  // no message
+        if constexpr (device_digests_v<decltype(out)>) {
+          const Device& gpu = out.device();
+          std::optional<DeviceBuffer<std::uint64_t>> wide;
+          if (narrow) {
+            const bool is_signed = offsets.dtype().code == static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int);
+            wide = widen_offsets(gpu, device_view<std::uint32_t>(gpu, offsets), is_signed, options.stream);
+          }
+          hash(algo, device_view<std::uint8_t>(gpu, data),
+               wide ? BufferView<const std::uint64_t>(*wide) : device_view<std::uint64_t>(gpu, offsets), out, options);
+        } else
+          hash(algo, host_span<std::uint8_t>(data), host_span<std::uint64_t>(offsets), out, options);
+      });
 }
 
 }  // namespace
