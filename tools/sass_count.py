@@ -19,8 +19,9 @@ import sys
 from collections import Counter
 
 # Opcode (before the first '.') -> pipe. Variants that change pipe are handled in pipe_of().
+# tools/sass_pipes.py and tools/sass_banks.py take ALU and FMA from here.
 ALU = {"SHF", "SHL", "SHR", "LOP", "LOP3", "PLOP3", "IADD3", "IADD", "PRMT", "SEL", "FSEL", "ISETP", "FSETP",
-       "LEA", "MOV", "IMNMX", "BMSK", "SGXT", "P2R", "R2P", "IABS", "FLO", "CS2R", "ICMP", "LEA_HI"}
+       "LEA", "MOV", "IMNMX", "VIMNMX", "BMSK", "SGXT", "P2R", "R2P", "IABS", "FLO", "CS2R", "ICMP", "LEA_HI"}
 # VIADD (sm_90's add of an immediate) issues to the FMA pipe: Nsight Compute on the H200 counts the
 # 30 VIADDs of the 32-byte SHA-256 kernel in sm__inst_executed_pipe_fmaheavy, not in pipe_alu.
 FMA = {"IMAD", "IMUL", "FFMA", "FADD", "FMUL", "HFMA2", "HADD2", "HMUL2", "IDP", "IDP4A", "VIADD"}

@@ -18,11 +18,9 @@ import subprocess
 import sys
 from collections import Counter
 
-ALU = {"SHF", "SHL", "SHR", "LOP", "LOP3", "PLOP3", "IADD3", "IADD", "PRMT", "SEL", "ISETP", "LEA", "IMNMX",
-       "BMSK", "SGXT", "IABS", "ICMP", "P2R", "R2P", "MOV", "FLO", "CS2R", "FSEL", "FSETP", "VIMNMX"}
-# VIADD (sm_90's add of an immediate) issues to the FMA pipe: Nsight Compute on the H200 counts the
-# 30 VIADDs of the 32-byte SHA-256 kernel in sm__inst_executed_pipe_fmaheavy, not in pipe_alu.
-FMA = {"IMAD", "IMUL", "FFMA", "FMUL", "FADD", "HFMA2", "HADD2", "HMUL2", "IDP", "VIADD"}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass_count import ALU, FMA  # noqa: E402  (same folder: one table of which opcode runs on which pipe)
+
 CONTROL = {"BRA", "EXIT", "BSSY", "BSYNC", "WARPSYNC", "NOP", "RET", "CALL", "JMP", "BAR", "YIELD"}
 LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)\s*([^;]*);")
 FUNCTION = re.compile(r"Function : (\S+)")
