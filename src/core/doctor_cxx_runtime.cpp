@@ -59,7 +59,8 @@ Check cxx_runtime_check(const CxxRuntimes& found) {
         "opkit was linked with libstdc++.a while another library loaded libstdc++.so.6; locale-dependent code "
         "(number formatting, std::regex) can then crash, as the Python package did after `import torch`";
     c.fix =
-        "rebuild opkit against the shared libstdc++ (the Python build does so through cmake/SharedLibstdcxx.cmake; "
+        "rebuild opkit against the shared libstdc++ (its CLI and Python builds do so through "
+        "cmake/SharedLibstdcxx.cmake; "
         "`g++ -print-file-name=libstdc++.so` should name an existing file)";
   }
   return c;
