@@ -60,8 +60,7 @@ Check cxx_runtime_check(const CxxRuntimes& found) {
         "(number formatting, std::regex) can then crash, as the Python package did after `import torch`";
     c.fix =
         "rebuild opkit against the shared libstdc++ (its CLI and Python builds do so through "
-        "cmake/SharedLibstdcxx.cmake; "
-        "`g++ -print-file-name=libstdc++.so` should name an existing file)";
+        "cmake/SharedLibstdcxx.cmake; `g++ -print-file-name=libstdc++.so` should name an existing file)";
   }
   return c;
 }
