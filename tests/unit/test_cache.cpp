@@ -307,11 +307,30 @@ TEST(CacheEntry, IntactChecksumOverADamagedProgramIsAMiss) {
   auto bytes = read_bytes(cache.entry_path("feed"));
   std::vector<std::uint8_t> payload(bytes.begin(), bytes.end() - 32);
   payload[8 + 8 + 7] = 0x7f;
-  auto digest =
-      opkit::detail::sha256_digest(std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()));
+  // The closing checksum covers the key and the payload (cache.cpp's entry_digest).
+  std::string keyed = "feed\n" + std::string(payload.begin(), payload.end());
+  auto digest = opkit::detail::sha256_digest(keyed);
   payload.insert(payload.end(), digest.begin(), digest.end());
   write_bytes(cache.entry_path("feed"), payload);
   EXPECT_FALSE(cache.load("feed").has_value());
+}
+
+TEST(CacheEntry, AnEntryCopiedUnderAnotherKeyIsAMiss) {
+  TempDir dir;
+  opkit::KernelCache cache(dir.path());
+  ASSERT_TRUE(cache.store("a", random_program(100)));
+  ASSERT_TRUE(cache.store("b", random_program(100)));
+  fs::copy_file(cache.entry_path("b"), cache.entry_path("a"), fs::copy_options::overwrite_existing);
+  EXPECT_FALSE(cache.load("a").has_value()) << "kernel b's entry was served for key a";
+  EXPECT_TRUE(cache.load("b").has_value());
+}
+
+TEST(CacheEntry, AFifoUnderAnEntryNameIsAMissAndDoesNotBlock) {
+  TempDir dir;
+  opkit::KernelCache cache(dir.path());
+  ASSERT_EQ(::mkfifo(cache.entry_path("fifo").c_str(), 0600), 0);
+  // Without O_NONBLOCK the open would wait for a writer forever; the test would then time out.
+  EXPECT_FALSE(cache.load("fifo").has_value());
 }
 
 TEST(CacheEntry, StoreFailureIsReportedNotThrown) {

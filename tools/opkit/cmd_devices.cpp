@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.hpp"
+#include "cli_json.hpp"
 #include "commands.hpp"
 #include "opkit/device.hpp"
 
@@ -41,7 +42,7 @@ void list_devices(bool json, int& exit_code) {
                       {"clock_khz", info.clock_khz},
                       {"driver", info.driver}});
     }
-    std::printf("%s\n", nlohmann::json({{"devices", list}, {"backends", backends}}).dump(2).c_str());
+    std::printf("%s\n", json_text({{"devices", list}, {"backends", backends}}, 2).c_str());
   } else {
     for (const auto& device : devices) {
       const DeviceInfo& info = device.info();

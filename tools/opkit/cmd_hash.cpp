@@ -93,7 +93,8 @@ void add_hash_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--lines", command->lines, "hash each line (without its newline) as a message; one digest per line");
   sub->add_flag("--quiet", command->quiet, "with --check: do not print OK for each verified file");
   sub->add_flag("--status", command->status, "with --check: print nothing; the exit status says it");
-  sub->add_option("--batch-mib", command->batch_mib, "with --lines: input MiB per batch (default 64)");
+  sub->add_option("--batch-mib", command->batch_mib, "with --lines: memory per batch in MiB, 1..4096 (default 64)")
+      ->check(CLI::Range(1, 4096));
   sub->add_flag("--timing", command->timing, "with --lines: report on stderr where the time went");
   sub->add_option("FILE", command->files, "files to hash; - or none: standard input");
   sub->callback([command, &exit_code] { run(*command, exit_code); });

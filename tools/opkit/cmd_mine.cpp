@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli_mpi.hpp"
+#include "cli_options.hpp"
 #include "commands.hpp"
 #include "mine_interrupt.hpp"
 #include "mine_report.hpp"
@@ -25,6 +26,8 @@ struct MineArgs {
   std::string start, count;
   int difficulty = 0;
   bool json = false, quiet = false;
+  // Whether --data was given at all: the empty STRING is a valid message.
+  const CLI::Option* data_option = nullptr;
 };
 
 std::uint64_t parse_count(const std::string& text, const char* what) {
@@ -53,7 +56,7 @@ ops::MineOptions options_for(const std::string& device) {
 
 void run_mine(const MineArgs& args, int& exit_code) {
   const bool bitcoin = !args.header.empty();
-  if (bitcoin == !args.data.empty())
+  if (bitcoin == (args.data_option->count() > 0))
     throw Error(Errc::invalid_argument, "opkit mine", "give exactly one of --header HEX and --data STRING");
   if (bitcoin && args.difficulty != 0)
     throw Error(Errc::invalid_argument, "opkit mine", "--difficulty is for --data; with --header use --target");
@@ -118,7 +121,7 @@ void add_mine_command(CLI::App& app, int& exit_code) {
       "  Data:    sha256(STRING || decimal(nonce)) < 2^(256 - BITS).\n"
       "Exit status: 0 found, 1 not found in the range, 2 bad input, 130 interrupted (Ctrl-C).");
   command->add_option("--header", args->header, "80-byte block header as serialized, 160 hex digits (nonce ignored)");
-  command->add_option("--data", args->data, "STRING for data mode (any length)");
+  args->data_option = allow_empty_value(command->add_option("--data", args->data, "STRING for data mode (any length)"));
   command->add_option("--difficulty", args->difficulty, "Data mode: leading zero bits of the hash, 1..255");
   command->add_option("--target", args->target, "Bitcoin mode: target as 64 hex digits (default: the header's nBits)");
   command->add_option("--start", args->start, "First nonce (default 0)");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "cli_json.hpp"
 #include "cli_kernel_args.hpp"
 #include "cli_source_file.hpp"
 #include "commands.hpp"
@@ -146,7 +147,7 @@ void run(const RunOptions& options, int& exit_code) {
                              {"device", device_label(device)},
                              {"device_name", device.info().name},
                              {"outputs", std::move(outputs)}};
-    std::printf("%s\n", result.dump().c_str());
+    std::printf("%s\n", json_text(result).c_str());
   }
   exit_code = 0;
 }

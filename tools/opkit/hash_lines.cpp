@@ -32,7 +32,12 @@ struct Batch {
 
 using BatchQueue = BoundedQueue<Batch>;
 
-// Splits inputs into batches of whole lines of about batch_bytes input bytes.
+// What one line costs in memory besides its bytes: its offset (8), its digest (32) and its hex
+// line (65). Counted against the batch size, so that memory stays bounded by --batch-mib however
+// short the lines are (a stream of empty lines would otherwise never fill a batch).
+constexpr std::size_t kBytesPerLine = sizeof(std::uint64_t) + 32 + 65;
+
+// Splits inputs into batches of whole lines of about batch_bytes bytes of memory.
 class LineReader {
  public:
   LineReader(std::size_t batch_bytes, BatchQueue& out) : batch_bytes_(batch_bytes), out_(out) { start_batch(); }
@@ -71,10 +76,12 @@ class LineReader {
       line_open_ = false;
       p += take + 1;
       n -= take + 1;
-      if (current_.data.size() >= batch_bytes_ && !send()) return false;
+      if (batch_full() && !send()) return false;
     }
     return true;
   }
+
+  bool batch_full() const { return current_.data.size() + current_.offsets.size() * kBytesPerLine >= batch_bytes_; }
 
   void end_line_if_open() {
     if (!line_open_) return;

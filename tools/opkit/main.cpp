@@ -1,10 +1,14 @@
 // The `opkit` command-line tool. Turns every opkit::Error into one readable block on stderr and
 // an exit status; the subcommands themselves live in cmd_*.cpp.
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <new>
 #include <string>
 
+#include "cli_options.hpp"
 #include "commands.hpp"
 #include "opkit/error.hpp"
 #include "opkit/version.hpp"
@@ -26,6 +30,25 @@ int exit_status_for(opkit::Errc kind) {
     default:
       return 3;
   }
+}
+
+// A word that is not an option, where a subcommand must stand, names no known subcommand: say so
+// with the word (CLI11 would only say that a subcommand is required).
+const char* unknown_subcommand(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return nullptr;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (sub->check_name(argv[1])) return nullptr;
+  return argv[1];
+}
+
+// Everything a command printed must reach its destination: a full disk or a closed stdout is an
+// error (exit 1, as sha256sum says "write error"), not a silent success.
+int finish_output(int exit_code) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return exit_code;
+  const int err = errno != 0 ? errno : EIO;
+  std::fprintf(stderr, "opkit: write error: %s\n", std::strerror(err));
+  return exit_code > 1 ? exit_code : 1;
 }
 
 }  // namespace
@@ -57,17 +80,28 @@ int main(int argc, char** argv) {
 #ifdef OPKIT_HAVE_CMD_BENCH
   add_bench_command(app, exit_code);
 #endif
+  reject_empty_values(app);
+  if (const char* word = unknown_subcommand(app, argc, argv)) {
+    std::fprintf(stderr, "opkit: '%s' is not an opkit command; run 'opkit --help' for the list\n", word);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int status = app.exit(e);
-    return status == 0 ? 0 : 2;
+    return finish_output(status == 0 ? 0 : 2);
   } catch (const opkit::Error& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "%s\n", e.what());
-    return exit_status_for(e.kind());
+    return finish_output(exit_status_for(e.kind()));
+  } catch (const std::bad_alloc&) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "opkit: out of memory (the input or a size option is larger than this machine can hold)\n");
+    return finish_output(3);
   } catch (const std::exception& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "opkit: %s\n", e.what());
-    return 3;
+    return finish_output(3);
   }
-  return exit_code;
+  return finish_output(exit_code);
 }

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_json.hpp"
+
 namespace opkit::cli {
 namespace {
 
@@ -67,7 +69,7 @@ void print_result(const ops::MineResult& r, const MineRange& range, bool json) {
         {"interrupted", r.interrupted},
         {"searched_through", r.searched_through ? nlohmann::json(*r.searched_through) : nlohmann::json(nullptr)},
         {"devices", r.engines}};
-    std::printf("%s\n", out.dump().c_str());
+    std::printf("%s\n", json_text(out).c_str());
   } else {
     if (r.found) {
       std::printf("nonce     %llu\nhash      %s\n", static_cast<unsigned long long>(r.nonce), r.hash_hex.c_str());
