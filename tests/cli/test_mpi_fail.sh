@@ -73,7 +73,7 @@ stop_with() {
   wait "$pid"
 }
 
-resume_line='^opkit mine: interrupted; every nonce of \[0, [0-9]*\] was searched; resume with --start [0-9]*$'
+resume_line='^opkit mine: interrupted; every nonce of \[0, [0-9]*\] was searched; resume with --start [0-9]* --count [0-9]*$'
 # mpirun sends SIGTERM about a second after Ctrl-C and SIGKILL a second later; a longer grace here
 # keeps the test from depending on the speed of a loaded 2-core machine.
 stop_with INT --mca odls_base_sigkill_timeout 3
@@ -87,7 +87,7 @@ stop_with USR1
 rc=$?
 check "SIGUSR1: exit status 130 (got $rc)" [ "$rc" = 130 ]
 check "SIGUSR1: rank 0 says where to resume" grep -q "$resume_line" stop.err
-resume=$(sed -n 's/.*resume with --start \([0-9]*\)$/\1/p' stop.err)
+resume=$(sed -n 's/.*resume with --start \([0-9]*\) --count [0-9]*$/\1/p' stop.err)
 check "SIGUSR1: the search got somewhere" [ "${resume:-0}" -gt 0 ]
 
 echo "$pass passed, $failures failed"

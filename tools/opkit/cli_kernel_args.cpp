@@ -105,10 +105,12 @@ constexpr std::size_t kMaxFileArgBytes = std::size_t{1} << 30;
 
 std::vector<std::uint8_t> read_file(std::string_view spec, const std::string& path) {
   const auto fail = [&](Errc kind, const std::string& why) {
-    throw Error(kind, "--arg", "'" + std::string(spec) + "': " + path + ": " + why);
+    throw Error(kind, "--arg", "'" + std::string(spec) + "': " + path + " " + why);
   };
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(Errc::not_found, std::string("cannot open: ") + std::strerror(errno));
+  if (fd < 0)
+    throw Error(Errc::not_found, "--arg",
+                "'" + std::string(spec) + "': cannot open " + path + ": " + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     ::close(fd);

@@ -22,6 +22,15 @@ mode_t current_umask() {
 }  // namespace
 
 OutputFile::OutputFile(std::filesystem::path destination) : destination_(std::move(destination)) {
+  // A destination that exists and is not a regular file (/dev/stdout, a FIFO, a device) is written
+  // in place: renaming a temporary over it would replace the device node itself.
+  struct stat st {};
+  if (::stat(destination_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    fd_ = ::open(destination_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) fail("cannot open", errno);
+    direct_ = true;
+    return;
+  }
   std::filesystem::path folder = destination_.parent_path();
   if (folder.empty()) folder = ".";
   temporary_ = (folder / ("." + destination_.filename().string() + ".opkit-tmp.XXXXXX")).string();
@@ -35,7 +44,7 @@ OutputFile::OutputFile(std::filesystem::path destination) : destination_(std::mo
 
 OutputFile::~OutputFile() {
   if (fd_ >= 0) ::close(fd_);
-  if (!committed_) ::unlink(temporary_.c_str());
+  if (!committed_ && !direct_) ::unlink(temporary_.c_str());
 }
 
 void OutputFile::fail(const std::string& what, int err) {
@@ -52,6 +61,13 @@ void OutputFile::write(std::span<const std::byte> bytes) {
 }
 
 void OutputFile::commit() {
+  if (direct_) {
+    const int closed = ::close(fd_);
+    fd_ = -1;
+    committed_ = true;
+    if (closed != 0) fail("cannot write", errno);
+    return;
+  }
   if (::fsync(fd_) != 0 && errno != EINVAL) fail("cannot write", errno);
   const int closed = ::close(fd_);
   fd_ = -1;

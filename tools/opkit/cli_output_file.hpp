@@ -1,6 +1,7 @@
 // An output file that appears whole or not at all: bytes go to a temporary file beside the
 // destination, which commit() renames over it. A failure (full disk, Ctrl-C, an exception)
-// leaves the destination as it was and removes the temporary.
+// leaves the destination as it was and removes the temporary. An existing destination that is
+// not a regular file (/dev/stdout, a FIFO) is written directly.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,7 @@ class OutputFile {
   std::filesystem::path destination_;
   std::string temporary_;
   int fd_ = -1;
+  bool direct_ = false;  // writing into an existing non-regular file (see the constructor)
   bool committed_ = false;
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli_mpi.hpp"
+#include "cli_stop_signals.hpp"
 #include "commands.hpp"
 #include "hash_check.hpp"
 #include "hash_files.hpp"
@@ -38,8 +39,15 @@ ops::HashOptions device_options(const std::string& device) {
 
 int hash_files(const std::vector<std::string>& files, ops::HashAlgo algo) {
   int status = 0;
+  std::size_t done = 0;
   for (const std::string& file : files) {
     FileDigest result = hash_file(file, algo);
+    if (stop_requested()) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "opkit hash: interrupted; %zu of %zu files were hashed\n", done, files.size());
+      return 130;
+    }
+    ++done;
     if (!result.digest) {
       std::fflush(stdout);
       std::fprintf(stderr, "opkit: %s: %s\n", quote_name(file).c_str(), result.error.c_str());
@@ -49,11 +57,11 @@ int hash_files(const std::vector<std::string>& files, ops::HashAlgo algo) {
     EscapedName name = escape_digest_name(file);
     std::printf("%s%s  %s\n", name.escaped ? "\\" : "", digest_hex(*result.digest).c_str(), name.text.c_str());
   }
-  std::fflush(stdout);
-  return status;
+  return status;  // main() flushes stdout and reports a write error with its cause
 }
 
 void run(HashCommand& command, int& exit_code) {
+  StopSignals stop;  // Ctrl-C / SIGTERM end the command between reads, saying how far it got
   const ops::HashAlgo algo = command.algo == "sha256d" ? ops::HashAlgo::sha256d : ops::HashAlgo::sha256;
   if (command.files.empty()) command.files.push_back("-");
   if (command.check && command.lines)
@@ -62,6 +70,7 @@ void run(HashCommand& command, int& exit_code) {
     throw Error(Errc::invalid_argument, "opkit hash", "--quiet and --status are meaningful only with --check");
   if (command.check) {
     exit_code = check_sums_files(command.files, {.algo = algo, .quiet = command.quiet, .status = command.status});
+    if (stop.requested()) exit_code = 130;
   } else if (command.lines) {
     if (command.batch_mib == 0) throw Error(Errc::invalid_argument, "--batch-mib", "must be at least 1");
     const LinesOptions options{.algo = algo,

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -11,8 +12,8 @@
 
 #include "cli_mpi.hpp"
 #include "cli_options.hpp"
+#include "cli_stop_signals.hpp"
 #include "commands.hpp"
-#include "mine_interrupt.hpp"
 #include "mine_report.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/pow.hpp"
@@ -93,15 +94,15 @@ void run_mine(const MineArgs& args, int& exit_code) {
     exit_code = bitcoin ? mine_over_ranks(bitcoin_job, options, output) : mine_over_ranks(data_job, options, output);
     return;
   }
-  SigintFlag sigint;
-  options.stop = &sigint.flag();
+  StopSignals stop;
+  options.stop = &stop.flag();
   const bool progress = !args.quiet && isatty(STDERR_FILENO);
-  if (progress) options.progress = terminal_progress();
+  if (progress) options.progress = terminal_progress(bitcoin ? 0 : std::ldexp(1.0, args.difficulty));
   const ops::MineResult result = bitcoin ? ops::mine(bitcoin_job, options) : ops::mine(data_job, options);
   if (progress) clear_progress();
   print_result(result, range, args.json);
   exit_code = result.found ? 0 : (result.interrupted ? 130 : 1);
-  if (sigint.flag().load()) {
+  if (stop.requested()) {
     // A stopped search leaves its kernel compiles running (a stop does not wait for NVRTC);
     // leave without the exit-time destructors of NVRTC and the driver that they still use.
     std::fflush(stdout);

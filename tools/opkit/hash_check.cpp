@@ -2,6 +2,10 @@
 // hashes each named file and prints NAME: OK / FAILED / FAILED open or read.
 #include "hash_check.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <cerrno>
 #include <cstdio>
@@ -10,6 +14,7 @@
 #include <iostream>
 #include <optional>
 
+#include "cli_stop_signals.hpp"
 #include "hash_files.hpp"
 #include "hash_names.hpp"
 
@@ -81,6 +86,20 @@ void warn(std::size_t count, const char* one, const char* many) {
 
 // Returns whether every line of this sums file checked out.
 bool check_one(const std::string& sums_file, const CheckOptions& options) {
+  // A sums "file" that cannot be read (a directory, a closed standard input) is a read error, as
+  // coreutils says, not a file without checksum lines.
+  const auto read_error = [&](int err) {
+    const std::string shown = sums_file == "-" ? "'standard input'" : quote_name(sums_file);
+    std::fflush(stdout);
+    std::fprintf(stderr, "opkit: %s: read error\n", shown.c_str());
+    if (err != 0)
+      std::fprintf(stderr, "opkit: %s: %s\n", sums_file == "-" ? "standard input" : shown.c_str(), std::strerror(err));
+    return false;
+  };
+  struct stat st {};
+  if (sums_file == "-" ? ::fcntl(STDIN_FILENO, F_GETFL) == -1
+                       : ::stat(sums_file.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return read_error(sums_file == "-" ? EBADF : 0);
   std::ifstream file;
   std::istream* in = &std::cin;
   if (sums_file != "-") {
@@ -95,7 +114,7 @@ bool check_one(const std::string& sums_file, const CheckOptions& options) {
   }
   std::size_t misformatted = 0, unreadable = 0, mismatched = 0, checked = 0;
   std::string line;
-  while (std::getline(*in, line)) {
+  while (!stop_requested() && std::getline(*in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     auto entry = parse_line(line, options.algo);
@@ -117,6 +136,13 @@ bool check_one(const std::string& sums_file, const CheckOptions& options) {
     } else if (!options.quiet && !options.status) {
       std::printf("%s: OK\n", shown.c_str());
     }
+  }
+  if (in->bad()) return read_error(0);
+  if (stop_requested()) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "opkit hash: interrupted; %zu files of %s were checked\n", checked,
+                 sums_file == "-" ? "standard input" : quote_name(sums_file).c_str());
+    return false;
   }
   if (checked == 0) {
     std::fflush(stdout);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "cli_stop_signals.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::cli {
@@ -56,6 +57,7 @@ FileDigest hash_file(const std::string& path, ops::HashAlgo algo) {
     throw Error(Errc::runtime, "EVP_DigestInit_ex2", "OpenSSL could not start a SHA-256 digest");
   std::vector<unsigned char> buffer(read_bytes);
   for (;;) {
+    if (stop_requested()) return {std::nullopt, "interrupted"};
     const ssize_t n = ::read(in.fd, buffer.data(), buffer.size());
     if (n == 0) break;
     if (n < 0) {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "bounded_queue.hpp"
+#include "cli_stop_signals.hpp"
 #include "hash_names.hpp"
 #include "input_chunks.hpp"
 #include "opkit/error.hpp"
@@ -44,8 +45,9 @@ class LineReader {
 
   // Reads one input; false when it could not be read (the error line is printed).
   bool read_input(const std::string& path) {
-    const ChunksEnd end =
-        read_chunks(path, batch_bytes_, [&](const std::uint8_t* data, std::size_t size) { return add(data, size); });
+    const ChunksEnd end = read_chunks(path, batch_bytes_, [&](const std::uint8_t* data, std::size_t size) {
+      return !stop_requested() && add(data, size);  // Ctrl-C: the lines read so far are still hashed
+    });
     end_line_if_open();  // a last line without a newline is still a line
     return end != ChunksEnd::unreadable;
   }
@@ -189,8 +191,10 @@ int hash_lines(const std::vector<std::string>& inputs, const LinesOptions& optio
   bool all_read = true;
   try {
     LineReader reader(options.batch_bytes, to_hash);
-    for (const std::string& input : inputs)
+    for (const std::string& input : inputs) {
+      if (stop_requested()) break;
       all_read = read_clock.time([&] { return reader.read_input(input); }) && all_read;
+    }
     reader.finish();
   } catch (...) {
     fail(std::current_exception());
@@ -208,6 +212,11 @@ int hash_lines(const std::vector<std::string>& inputs, const LinesOptions& optio
                  "read+split %.3f s (incl. back-pressure), hash %.3f s, format+write %.3f s\n",
                  static_cast<unsigned long long>(lines), static_cast<unsigned long long>(bytes), wall,
                  static_cast<double>(lines) / wall, read_clock.seconds(), hash_clock.seconds(), write_clock.seconds());
+  }
+  if (stop_requested()) {
+    std::fprintf(stderr, "opkit hash: interrupted; the digests of the first %llu lines were written\n",
+                 static_cast<unsigned long long>(lines));
+    return 130;
   }
   return all_read ? 0 : 1;
 }

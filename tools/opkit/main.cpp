@@ -46,8 +46,11 @@ const char* unknown_subcommand(const CLI::App& app, int argc, char** argv) {
 int finish_output(int exit_code) {
   errno = 0;
   if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return exit_code;
-  const int err = errno != 0 ? errno : EIO;
-  std::fprintf(stderr, "opkit: write error: %s\n", std::strerror(err));
+  // errno names the cause only when this flush failed; an earlier failed flush left just the flag.
+  if (errno != 0)
+    std::fprintf(stderr, "opkit: write error: %s\n", std::strerror(errno));
+  else
+    std::fprintf(stderr, "opkit: write error\n");
   return exit_code > 1 ? exit_code : 1;
 }
 
