@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/cubin_params.hpp"
 #include "backend/cuda/nvrtc_compiler.hpp"
 
 namespace opkit::cuda {
@@ -113,7 +114,9 @@ std::shared_ptr<backend::Module> CudaDevice::load(const CompiledProgram& program
         .with_code(rc, cu_error_name(rc))
         .with_source_name(program.source_name);
   }
-  return std::make_shared<CudaModule>(self(), module);
+  return std::make_shared<CudaModule>(self(), module,
+                                      program.format == BinaryFormat::cubin ? cubin_param_sizes(program.binary)
+                                                                            : std::map<std::string, std::vector<std::size_t>>{});
 }
 
 void* CudaDevice::allocate(std::size_t bytes) {
