@@ -82,6 +82,13 @@ if "$OPKIT" doctor --json --no-smoke 2>/dev/null | grep -q '"name": "nvrtc", "st
   check "compile --json of a non-UTF-8 name is valid JSON" python3 -c "import json; json.load(open('out.txt'))"
 fi
 
+# 14. Exit statuses as docs/cli.md says: a block over CUDA's limits is a launch failure (3) on the
+#     CPU backend as on a GPU.
+cat >t.cu <<'EOF'
+__global__ void t(float* a) { a[threadIdx.x] = 1; }
+EOF
+expect 3 "1024 threads" "cpu: block too large" -- run t.cu --kernel t --block 2048 --arg out:f32:2048 --device cpu
+
 # 15. An unreadable sums file is a read error.
 expect 1 "read error" "hash -c DIR" -- hash -c "$WORK"
 "$OPKIT" hash -c <&- >out.txt 2>err.txt
