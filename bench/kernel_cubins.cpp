@@ -2,7 +2,8 @@
 // compiles them (default variants, fixed jobs), for sm_90 through NVRTC with no GPU needed, so
 // that tools/sass_table.py can compare their SASS per hash before and after a change.
 //
-// usage: opkit_kernel_cubins DIR   (then: python3 tools/sass_table.py DIR)
+// usage: opkit_kernel_cubins DIR [ONLY]   (then: python3 tools/sass_table.py DIR)
+//   ONLY: write only the cubins whose name contains it
 // Each file name ends in how sass_table.py counts one hash: `.whole` (the whole kernel: one
 // message per thread, no loop), `.loop` (the first loop's body: the miners test one nonce per
 // iteration), `.whole+14loop` (the 1 KiB kernel: its whole-block loop runs 15 times) or `.each`
@@ -43,14 +44,15 @@ detail::MinePlan data_plan(std::size_t length) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: %s DIR [ONLY]\n", argv[0]);
     return 2;
   }
-  const std::string dir = argv[1];
+  const std::string dir = argv[1], only = argc == 3 ? argv[2] : "";
   try {
     std::filesystem::create_directories(dir);
     auto write = [&](const std::string& name, const Program& program) {
+      if (name.find(only) == std::string::npos) return;
       const CompiledProgram compiled = nvrtc::compile(program, "sm_90");
       std::ofstream(dir + "/" + name + ".cubin", std::ios::binary)
           .write(reinterpret_cast<const char*>(compiled.binary.data()),

@@ -133,11 +133,6 @@ std::vector<Variant> bitcoin_variants() {
                tuned(spec, [](T& t) { t.min_blocks = 0; })});
   v.push_back({"specialised, 256 nonces/thread", "bitcoin_256_per_thread",
                tuned(spec, [](T& t) { t.nonces_per_thread = 256; })});
-  v.push_back({"specialised, shifts as IMAD.HI", "bitcoin_imad_hi", tuned(spec, [](T& t) { t.shr_on_fma = true; })});
-  v.push_back({"specialised, shifts + one Σ0 rotate on FMA", "bitcoin_rotate_fma", tuned(spec, [](T& t) {
-                 t.shr_on_fma = true;
-                 t.rotate_on_fma = true;
-               })});
   return v;
 }
 

@@ -26,12 +26,10 @@ std::string word(std::uint32_t v) {
 Program kernel_program(const std::string& file, const PowKernelTuning& tuning) {
   Program program(embedded("pow/" + file));
   program.name(file)
-      .header("sha256_constants.cuh", embedded("sha256/sha256_constants.cuh"))
+      .header("sha256_primitives.cuh", embedded("sha256/sha256_primitives.cuh"))
       .header("pow_sha256.cuh", embedded("pow/pow_sha256.cuh"));
   if (tuning.const_add_on_fma) program.define("POW_CONST_ADD_ON_FMA");
   if (tuning.const_in_iadd3) program.define("POW_CONST_IN_IADD3");
-  if (tuning.shr_on_fma) program.define("POW_SHR_ON_FMA");
-  if (tuning.rotate_on_fma) program.define("POW_ROTATE_ON_FMA");
   return program;
 }
 

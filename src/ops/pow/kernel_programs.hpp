@@ -33,13 +33,6 @@ struct PowKernelTuning {
   // (-DPOW_CONST_IN_IADD3): the second session's default, 126 more ALU instructions per Bitcoin
   // nonce than the VIADD.
   bool const_in_iadd3 = false;
-  // σ0/σ1's right shifts as IMAD.HI on the FMA pipe (-DPOW_SHR_ON_FMA): 156 fewer ALU-pipe
-  // instructions per Bitcoin nonce, but measured slower on the H200 (6.17 vs 6.26 GH/s): an
-  // IMAD.HI costs the FMA pipe more than an IMAD does.
-  bool shr_on_fma = false;
-  // One rotate of each Σ0 as IMAD.HI + IMAD (-DPOW_ROTATE_ON_FMA): 116 fewer ALU-pipe
-  // instructions for 232 more on the FMA pipe; pays only while the FMA pipe has room.
-  bool rotate_on_fma = false;
   // Specialised Bitcoin kernel: blocks of 256 threads that must fit on one SM (-DPOW_MIN_BLOCKS,
   // __launch_bounds__); 8 caps it at 32 registers for full occupancy (a 3-load spill per Bitcoin nonce, L1 hits);
   // 0 leaves ptxas free (40 registers, 6 blocks, 75%). The H200 profile showed too few eligible

@@ -22,7 +22,7 @@ std::string embedded(const char* name) {
 Program kernel_program(const std::string& file) {
   return Program(embedded(("sha256/" + file).c_str()))
       .name(file)
-      .header("sha256_constants.cuh", embedded("sha256/sha256_constants.cuh"))
+      .header("sha256_primitives.cuh", embedded("sha256/sha256_primitives.cuh"))
       .header("sha256_core.cuh", embedded("sha256/sha256_core.cuh"))
       .header("sha256_io.cuh", embedded("sha256/sha256_io.cuh"));
 }
