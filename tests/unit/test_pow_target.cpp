@@ -9,7 +9,7 @@
 #include "opkit/error.hpp"
 #include "opkit/ops/pow.hpp"
 #include "ops/pow/mine_plan.hpp"
-#include "ops/pow/sha256_block.hpp"
+#include "ops/sha256/sha256_compress.hpp"
 #include "unit/test_pow_reference.hpp"
 
 namespace {

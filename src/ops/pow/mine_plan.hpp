@@ -7,7 +7,7 @@
 #include <string>
 
 #include "opkit/ops/pow.hpp"
-#include "ops/pow/sha256_block.hpp"
+#include "ops/sha256/sha256_compress.hpp"
 
 namespace opkit::ops::detail {
 

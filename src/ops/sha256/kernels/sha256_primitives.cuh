@@ -56,9 +56,10 @@
 #define SHA256_H7 0x5be0cd19u
 
 // Round constant K[i] (0 <= i < 64). A switch rather than a table: with the index known at
-// compile time (the callers unroll their rounds) it folds to an immediate on every compiler.
+// compile time (the callers unroll their rounds) it folds to an immediate on every compiler;
+// constexpr, so that the host's SHA-NI code builds its table from it.
 // clang-format off
-SHA256_FN unsigned int sha256_k(int i) {
+SHA256_FN constexpr unsigned int sha256_k(int i) {
   switch (i) {
     case 0: return 0x428a2f98u; case 1: return 0x71374491u; case 2: return 0xb5c0fbcfu; case 3: return 0xe9b5dba5u;
     case 4: return 0x3956c25bu; case 5: return 0x59f111f1u; case 6: return 0x923f82a4u; case 7: return 0xab1c5ed5u;
