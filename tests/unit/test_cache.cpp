@@ -13,11 +13,11 @@
 #include <random>
 #include <string>
 
-#include "core/sha256_digest.hpp"
 #include "nvrtc_required.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/program.hpp"
+#include "opkit/sha256_hasher.hpp"
 
 namespace {
 
@@ -307,8 +307,7 @@ TEST(CacheEntry, IntactChecksumOverADamagedProgramIsAMiss) {
   auto bytes = read_bytes(cache.entry_path("feed"));
   std::vector<std::uint8_t> payload(bytes.begin(), bytes.end() - 32);
   payload[8 + 8 + 7] = 0x7f;
-  auto digest =
-      opkit::detail::sha256_digest(std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()));
+  const opkit::Sha256Digest digest = opkit::Sha256Hasher().digest(payload);
   payload.insert(payload.end(), digest.begin(), digest.end());
   write_bytes(cache.entry_path("feed"), payload);
   EXPECT_FALSE(cache.load("feed").has_value());

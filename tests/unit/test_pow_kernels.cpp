@@ -106,7 +106,7 @@ TEST(PowKernels, CandidateThatOnlyMatchesTheTopWordIsSkippedOnTheCpuBackend) {
   job.header = opkit::test::real_headers()[0].header;
   job.start = 12345;
   job.count = 2000;
-  const Digest first = bitcoin_hash(job.header, 12345);
+  const opkit::Sha256Digest first = bitcoin_hash(job.header, 12345);
   Target t;
   for (int i = 0; i < 4; ++i) t.bytes[static_cast<std::size_t>(i)] = first[31 - static_cast<std::size_t>(i)];
   job.target = t;

@@ -14,6 +14,7 @@
 #include "hash_names.hpp"
 #include "opkit/device.hpp"
 #include "opkit/error.hpp"
+#include "opkit/hex.hpp"
 #include "opkit/ops/sha256.hpp"
 
 namespace opkit::cli {
@@ -47,7 +48,7 @@ int hash_files(const std::vector<std::string>& files, ops::HashAlgo algo) {
       continue;
     }
     EscapedName name = escape_digest_name(file);
-    std::printf("%s%s  %s\n", name.escaped ? "\\" : "", digest_hex(*result.digest).c_str(), name.text.c_str());
+    std::printf("%s%s  %s\n", name.escaped ? "\\" : "", to_hex(*result.digest).c_str(), name.text.c_str());
   }
   std::fflush(stdout);
   return status;

@@ -16,11 +16,9 @@
 #include <vector>
 
 #include "opkit/device.hpp"
+#include "opkit/sha256_hasher.hpp"
 
 namespace opkit::ops {
-
-// A SHA-256 digest as the algorithm outputs it (not byte-reversed).
-using Digest = std::array<std::uint8_t, 32>;
 
 // A 256-bit unsigned number, most significant byte first; a hash qualifies when it is <= the target.
 struct Target {
@@ -56,16 +54,16 @@ struct BlockHeader {
 };
 
 // sha256d of the header with this nonce.
-Digest bitcoin_hash(const BlockHeader& header, std::uint32_t nonce);
+Sha256Digest bitcoin_hash(const BlockHeader& header, std::uint32_t nonce);
 // sha256(data || decimal(nonce)).
-Digest data_hash(std::string_view data, std::uint64_t nonce);
+Sha256Digest data_hash(std::string_view data, std::uint64_t nonce);
 // Whether the digest meets the target: Bitcoin reads the digest as a little-endian number, data
 // mode as a big-endian one.
-bool bitcoin_meets(const Digest& digest, const Target& target);
-bool data_meets(const Digest& digest, const Target& target);
+bool bitcoin_meets(const Sha256Digest& digest, const Target& target);
+bool data_meets(const Sha256Digest& digest, const Target& target);
 // Hex of the digest in explorer order (byte-reversed) for Bitcoin, plain for data mode.
-std::string bitcoin_hash_hex(const Digest& digest);
-std::string data_hash_hex(const Digest& digest);
+std::string bitcoin_hash_hex(const Sha256Digest& digest);
+std::string data_hash_hex(const Sha256Digest& digest);
 
 struct BitcoinJob {
   BlockHeader header;            // its nonce field is ignored
@@ -110,7 +108,7 @@ struct MineOptions {
 struct MineResult {
   bool found = false;
   std::uint64_t nonce = 0;   // the lowest qualifying nonce of the range, when found
-  Digest digest{};           // its hash
+  Sha256Digest digest{};     // its hash
   std::string hash_hex;      // explorer order (Bitcoin) or plain hex (data)
   std::uint64_t hashes = 0;  // nonces tested (chunks run whole, so may pass the nonce found)
   double seconds = 0;

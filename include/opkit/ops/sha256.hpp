@@ -7,7 +7,6 @@
 // and may be unaligned). Digests are 32 bytes each, back to back, in message order.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -16,12 +15,14 @@
 #include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
 #include "opkit/kernel.hpp"
+#include "opkit/sha256_hasher.hpp"
 #include "opkit/stream.hpp"
 
 namespace opkit::ops {
 
-inline constexpr std::size_t sha256_digest_bytes = 32;
-using Sha256Digest = std::array<std::uint8_t, sha256_digest_bytes>;
+// The digest type of every SHA-256 in opkit (opkit/sha256_hasher.hpp), by its operator's name.
+using opkit::sha256_digest_bytes;
+using opkit::Sha256Digest;
 
 enum class HashAlgo : std::uint8_t {
   sha256,   // SHA-256(m)
@@ -71,7 +72,7 @@ void sha256(BufferView<const std::uint8_t> data, BufferView<const std::uint64_t>
 void sha256d(BufferView<const std::uint8_t> data, BufferView<const std::uint64_t> offsets,
              BufferView<std::uint8_t> digests, const HashOptions& options = {});
 
-// ---- One message (host CPU, OpenSSL). ----
+// ---- One message (host CPU, OpenSSL through Sha256Hasher). ----
 
 Sha256Digest sha256(std::span<const std::uint8_t> message);
 Sha256Digest sha256d(std::span<const std::uint8_t> message);

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "opkit/error.hpp"
+#include "opkit/sha256_hasher.hpp"
 #include "ops/sha256/sha256_cpu.hpp"
 
 namespace opkit::ops {
@@ -266,14 +267,11 @@ void sha256d(BufferView<const std::uint8_t> data, BufferView<const std::uint64_t
 }
 
 Sha256Digest sha256(std::span<const std::uint8_t> message) {
-  Sha256Digest out{};
-  detail::cpu_hash_fixed(HashAlgo::sha256, message.data(), message.size(), 1, out.data());
-  return out;
+  return Sha256Hasher().digest(message);
 }
 Sha256Digest sha256d(std::span<const std::uint8_t> message) {
-  Sha256Digest out{};
-  detail::cpu_hash_fixed(HashAlgo::sha256d, message.data(), message.size(), 1, out.data());
-  return out;
+  Sha256Hasher hasher;
+  return hasher.digest(hasher.digest(message));
 }
 
 }  // namespace opkit::ops

@@ -6,8 +6,7 @@
 
 namespace opkit::ops::detail {
 
-const Sha256State sha256_iv = {SHA256_H0, SHA256_H1, SHA256_H2, SHA256_H3,
-                               SHA256_H4, SHA256_H5, SHA256_H6, SHA256_H7};
+const Sha256State sha256_iv = {SHA256_H0, SHA256_H1, SHA256_H2, SHA256_H3, SHA256_H4, SHA256_H5, SHA256_H6, SHA256_H7};
 
 void sha256_compress_portable(std::uint32_t state[8], const std::uint8_t block[64]) {
   unsigned int w[16];
