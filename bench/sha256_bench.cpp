@@ -29,15 +29,15 @@ namespace {
 
 using opkit::ops::HashAlgo;
 
-// A kernel variant: the -D switches of src/ops/sha256/kernels/sha256_core.cuh it sets (the
-// kernel's defaults for the others).
+// A kernel variant: the -D switches of src/ops/sha256/kernels/sha256_primitives.cuh and
+// sha256_core.cuh it sets (the kernel's defaults for the others).
 struct Variant {
   const char* name;
   std::vector<std::pair<const char*, int>> defines;
 };
 
-// "default" is what the library compiles; the others set both switches of sha256_core.cuh (its
-// header comment says what each does), so they do not move when the defaults do.
+// "default" is what the library compiles; the others set both switches (the headers' top
+// comments say what each does), so they do not move when the defaults do.
 Variant make_variant(const char* name, int add_on_fma, int k_on_fma) {
   return {name, {{"SHA256_ADD_ON_FMA", add_on_fma}, {"SHA256_K_ON_FMA", k_on_fma}}};
 }
