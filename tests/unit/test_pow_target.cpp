@@ -1,10 +1,10 @@
 // Proof-of-work host parts: targets (compact nBits, hex, leading-zero bits), comparisons, the
-// block-header codec, the reference hashes, and the host SHA-256 compressions.
+// block-header codec, the reference hashes, the mining plan (midstates through the host
+// compression, tests/unit/test_sha256_compress.cpp).
 #include <gtest/gtest.h>
 #include <openssl/sha.h>
 
 #include <cstring>
-#include <random>
 
 #include "opkit/error.hpp"
 #include "opkit/ops/pow.hpp"
@@ -153,34 +153,6 @@ TEST(PowHeader, DataHashIsSha256OfTheStringAndDecimalNonce) {
   SHA256(reinterpret_cast<const unsigned char*>(message.data()), message.size(), expected);
   const Sha256Digest d = opkit::ops::data_hash("hello", 18446744073709551615ull);
   EXPECT_EQ(0, std::memcmp(d.data(), expected, 32));
-}
-
-// Full SHA-256 through a compression function, for comparing it with OpenSSL.
-Sha256Digest hash_with(opkit::ops::detail::Sha256Compress compress, const std::vector<std::uint8_t>& msg) {
-  std::vector<std::uint8_t> padded = msg;
-  padded.push_back(0x80);
-  while (padded.size() % 64 != 56) padded.push_back(0);
-  const std::uint64_t bits = 8 * msg.size();
-  for (int i = 7; i >= 0; --i) padded.push_back(static_cast<std::uint8_t>(bits >> (8 * i)));
-  auto state = opkit::ops::detail::sha256_iv;
-  for (std::size_t at = 0; at < padded.size(); at += 64) compress(state.data(), padded.data() + at);
-  Sha256Digest d;
-  for (int i = 0; i < 8; ++i) opkit::ops::detail::store_be32(d.data() + 4 * i, state[i]);
-  return d;
-}
-
-TEST(PowSha256, PortableAndShaNiCompressionsMatchOpenSslOnRandomMessages) {
-  std::mt19937 rng(7);
-  for (std::size_t len : {0, 1, 55, 56, 63, 64, 65, 80, 119, 120, 200, 1000}) {
-    std::vector<std::uint8_t> msg(len);
-    for (auto& b : msg) b = static_cast<std::uint8_t>(rng());
-    Sha256Digest expected;
-    SHA256(msg.data(), msg.size(), expected.data());
-    EXPECT_EQ(hash_with(&opkit::ops::detail::sha256_compress_portable, msg), expected) << len;
-    if (opkit::ops::detail::sha_ni_available()) {
-      EXPECT_EQ(hash_with(&opkit::ops::detail::sha256_compress_sha_ni, msg), expected) << len;
-    }
-  }
 }
 
 TEST(PowPlan, DataMidstateCoversTheWholeBlocksAndLeavesThePrefix) {
