@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nvrtc_required.hpp"
+#include "opkit/target.hpp"
 #include "opkit/error.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/ops/pow.hpp"
@@ -24,7 +25,7 @@ namespace detail = opkit::ops::detail;
 
 TEST(PowGenericData, CompilesUnderNvrtc) {
   OPKIT_REQUIRE_NVRTC();
-  const auto compiled = opkit::nvrtc::compile(detail::data_generic_program({}), "sm_90");
+  const auto compiled = opkit::compile(detail::data_generic_program({}), opkit::Target::cuda("sm_90"));
   EXPECT_FALSE(compiled.binary.empty());
 }
 
