@@ -137,8 +137,7 @@ int main() try {
     } else if (opkit::nvrtc::info().available) {
       rows.push_back(bench_disk_only(subject, 7, salt_base));
     }
-    if (!opkit::Device::all("cpu").empty())
-      rows.push_back(bench_device(opkit::Device::cpu(), subject, 3, salt_base));
+    if (!opkit::Device::all("cpu").empty()) rows.push_back(bench_device(opkit::Device::cpu(), subject, 3, salt_base));
   }
   if (gpus.empty())
     std::printf("note: no CUDA GPU (%s): the NVRTC rows time the disk hit only, without a module load\n",

@@ -150,7 +150,8 @@ int write_cubins(const std::string& dir) {
     std::ofstream(dir + "/" + name, std::ios::binary)
         .write(reinterpret_cast<const char*>(compiled.binary.data()),
                static_cast<std::streamsize>(compiled.binary.size()));
-    std::printf("%-28s %s, NVRTC %.2f s\n", name.c_str(), binary_format_name(compiled.format).c_str(), seconds_since(t));
+    std::printf("%-28s %s, NVRTC %.2f s\n", name.c_str(), binary_format_name(compiled.format).c_str(),
+                seconds_since(t));
   };
   // Launch-only variants share their code with the default; they are skipped here.
   for (const Variant& v : bitcoin_variants()) {

@@ -29,11 +29,11 @@ class DeviceBuffer;
 enum class CopyKind : std::uint8_t { host_to_device, device_to_host, device_to_device };
 
 struct DeviceInfo {
-  std::string backend;           // the backend's registered name: "cuda", "cpu", ...
-  int ordinal = 0;               // index within its backend
-  std::string name;              // "NVIDIA H200", "AMD EPYC 7B13 (16 threads)"
-  std::string arch;              // "sm_90" for CUDA, the host compiler's target for the CPU
-  int compute_units = 0;         // multiprocessors, or CPU threads
+  std::string backend;                        // the backend's registered name: "cuda", "cpu", ...
+  int ordinal = 0;                            // index within its backend
+  std::string name;                           // "NVIDIA H200", "AMD EPYC 7B13 (16 threads)"
+  std::string arch;                           // "sm_90" for CUDA, the host compiler's target for the CPU
+  int compute_units = 0;                      // multiprocessors, or CPU threads
   std::string compute_unit_name = "threads";  // what compute_units counts: "SMs", "threads"
   int registers_per_unit = 0;    // 32-bit registers of one compute unit (occupancy); 0: not limited by them
   std::size_t total_memory = 0;  // bytes

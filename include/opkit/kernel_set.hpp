@@ -48,7 +48,8 @@ class KernelSupport {
   // Whether the operator has a kernel for this backend (by name, else by its kernel language).
   bool has(std::string_view backend) const { return find(backend) >= 0; }
   // The candidates this operator runs on, in order; each skipped one adds a line to `skipped`.
-  std::vector<Device> runnable(const std::vector<Device>& candidates, std::vector<std::string>* skipped = nullptr) const;
+  std::vector<Device> runnable(const std::vector<Device>& candidates,
+                               std::vector<std::string>* skipped = nullptr) const;
   // The automatic choice of devices: every GPU of Device::all() that the operator has kernels for.
   std::vector<Device> gpus() const;
   // Throws Error(invalid_argument) naming the operator and the device's backend when it has no kernel there.

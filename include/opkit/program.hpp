@@ -86,8 +86,8 @@ std::string binary_format_name(std::string_view format);
 // The output of a compiler: a binary that one backend can load, plus what the compiler said.
 struct CompiledProgram {
   std::string format = BinaryFormat::cubin;  // which backend can load it (BinaryFormat)
-  std::string target;       // "sm_90", "compute_90", "x86_64-g++-12.2"
-  std::string source_name;  // ProgramSpec::name, for error messages
+  std::string target;                        // "sm_90", "compute_90", "x86_64-g++-12.2"
+  std::string source_name;                   // ProgramSpec::name, for error messages
   std::vector<std::uint8_t> binary;
   std::string log;                                   // compiler warnings (empty when silent)
   std::map<std::string, std::string> lowered_names;  // kernel name as written -> symbol

@@ -42,8 +42,7 @@ void bind_device(nb::module_& m) {
       .def_static("parse", &Device::parse, "spec"_a,
                   "A device by name: auto, cuda, cuda:N, cpu, or any registered backend's name[:N].")
       .def_static("all", nb::overload_cast<>(&Device::all), "Every device of every available backend, GPUs first.")
-      .def_static("all", nb::overload_cast<std::string_view>(&Device::all), "backend"_a,
-                  "Every device of one backend.")
+      .def_static("all", nb::overload_cast<std::string_view>(&Device::all), "backend"_a, "Every device of one backend.")
       .def_static("cuda_devices", [] { return Device::all("cuda"); })
       .def_prop_ro("kind", &Device::backend, "The backend's name (as backend).")
       .def_prop_ro("backend", &Device::backend)

@@ -30,7 +30,8 @@ std::optional<CudaArch> parse_cuda_arch(std::string_view arch) {
       break;
     }
   while (!arch.empty() && (arch.back() == 'a' || arch.back() == 'f')) arch.remove_suffix(1);
-  if (arch.empty() || arch.size() > 3 || !std::all_of(arch.begin(), arch.end(), [](char c) { return c >= '0' && c <= '9'; }))
+  if (arch.empty() || arch.size() > 3 ||
+      !std::all_of(arch.begin(), arch.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return std::nullopt;
   out.sm = std::stoi(std::string(arch));
   if (out.sm == 0) return std::nullopt;

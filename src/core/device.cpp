@@ -52,8 +52,7 @@ std::string vocabulary() {
 }
 
 Device device_of(backend::Backend& backend, int ordinal) {
-  if (!backend.available())
-    throw Error(Errc::unavailable, backend.name() + " backend", backend.unavailable_reason());
+  if (!backend.available()) throw Error(Errc::unavailable, backend.name() + " backend", backend.unavailable_reason());
   return Device(backend.device(ordinal));
 }
 
@@ -112,7 +111,8 @@ Device Device::best() {
   if (!devices.empty()) return devices.front();
   std::string why;
   for (const auto& status : backends()) why += (why.empty() ? "" : "; ") + status.name + ": " + status.reason;
-  throw Error(Errc::unavailable, "Device::best", "no backend has a device (" + (why.empty() ? "none registered" : why) + ")");
+  throw Error(Errc::unavailable, "Device::best",
+              "no backend has a device (" + (why.empty() ? "none registered" : why) + ")");
 }
 
 const DeviceInfo& Device::info() const {

@@ -274,7 +274,7 @@ void check_gpus(Context& ctx) {
   if (cuda == nullptr || !cuda->available()) {
     Check c = named("gpu");
     c.status = ctx.options.require_gpu ? Status::fail : Status::skip;
-    c.detail = cuda == nullptr                ? "no CUDA GPU: this build of opkit has no CUDA backend"
+    c.detail = cuda == nullptr                 ? "no CUDA GPU: this build of opkit has no CUDA backend"
                : cuda::driver_api() == nullptr ? "no CUDA GPU: the driver is not usable (see the driver check)"
                                                : "no CUDA GPU: " + cuda->unavailable_reason();
     if (ctx.options.require_gpu) {
@@ -331,9 +331,8 @@ void smoke(Context& ctx, const Device& device, const std::string& label) {
       c.cause = "the kernel ran but computed wrong values: a driver or hardware fault";
       c.fix = "run nvidia-smi -q for ECC errors; update the driver";
     } else {
-      c.detail = "compiled (" + binary_format_name(module.program().format) + " " +
-                 module.program().target + "), launched, " + std::to_string(n) + " results match the CPU reference (" +
-                 took + ")";
+      c.detail = "compiled (" + binary_format_name(module.program().format) + " " + module.program().target +
+                 "), launched, " + std::to_string(n) + " results match the CPU reference (" + took + ")";
       if (device.is_gpu())
         ++ctx.report.working_gpus;
       else

@@ -64,7 +64,7 @@ std::vector<Device> KernelSupport::gpus() const {
 }
 
 std::vector<Device> KernelSupport::runnable(const std::vector<Device>& candidates,
-                                             std::vector<std::string>* skipped) const {
+                                            std::vector<std::string>* skipped) const {
   std::vector<Device> out;
   for (const Device& device : candidates) {
     if (has(device.backend())) {

@@ -117,6 +117,14 @@ for n in 1 2 777 123456 200000; do
   want=$(printf '%s' "$line" | sha256sum | cut -c1-64)
   check "--lines digest of line $n" [ "$(sed -n "${n}p" cpu.out)" = "$want" ]
 done
+# --device cpu: the SHA-256 kernel source on the CPU backend, byte for byte what the host prints.
+head -n 3000 many.txt >some.txt
+"$opkit" hash --lines --device host some.txt >some_host.out
+"$opkit" hash --lines --device cpu --algo sha256 some.txt >some_cpu.out
+check "--lines --device cpu (the kernel on the CPU backend) matches the host" cmp -s some_cpu.out some_host.out
+"$opkit" hash --lines --device tpu some.txt >/dev/null 2>err.txt; rc=$?
+check "--lines --device tpu: exit 2 naming the value and the choices" \
+  [ "$rc" = 2 ] && grep -q "'tpu' is not a device for opkit hash; use one of: auto, host, cuda" err.txt
 "$opkit" hash --lines --device host - <many.txt >stdin.out
 check "--lines from stdin" cmp -s stdin.out cpu.out
 "$opkit" hash --lines --device host many.txt missing >two.out 2>two.err; rc=$?

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "opkit/registry.hpp"
 #include "gpu_test.hpp"
 #include "opkit/opkit.hpp"
+#include "opkit/registry.hpp"
 
 namespace {
 

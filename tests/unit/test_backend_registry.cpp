@@ -156,8 +156,9 @@ struct Width {
 };
 
 opkit::Program width_program(const Width& w) {
-  return opkit::Program("__global__ void fill(int* a) { a[threadIdx.x] = WIDTH; }").name("fill.cu").define("WIDTH",
-                                                                                                        w.value);
+  return opkit::Program("__global__ void fill(int* a) { a[threadIdx.x] = WIDTH; }")
+      .name("fill.cu")
+      .define("WIDTH", w.value);
 }
 
 TEST(KernelSet, SkipsAndRefusesABackendWithoutAKernelNamingTheOperatorAndTheBackend) {
@@ -207,7 +208,9 @@ TEST(Target, CompilesForTheCpuBackendWithoutADeviceAndBuildReportsTheCache) {
   const opkit::Error unknown = error_of([&] { opkit::compile(program, {"tpu", ""}); });
   EXPECT_EQ(unknown.kind(), opkit::Errc::invalid_argument);
   EXPECT_TRUE(has(unknown.message(), "tpu")) << unknown.message();
-  EXPECT_EQ(error_of([&] { opkit::compile(program, {"cpu", "riscv-not-this-host"}); }).kind(),
+  EXPECT_EQ(error_of([&] {
+              opkit::compile(program, {"cpu", "riscv-not-this-host"});
+            }).kind(),
             opkit::Errc::invalid_argument);
 }
 

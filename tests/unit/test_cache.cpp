@@ -15,10 +15,10 @@
 
 #include "core/sha256_digest.hpp"
 #include "nvrtc_required.hpp"
-#include "opkit/target.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/program.hpp"
+#include "opkit/target.hpp"
 
 namespace {
 

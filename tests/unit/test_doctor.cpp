@@ -8,12 +8,12 @@
 #include <filesystem>
 #include <string>
 
-#include "opkit/registry.hpp"
 #include "core/doctor_cxx_runtime.hpp"
 #include "core/doctor_installs.hpp"
 #include "opkit/device.hpp"
 #include "opkit/doctor.hpp"
 #include "opkit/nvrtc.hpp"
+#include "opkit/registry.hpp"
 
 namespace {
 

@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "nvrtc_required.hpp"
-#include "opkit/target.hpp"
 #include "opkit/error.hpp"
 #include "opkit/program.hpp"
+#include "opkit/target.hpp"
 
 namespace {
 
@@ -84,7 +84,8 @@ TEST(NvrtcCompile, DefinesReachTheSource) {
       "static_assert(WIDTH == 256, \"WIDTH has the defined value\");\n"
       "#ifndef FLAG\n#error FLAG must be defined\n#endif\n"
       "__global__ void k(float* a) { a[threadIdx.x % WIDTH] = 1.0f; }\n";
-  EXPECT_NO_THROW(opkit::compile(opkit::Program(source).define("WIDTH", 256).define("FLAG"), opkit::Target::cuda("sm_90")));
+  EXPECT_NO_THROW(
+      opkit::compile(opkit::Program(source).define("WIDTH", 256).define("FLAG"), opkit::Target::cuda("sm_90")));
   // And a different value really changes what is compiled.
   EXPECT_THROW(opkit::compile(opkit::Program(source).define("WIDTH", 128).define("FLAG"), opkit::Target::cuda("sm_90")),
                opkit::Error);
@@ -93,8 +94,8 @@ TEST(NvrtcCompile, DefinesReachTheSource) {
 TEST(NvrtcCompile, InMemoryHeadersAndOptionsAreUsed) {
   OPKIT_REQUIRE_NVRTC();
   const char* source = "#include \"params.cuh\"\n__global__ void k(int* a) { a[0] = MAGIC; }\n";
-  auto compiled = opkit::compile(
-      opkit::Program(source).header("params.cuh", "#define MAGIC 42\n").option("-lineinfo"), opkit::Target::cuda("sm_90"));
+  auto compiled = opkit::compile(opkit::Program(source).header("params.cuh", "#define MAGIC 42\n").option("-lineinfo"),
+                                 opkit::Target::cuda("sm_90"));
   EXPECT_FALSE(compiled.binary.empty());
 }
 

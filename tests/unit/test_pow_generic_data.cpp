@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "nvrtc_required.hpp"
-#include "opkit/target.hpp"
 #include "opkit/error.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/ops/pow.hpp"
+#include "opkit/target.hpp"
 #include "ops/pow/kernel_miner.hpp"
 #include "ops/pow/kernel_programs.hpp"
 #include "ops/pow/mine_plan.hpp"

@@ -5,11 +5,11 @@
 #include <random>
 
 #include "nvrtc_required.hpp"
-#include "opkit/target.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/error.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/ops/sha256.hpp"
+#include "opkit/target.hpp"
 #include "unit/test_sha256_reference.hpp"
 
 namespace {
@@ -27,7 +27,8 @@ TEST(Sha256Kernels, FixedLengthProgramCompilesUnderNvrtcForEveryPaddingShape) {
   };
   for (Shape s : {Shape{0, 16, HashAlgo::sha256}, Shape{32, 16, HashAlgo::sha256}, Shape{55, 1, HashAlgo::sha256d},
                   Shape{56, 8, HashAlgo::sha256}, Shape{80, 16, HashAlgo::sha256d}, Shape{1024, 4, HashAlgo::sha256}}) {
-    auto compiled = opkit::compile(opkit::ops::sha256_fixed_program(s.algo, s.len, s.load_align, 16), opkit::Target::cuda("sm_90"));
+    auto compiled =
+        opkit::compile(opkit::ops::sha256_fixed_program(s.algo, s.len, s.load_align, 16), opkit::Target::cuda("sm_90"));
     EXPECT_EQ(compiled.format, opkit::BinaryFormat::cubin) << "length " << s.len;
     EXPECT_FALSE(compiled.binary.empty());
   }

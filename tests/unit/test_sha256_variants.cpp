@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "nvrtc_required.hpp"
-#include "opkit/target.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/ops/sha256.hpp"
+#include "opkit/target.hpp"
 
 namespace {
 

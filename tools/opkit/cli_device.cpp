@@ -28,7 +28,8 @@ DeviceRequest parse_device_option(const std::string& text, const char* command, 
   const std::string name = text.substr(0, text.find(':'));
   if (find_backend(name) == nullptr) {
     std::string hint;
-    if (text == "host") hint = " (" + std::string(command) + " has no native CPU path; cpu runs the kernel on the CPU backend)";
+    if (text == "host")
+      hint = " (" + std::string(command) + " has no native CPU path; cpu runs the kernel on the CPU backend)";
     throw Error(Errc::invalid_argument, "--device",
                 "'" + text + "' is not a device for " + command + "; use one of: " + device_vocabulary(words) + hint);
   }

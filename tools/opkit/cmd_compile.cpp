@@ -30,7 +30,8 @@ std::string default_arch() {
     for (const BackendStatus& b : backends())
       if (b.name == "cuda") reason = b.reason;
     throw Error(Errc::invalid_argument, "opkit compile",
-                "no --arch given and no CUDA GPU to take it from (" + reason + "); name the target, e.g. --arch sm_90 for an H100/H200, sm_80 for an A100");
+                "no --arch given and no CUDA GPU to take it from (" + reason +
+                    "); name the target, e.g. --arch sm_90 for an H100/H200, sm_80 for an A100");
   }
   return gpus.front().info().arch;
 }

@@ -45,9 +45,8 @@ void list_devices(bool json, int& exit_code) {
       const DeviceInfo& info = device.info();
       std::string units = std::to_string(info.compute_units) + " " + info.compute_unit_name;
       std::string clock = info.clock_khz > 0 ? ", " + std::to_string(info.clock_khz / 1000) + " MHz" : "";
-      std::printf("%s  %s  %s, %s, %s%s, %s\n", device.id().c_str(), info.name.c_str(),
-                  info.arch.c_str(), units.c_str(), memory_text(info.total_memory).c_str(), clock.c_str(),
-                  info.driver.c_str());
+      std::printf("%s  %s  %s, %s, %s%s, %s\n", device.id().c_str(), info.name.c_str(), info.arch.c_str(),
+                  units.c_str(), memory_text(info.total_memory).c_str(), clock.c_str(), info.driver.c_str());
     }
     for (const auto& line : missing) std::printf("%s\n", line.c_str());
   }

@@ -48,8 +48,7 @@ std::uint64_t parse_count(const std::string& text, const char* what) {
 
 ops::MineOptions options_for(const std::string& device) {
   ops::MineOptions options;
-  const DeviceRequest request =
-      parse_device_option(device, "opkit mine", {.host = true, .all = true, .several = true});
+  const DeviceRequest request = parse_device_option(device, "opkit mine", {.host = true, .all = true, .several = true});
   switch (request.kind) {
     case DeviceRequest::Kind::automatic:
       break;

@@ -66,7 +66,8 @@ CpuModule::CpuModule(const CompiledProgram& program, unsigned max_workers) : max
 
 std::shared_ptr<backend::Function> CpuModule::function(const std::string& symbol) {
   for (std::uint32_t i = 0; i < table_->kernel_count; ++i)
-    if (symbol == table_->kernels[i].name) return std::make_shared<CpuFunction>(object_, table_, &table_->kernels[i], max_workers_);
+    if (symbol == table_->kernels[i].name)
+      return std::make_shared<CpuFunction>(object_, table_, &table_->kernels[i], max_workers_);
   return nullptr;
 }
 

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "opkit/backend.hpp"
 #include "backend/cpu/opkit_cpu_abi.h"
 #include "backend/cpu/shared_object.hpp"
+#include "opkit/backend.hpp"
 
 namespace opkit::cpu {
 
@@ -27,8 +27,8 @@ class CpuModule final : public backend::Module {
 
 class CpuFunction final : public backend::Function {
  public:
-  CpuFunction(std::shared_ptr<const SharedObject> object, const opkit_cpu_module* table,
-              const opkit_cpu_kernel* kernel, unsigned max_workers);
+  CpuFunction(std::shared_ptr<const SharedObject> object, const opkit_cpu_module* table, const opkit_cpu_kernel* kernel,
+              unsigned max_workers);
   // Runs the whole grid before returning (CPU streams are synchronous). A fault, __trap, failed
   // assert or escaped exception in any thread stops the launch and throws Error(Errc::launch).
   void launch(const LaunchConfig& config, backend::Stream& stream, void** args, const std::size_t* sizes,

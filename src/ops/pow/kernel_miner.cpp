@@ -183,7 +183,8 @@ class KernelSearcher : public NonceSearcher {
   void start_compile(int key) {
     if (kernels_.count(key)) return;
     const bool generic = key == generic_key;
-    Program program = pow_kernels().program(device_, {.plan = plan_, .generic = generic, .digits = key, .tuning = tuning_});
+    Program program =
+        pow_kernels().program(device_, {.plan = plan_, .generic = generic, .digits = key, .tuning = tuning_});
     const char* name = plan_.scheme == PowScheme::bitcoin ? "pow_bitcoin" : "pow_data";
     kernels_[key] = std::async(std::launch::async, [device = device_, program = std::move(program), name, generic] {
                       return load(device, program, name, generic);

@@ -48,8 +48,9 @@ constexpr std::uint64_t max_launch_messages = std::uint64_t{1} << 30;
 void check_device(const Device& expected, const Device& actual, const char* what) {
   if (!(expected == actual))
     throw Error(Errc::invalid_argument, "Sha256Kernel",
-                std::string(what) + " lives on " + actual.backend() + " device " + std::to_string(actual.info().ordinal) +
-                    ", not on the kernel's " + expected.backend() + " device " + std::to_string(expected.info().ordinal));
+                std::string(what) + " lives on " + actual.backend() + " device " +
+                    std::to_string(actual.info().ordinal) + ", not on the kernel's " + expected.backend() + " device " +
+                    std::to_string(expected.info().ordinal));
 }
 
 // One specialisation of either kernel: the key of the per-device kernel cache.
@@ -66,11 +67,11 @@ const KernelSet<Sha256Params>& kernels() {
   static const auto* set = [] {
     auto* s = new KernelSet<Sha256Params>("sha256");
     s->add_language("cuda", {[](const Sha256Params& p) {
-                       return p.variable ? sha256_variable_program(p.algo, p.store_align)
-                                         : sha256_fixed_program(p.algo, p.message_bytes, p.load_align, p.store_align,
-                                                                p.per_thread);
-                     },
-                     {.block = 256}});
+                               return p.variable ? sha256_variable_program(p.algo, p.store_align)
+                                                 : sha256_fixed_program(p.algo, p.message_bytes, p.load_align,
+                                                                        p.store_align, p.per_thread);
+                             },
+                             {.block = 256}});
     return s;
   }();
   return *set;
@@ -120,7 +121,6 @@ void Sha256Kernel::set_tuning(Tuning tuning) {
                     std::to_string(tuning.per_thread));
   tuning_ = tuning;
 }
-
 
 void Sha256Kernel::fixed(HashAlgo algo, BufferView<const std::uint8_t> data, std::size_t message_bytes,
                          BufferView<std::uint8_t> digests, const Stream* stream) const {
