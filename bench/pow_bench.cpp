@@ -53,7 +53,7 @@ BlockHeader fresh_header() {
 detail::MinePlan bitcoin_plan(const BlockHeader& header) {
   BitcoinJob job;
   job.header = header;
-  job.target = Target::from_hex(std::string(63, '0') + "1");  // unreachable: every nonce is hashed
+  job.target = ops::Target::from_hex(std::string(63, '0') + "1");  // unreachable: every nonce is hashed
   return detail::make_plan(job);
 }
 
@@ -199,7 +199,7 @@ void gpu_rows(const Device& gpu) {
   // A fresh job end to end through the public API: generic kernel at once, specialised when ready.
   BitcoinJob job;
   job.header = fresh_header();
-  job.target = Target::from_hex(std::string(63, '0') + "1");
+  job.target = ops::Target::from_hex(std::string(63, '0') + "1");
   MineOptions options;
   options.devices = {gpu};
   t = Clock::now();
@@ -258,7 +258,7 @@ int main(int argc, char** argv) try {
   if (gpus.size() > 1) {
     BitcoinJob job;
     job.header = fresh_header();
-    job.target = Target::from_hex(std::string(63, '0') + "1");
+    job.target = ops::Target::from_hex(std::string(63, '0') + "1");
     mine(job);  // compiles
     const MineResult r = mine(job);
     std::printf("\nall %zu GPUs, Bitcoin mode, 2^32 nonces: %s\n", gpus.size(),
