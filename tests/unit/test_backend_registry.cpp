@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backends/cpu_serial/cpu_serial.hpp"
+#include "opkit/backend.hpp"
 #include "opkit/opkit.hpp"
 #include "opkit/ops/pow.hpp"
 #include "opkit/ops/sha256.hpp"
@@ -70,17 +73,59 @@ TEST(BackendRegistry, BadDeviceNamesAreErrorsThatNameTheValueAndTheChoices) {
   EXPECT_EQ(error_of([] { opkit::Device::all("tpu"); }).kind(), opkit::Errc::invalid_argument);
 }
 
+// A backend with nothing behind it: enough to be refused or accepted by name.
+class NamedOnly final : public opkit::backend::Backend {
+ public:
+  explicit NamedOnly(std::string name) : name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  bool is_gpu() const override { return false; }
+  int dlpack_device_type() const override { return 1; }
+  std::string kernel_language() const override { return "none"; }
+  bool available() override { return false; }
+  std::string unavailable_reason() override { return "a test stand-in"; }
+  int device_count() override { return 0; }
+  std::shared_ptr<opkit::backend::Device> device(int) override {
+    throw opkit::Error(opkit::Errc::unavailable, name_, unavailable_reason());
+  }
+  opkit::CompiledProgram compile(const opkit::ProgramSpec&, const std::string&) override {
+    throw opkit::Error(opkit::Errc::unavailable, name_, unavailable_reason());
+  }
+  std::string compiler_identity(const std::string&) override { return name_; }
+
+ private:
+  std::string name_;
+};
+
 TEST(BackendRegistry, RefusesNamesThatAreTakenMalformedOrReserved) {
-  opkit::test::register_cpu_serial_backend();
-  for (const char* word : {"auto", "all", "host"}) {
-    // A backend object is needed to ask; the serial backend's name is the only thing checked first.
-    const opkit::Error e = error_of([&] { opkit::Device::parse(std::string(word) + ":0"); });
-    EXPECT_EQ(e.kind(), opkit::Errc::invalid_argument) << word;
+  const auto before = names();
+  for (const char* bad : {"auto", "all", "host", "cpu", "cuda", "", "Upper", "has space", "-dash", "a:1"}) {
+    const opkit::Error e = error_of([&] { opkit::register_backend(std::make_shared<NamedOnly>(bad)); });
+    EXPECT_EQ(e.kind(), opkit::Errc::invalid_argument) << bad;
   }
   EXPECT_EQ(error_of([] { opkit::register_backend(nullptr); }).kind(), opkit::Errc::invalid_argument);
-  const auto before = names();
-  opkit::test::register_cpu_serial_backend();  // once per process: a second call adds nothing
   EXPECT_EQ(names(), before);
+  opkit::test::register_cpu_serial_backend();
+  const auto with_serial = names();
+  opkit::test::register_cpu_serial_backend();  // once per process: a second call adds nothing
+  EXPECT_EQ(names(), with_serial);
+}
+
+TEST(BackendRegistry, AnUnavailableBackendIsListedWithItsReasonAndHasNoDevices) {
+  static const bool registered = [] {
+    opkit::register_backend(std::make_shared<NamedOnly>("stand-in"));
+    return true;
+  }();
+  ASSERT_TRUE(registered);
+  const auto list = opkit::backends();
+  const auto it = std::find_if(list.begin(), list.end(), [](const auto& b) { return b.name == "stand-in"; });
+  ASSERT_NE(it, list.end());
+  EXPECT_FALSE(it->available);
+  EXPECT_EQ(it->reason, "a test stand-in");
+  EXPECT_TRUE(opkit::Device::all("stand-in").empty());
+  const opkit::Error e = error_of([] { opkit::Device::parse("stand-in:0"); });
+  EXPECT_EQ(e.kind(), opkit::Errc::unavailable);
+  EXPECT_TRUE(has(e.message(), "a test stand-in")) << e.message();
+  EXPECT_FALSE(opkit::ops::sha256_support().has("stand-in"));  // its language is not CUDA C++
 }
 
 TEST(BackendRegistry, ABackendFromTheTestTreeIsListedParsedAndEnumerated) {
