@@ -14,7 +14,7 @@
 #include <string>
 
 #include "opkit/error.hpp"
-#include "opkit/nvrtc.hpp"
+#include "opkit/target.hpp"
 #include "opkit/ops/pow.hpp"
 #include "opkit/ops/sha256.hpp"
 #include "ops/pow/kernel_programs.hpp"
@@ -22,8 +22,16 @@
 
 namespace {
 
-using namespace opkit;
-using namespace opkit::ops;
+using opkit::CompiledProgram;
+using opkit::Error;
+using opkit::Program;
+using opkit::ops::BitcoinJob;
+using opkit::ops::BlockHeader;
+using opkit::ops::DataJob;
+using opkit::ops::HashAlgo;
+using opkit::ops::sha256_fixed_program;
+using opkit::ops::sha256_variable_program;
+namespace detail = opkit::ops::detail;
 
 // The genesis block's header: a fixed job, so that the specialised kernel is the same every run.
 constexpr const char* genesis_header =
@@ -53,7 +61,7 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(dir);
     auto write = [&](const std::string& name, const Program& program) {
       if (name.find(only) == std::string::npos) return;
-      const CompiledProgram compiled = nvrtc::compile(program, "sm_90");
+      const CompiledProgram compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
       std::ofstream(dir + "/" + name + ".cubin", std::ios::binary)
           .write(reinterpret_cast<const char*>(compiled.binary.data()),
                  static_cast<std::streamsize>(compiled.binary.size()));
