@@ -11,7 +11,9 @@
 #include "opkit/buffer.hpp"
 #include "opkit/error.hpp"
 #include "opkit/module.hpp"
+#include "opkit/nvrtc.hpp"
 #include "opkit/ops/sha256.hpp"
+#include "unit/nvrtc_required.hpp"
 #include "unit/test_sha256_reference.hpp"
 
 namespace {
@@ -180,6 +182,15 @@ void expect_every_padding_shape_matches(const Target& target, HashAlgo algo) {
               "")
         << opkit::ops::hash_algo_name(algo) << " length " << s.len << " shift " << s.shift;
   }
+}
+
+// The batched program is valid CUDA too (checked without a GPU): NVRTC resolves every kernel.
+TEST(Sha256Shapes, BatchedProgramCompilesUnderNvrtcWithEveryKernelNamed) {
+  OPKIT_REQUIRE_NVRTC();
+  const BatchedShapes batch = batch_programs({opkit::ops::sha256_fixed_program(HashAlgo::sha256, 55, 1, 16),
+                                              opkit::ops::sha256_fixed_program(HashAlgo::sha256d, 64, 16, 4)});
+  const auto compiled = opkit::nvrtc::compile(batch.program, "sm_90");
+  for (const auto& kernel : batch.kernels) EXPECT_EQ(compiled.lowered_names.count(kernel), 1u) << kernel;
 }
 
 TEST_P(Sha256, KnownAnswersFromFips180) {
