@@ -52,19 +52,18 @@ class TargetTest : public testing::TestWithParam<Target> {
 
 // Declares the suite `Suite` run on every selected target (OPKIT_CONFORMANCE_DEVICE_SUITE: on
 // every device, not host). An operator adds itself with one of these and its TEST_P cases.
-#define OPKIT_CONFORMANCE_SUITE_OVER(Suite, targets)                                                \
-  class Suite : public ::opkit::test::TargetTest {};                                                \
-  GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Suite);                                             \
+#define OPKIT_CONFORMANCE_SUITE_OVER(Suite, targets)    \
+  class Suite : public ::opkit::test::TargetTest {};    \
+  GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Suite); \
   INSTANTIATE_TEST_SUITE_P(On, Suite, ::testing::ValuesIn(::opkit::test::targets()), ::opkit::test::target_test_name)
 #define OPKIT_CONFORMANCE_SUITE(Suite) OPKIT_CONFORMANCE_SUITE_OVER(Suite, all_targets)
 #define OPKIT_CONFORMANCE_DEVICE_SUITE(Suite) OPKIT_CONFORMANCE_SUITE_OVER(Suite, device_targets)
 
 // Skips where the target's backend has no kernel for operator `op` (host runs every operator).
-#define OPKIT_SKIP_UNLESS_TARGET_RUNS(op)                         \
-  if (target().device && !target().device->supports(op)) \
-  GTEST_SKIP() << target().name << " has no kernel for " << (op)
+#define OPKIT_SKIP_UNLESS_TARGET_RUNS(op) \
+  if (target().device && !target().device->supports(op)) GTEST_SKIP() << target().name << " has no kernel for " << (op)
 
 // Declares `const opkit::Device& device` for the test body, or skips on host saying why.
-#define OPKIT_DEVICE_OR_SKIP(device, why)                                        \
-  if (target().is_host()) GTEST_SKIP() << "host has no " << why;               \
+#define OPKIT_DEVICE_OR_SKIP(device, why)                        \
+  if (target().is_host()) GTEST_SKIP() << "host has no " << why; \
   const ::opkit::Device& device = *target().device

@@ -134,5 +134,4 @@ TEST_P(Core, SameProgramTwiceCompilesOnceInProcess) {
   EXPECT_EQ(&a.program(), &b.program());
 }
 
-
 }  // namespace

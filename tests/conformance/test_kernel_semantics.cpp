@@ -392,7 +392,8 @@ TEST_P(KernelSemantics, PyCudaStyleKernelRunsUnchanged) {
   std::uniform_real_distribution<float> value(-10, 10);
   std::vector<float> a(n), b(n);
   for (int k = 0; k < n; ++k) a[k] = value(rng()), b[k] = value(rng());
-  auto da = device_under_test().alloc<float>(n), db = device_under_test().alloc<float>(n), dest = device_under_test().alloc<float>(n);
+  auto da = device_under_test().alloc<float>(n), db = device_under_test().alloc<float>(n),
+       dest = device_under_test().alloc<float>(n);
   da.copy_from(a);
   db.copy_from(b);
   module.kernel("multiply_them").launch({.grid = 1, .block = n}, dest, da, db);

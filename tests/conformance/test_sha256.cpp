@@ -200,8 +200,10 @@ TEST_P(Sha256, KnownAnswersFromFips180) {
   VariableBatch batch{data, {0, 0, 3, data.size()}, {}};
   auto digests = hash_variable(target(), HashAlgo::sha256, batch);
   EXPECT_EQ(hex(std::span(digests).subspan(0, 32)), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(hex(std::span(digests).subspan(32, 32)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-  EXPECT_EQ(hex(std::span(digests).subspan(64, 32)), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(hex(std::span(digests).subspan(32, 32)),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hex(std::span(digests).subspan(64, 32)),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
   // Bitcoin's double SHA-256 of the empty string.
   const auto double_hashed = hash_variable(target(), HashAlgo::sha256d, batch);
   EXPECT_EQ(hex(std::span(double_hashed).subspan(0, 32)),
