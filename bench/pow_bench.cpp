@@ -146,11 +146,11 @@ int write_cubins(const std::string& dir) {
   const auto plan = bitcoin_plan(fresh_header());
   auto write = [&](const std::string& name, const Program& program) {
     const auto t = Clock::now();
-    const CompiledProgram compiled = nvrtc::compile(program, "sm_90");
+    const CompiledProgram compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
     std::ofstream(dir + "/" + name, std::ios::binary)
         .write(reinterpret_cast<const char*>(compiled.binary.data()),
                static_cast<std::streamsize>(compiled.binary.size()));
-    std::printf("%-28s %s, NVRTC %.2f s\n", name.c_str(), binary_format_name(compiled.format), seconds_since(t));
+    std::printf("%-28s %s, NVRTC %.2f s\n", name.c_str(), binary_format_name(compiled.format).c_str(), seconds_since(t));
   };
   // Launch-only variants share their code with the default; they are skipped here.
   for (const Variant& v : bitcoin_variants()) {
@@ -251,7 +251,7 @@ int main(int argc, char** argv) try {
     return 2;
   }
   std::printf("# opkit proof-of-work benchmark (opkit %s)\n", opkit::version);
-  const std::vector<Device> gpus = Device::cuda_devices();
+  const std::vector<Device> gpus = Device::all("cuda");
   if (gpus.empty()) std::printf("\nno CUDA GPU: GPU rows skipped\n");
   for (const Device& gpu : gpus) gpu_rows(gpu);
   if (gpus.size() > 1) {

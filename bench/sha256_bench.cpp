@@ -235,7 +235,7 @@ int main(int argc, char** argv) {
   try {
     std::printf("%-4s %-8s %6s %6s %4s  %-8s %10s %10s %9s  %s\n", "dev", "algo", "L", "block", "pt", "variant", "ms",
                 "GH/s", "GB/s", "check");
-    auto gpus = opkit::Device::cuda_devices();
+    auto gpus = opkit::Device::all("cuda");
     if (gpus.empty()) {
       std::printf("# no CUDA GPU: GPU rows skipped\n");
     } else {

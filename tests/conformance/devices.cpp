@@ -1,21 +1,16 @@
-// OPKIT_TEST_DEVICES parsing and the device enumeration behind the conformance suites.
+// OPKIT_TEST_DEVICES parsing over the backend registry (Device::parse, Device::all(backend)).
 #include "conformance/devices.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
+#include "cpu_serial.hpp"
 #include "opkit/error.hpp"
+#include "opkit/registry.hpp"
 
 namespace opkit::test {
 namespace {
-
-constexpr const char* default_request = "cuda,cpu,host";
-
-std::string device_name(const Device& device) {
-  const std::string backend = backend_kind_name(device.kind());
-  return device.kind() == BackendKind::cpu ? backend : backend + ":" + std::to_string(device.info().ordinal);
-}
 
 void add(TargetSelection& selection, Target target) {
   auto same = [&](const Target& t) { return t.name == target.name; };
@@ -23,35 +18,35 @@ void add(TargetSelection& selection, Target target) {
     selection.present.push_back(std::move(target));
 }
 
-// A device that the backend cannot give becomes an absent entry with the backend's reason.
-template <class Open>
-void add_device(TargetSelection& selection, const std::string& name, Open open) {
-  try {
-    Device device = open();
-    add(selection, {device_name(device), device});
-  } catch (const Error& e) {
-    selection.absent.push_back(name + ": " + e.message());
-  }
+void add_device(TargetSelection& selection, const Device& device) {
+  add(selection, {device.id(), device});
 }
 
-std::optional<int> ordinal_of(const std::string& digits) {
-  if (digits.empty() || digits.size() > 4 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return std::nullopt;
-  return std::stoi(digits);
+// Every registered backend, then host: what runs when nothing is asked for.
+std::string default_request() {
+  std::string request;
+  for (const BackendStatus& backend : backends()) request += backend.name + ",";
+  return request + "host";
 }
 
 void add_named(TargetSelection& selection, const std::string& name) {
-  if (name == "host") {
-    add(selection, {"host", std::nullopt});
-  } else if (name == "cpu") {
-    add_device(selection, name, [] { return Device::cpu(); });
-  } else if (name == "cuda") {
-    std::vector<Device> gpus = Device::cuda_devices();
-    if (gpus.empty()) add_device(selection, name, [] { return Device::cuda(0); });  // records why
-    for (const Device& gpu : gpus) add(selection, {device_name(gpu), gpu});
-  } else if (name.rfind("cuda:", 0) == 0 && ordinal_of(name.substr(5))) {
-    add_device(selection, name, [&] { return Device::cuda(*ordinal_of(name.substr(5))); });
-  } else {
-    selection.invalid.push_back(name);
+  if (name == "host") return add(selection, {"host", std::nullopt});
+  // A bare backend name: each of its devices (none: absent, with the backend's reason).
+  for (const BackendStatus& backend : backends()) {
+    if (backend.name != name) continue;
+    std::vector<Device> devices = Device::all(name);
+    if (devices.empty())
+      selection.absent.push_back(name + ": " + (backend.reason.empty() ? "no devices" : backend.reason));
+    for (const Device& device : devices) add_device(selection, device);
+    return;
+  }
+  try {
+    add_device(selection, Device::parse(name));
+  } catch (const Error& e) {
+    if (e.kind() == Errc::invalid_argument)
+      selection.invalid.push_back(name);
+    else
+      selection.absent.push_back(name + ": " + e.message());
   }
 }
 
@@ -59,7 +54,7 @@ void add_named(TargetSelection& selection, const std::string& name) {
 
 TargetSelection select_targets(const std::string& request) {
   TargetSelection selection;
-  selection.request = request.empty() ? default_request : request;
+  selection.request = request.empty() ? default_request() : request;
   std::stringstream names(selection.request);
   for (std::string name; std::getline(names, name, ',');) {
     name.erase(0, name.find_first_not_of(' '));
@@ -72,6 +67,7 @@ TargetSelection select_targets(const std::string& request) {
 const TargetSelection& selected_targets() {
   // Never destroyed: its devices must outlive every static that GoogleTest destroys at exit.
   static const auto* selection = [] {
+    register_cpu_serial_backend();  // the test-only backend joins the suite like any other
     const char* request = std::getenv("OPKIT_TEST_DEVICES");
     return new TargetSelection(select_targets(request != nullptr ? request : ""));
   }();

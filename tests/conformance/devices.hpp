@@ -15,7 +15,7 @@
 namespace opkit::test {
 
 struct Target {
-  std::string name;              // "cuda:0", "cpu", "host": what OPKIT_TEST_DEVICES calls it
+  std::string name;              // "cuda:0", "cpu:0", "host": Device::id(), or host
   std::optional<Device> device;  // none for host
   bool is_host() const { return !device.has_value(); }
 };
@@ -27,8 +27,9 @@ struct TargetSelection {
   std::vector<std::string> invalid;  // names that name nothing
 };
 
-// OPKIT_TEST_DEVICES: comma-separated names, `cuda:N` (one GPU), `cuda` (every CUDA GPU), `cpu`
-// (the CPU backend), `host`. Unset or empty: `cuda,cpu,host`, every device present plus host.
+// OPKIT_TEST_DEVICES: comma-separated names in the device vocabulary of Device::parse
+// (`cuda:1`, `cpu`, `cpu-serial:0`), a bare backend name meaning each of its devices (`cuda`:
+// every CUDA GPU), and `host`. Unset or empty: every registered backend, then host.
 TargetSelection select_targets(const std::string& request);
 // select_targets(OPKIT_TEST_DEVICES), once per process.
 const TargetSelection& selected_targets();
@@ -57,11 +58,23 @@ class TargetTest : public testing::TestWithParam<Target> {
   GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Suite); \
   INSTANTIATE_TEST_SUITE_P(On, Suite, ::testing::ValuesIn(::opkit::test::targets()), ::opkit::test::target_test_name)
 #define OPKIT_CONFORMANCE_SUITE(Suite) OPKIT_CONFORMANCE_SUITE_OVER(Suite, all_targets)
+// An operator's suite: every target, each test skipped where `support` (the operator's
+// opkit::KernelSupport) has no kernel for the target's backend.
+#define OPKIT_CONFORMANCE_OPERATOR_SUITE(Suite, support)                                 \
+  class Suite : public ::opkit::test::TargetTest {                                       \
+   protected:                                                                            \
+    void SetUp() override { OPKIT_SKIP_UNLESS_TARGET_RUNS(support); }                    \
+  };                                                                                     \
+  GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Suite);                                  \
+  INSTANTIATE_TEST_SUITE_P(On, Suite, ::testing::ValuesIn(::opkit::test::all_targets()), \
+                           ::opkit::test::target_test_name)
 #define OPKIT_CONFORMANCE_DEVICE_SUITE(Suite) OPKIT_CONFORMANCE_SUITE_OVER(Suite, device_targets)
 
-// Skips where the target's backend has no kernel for operator `op` (host runs every operator).
-#define OPKIT_SKIP_UNLESS_TARGET_RUNS(op) \
-  if (target().device && !target().device->supports(op)) GTEST_SKIP() << target().name << " has no kernel for " << (op)
+// Skips where the target's backend has no kernel in the operator's kernel set `support` (an
+// opkit::KernelSupport); host runs every operator on its native path.
+#define OPKIT_SKIP_UNLESS_TARGET_RUNS(support)                       \
+  if (target().device && !(support).has(target().device->backend())) \
+  GTEST_SKIP() << target().device->backend() << " has no " << (support).op() << " kernel"
 
 // Declares `const opkit::Device& device` for the test body, or skips on host saying why.
 #define OPKIT_DEVICE_OR_SKIP(device, why)                        \

@@ -22,7 +22,7 @@ using opkit::test::engines_of;
 using opkit::test::mine_on;
 using opkit::test::MineEngine;
 
-OPKIT_CONFORMANCE_SUITE(Mine);
+OPKIT_CONFORMANCE_OPERATOR_SUITE(Mine, opkit::ops::mine_support());
 
 MineOptions launches_of(double seconds) {
   MineOptions options;

@@ -11,8 +11,8 @@
 #include "opkit/buffer.hpp"
 #include "opkit/error.hpp"
 #include "opkit/module.hpp"
-#include "opkit/nvrtc.hpp"
 #include "opkit/ops/sha256.hpp"
+#include "opkit/target.hpp"
 #include "unit/nvrtc_required.hpp"
 #include "unit/test_sha256_reference.hpp"
 
@@ -23,7 +23,7 @@ using opkit::ops::HashOptions;
 using opkit::test::Target;
 using namespace opkit::test;
 
-OPKIT_CONFORMANCE_SUITE(Sha256);
+OPKIT_CONFORMANCE_OPERATOR_SUITE(Sha256, opkit::ops::sha256_support());
 
 std::mt19937_64 fresh_rng() {
   std::random_device device;
@@ -189,7 +189,7 @@ TEST(Sha256Shapes, BatchedProgramCompilesUnderNvrtcWithEveryKernelNamed) {
   OPKIT_REQUIRE_NVRTC();
   const BatchedShapes batch = batch_programs({opkit::ops::sha256_fixed_program(HashAlgo::sha256, 55, 1, 16),
                                               opkit::ops::sha256_fixed_program(HashAlgo::sha256d, 64, 16, 4)});
-  const auto compiled = opkit::nvrtc::compile(batch.program, "sm_90");
+  const auto compiled = opkit::compile(batch.program, opkit::Target::cuda("sm_90"));
   for (const auto& kernel : batch.kernels) EXPECT_EQ(compiled.lowered_names.count(kernel), 1u) << kernel;
 }
 

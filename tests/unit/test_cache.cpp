@@ -15,6 +15,7 @@
 
 #include "core/sha256_digest.hpp"
 #include "nvrtc_required.hpp"
+#include "opkit/target.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/program.hpp"
@@ -204,7 +205,7 @@ TEST(CacheEntry, HitAfterMissReturnsTheCompiledProgram) {
   TempDir dir;
   opkit::KernelCache cache(dir.path());
   auto program = opkit::Program(kKernel).name("scale.cu");
-  auto compiled = opkit::nvrtc::compile(program, "sm_90");
+  auto compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
   const std::string key = opkit::KernelCache::key(program.spec(), "nvrtc-sm_90");
   EXPECT_FALSE(cache.load(key).has_value()) << "an empty cache hit";
   ASSERT_TRUE(cache.store(key, compiled)) << cache.last_error();
@@ -226,7 +227,7 @@ TEST(CacheEntry, TruncatedEntryIsAMissAndIsReplaced) {
   TempDir dir;
   opkit::KernelCache cache(dir.path());
   auto program = opkit::Program(kKernel);
-  auto compiled = opkit::nvrtc::compile(program, "sm_90");
+  auto compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
   const std::string key = opkit::KernelCache::key(program.spec(), "t");
   ASSERT_TRUE(cache.store(key, compiled));
   auto bytes = read_bytes(cache.entry_path(key));
@@ -245,7 +246,7 @@ TEST(CacheEntry, CorruptedEntryIsAMissAndIsReplaced) {
   TempDir dir;
   opkit::KernelCache cache(dir.path());
   auto program = opkit::Program(kKernel);
-  auto compiled = opkit::nvrtc::compile(program, "sm_90");
+  auto compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
   const std::string key = opkit::KernelCache::key(program.spec(), "t");
   ASSERT_TRUE(cache.store(key, compiled));
   const auto good = read_bytes(cache.entry_path(key));

@@ -5,6 +5,7 @@
 #include "nvrtc_required.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/ops/pow.hpp"
+#include "opkit/target.hpp"
 #include "ops/pow/kernel_programs.hpp"
 
 namespace {
@@ -14,7 +15,7 @@ namespace detail = opkit::ops::detail;
 
 TEST(PowGenericData, CompilesUnderNvrtc) {
   OPKIT_REQUIRE_NVRTC();
-  const auto compiled = opkit::nvrtc::compile(detail::data_generic_program({}), "sm_90");
+  const auto compiled = opkit::compile(detail::data_generic_program({}), opkit::Target::cuda("sm_90"));
   EXPECT_FALSE(compiled.binary.empty());
 }
 

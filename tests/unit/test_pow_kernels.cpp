@@ -5,6 +5,7 @@
 #include "nvrtc_required.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/ops/pow.hpp"
+#include "opkit/target.hpp"
 #include "ops/pow/kernel_programs.hpp"
 #include "ops/pow/mine_plan.hpp"
 #include "unit/test_pow_reference.hpp"
@@ -20,7 +21,7 @@ TEST(PowKernels, BitcoinKernelCompilesUnderNvrtcSpecialisedAndGeneric) {
   job.header = opkit::test::real_headers()[0].header;
   const auto plan = detail::make_plan(job);
   for (bool specialised : {true, false}) {
-    const auto compiled = opkit::nvrtc::compile(detail::bitcoin_program(plan, specialised, {}), "sm_90");
+    const auto compiled = opkit::compile(detail::bitcoin_program(plan, specialised, {}), opkit::Target::cuda("sm_90"));
     EXPECT_EQ(compiled.format, opkit::BinaryFormat::cubin);
     EXPECT_FALSE(compiled.binary.empty());
   }
@@ -32,7 +33,8 @@ TEST(PowKernels, DataKernelCompilesUnderNvrtcForOneAndTwoTailBlocks) {
   // the midstate and 20 digits in one tail block. (Each NVRTC compile takes seconds.)
   for (auto [length, digits] : {std::pair{60, 10}, std::pair{100, 20}}) {
     DataJob job{std::string(static_cast<std::size_t>(length), 'a'), 16, 0, std::nullopt};
-    const auto compiled = opkit::nvrtc::compile(detail::data_program(detail::make_plan(job), digits, {}), "sm_90");
+    const auto compiled =
+        opkit::compile(detail::data_program(detail::make_plan(job), digits, {}), opkit::Target::cuda("sm_90"));
     EXPECT_FALSE(compiled.binary.empty()) << length << " " << digits;
   }
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "opkit/device.hpp"
+#include "opkit/kernel_set.hpp"
 
 namespace opkit::ops {
 
@@ -90,10 +91,11 @@ struct MineProgress {
 
 struct MineOptions {
   // Devices that run the mining kernel (GPUs, or Device::cpu() to run the kernel source on the
-  // CPU backend). Empty: every CUDA GPU, or the native CPU miner when there is none.
+  // CPU backend); Error(invalid_argument) for one whose backend mine_support() lacks. Empty:
+  // every GPU of mine_support().gpus(), or the native CPU miner when there is none.
   std::vector<Device> devices;
-  // Also mine with the native CPU code (SHA-NI where present) on `cpu_threads` cores (0: all).
-  // With no devices given, true means the CPU only.
+  // Also mine with the native CPU code (SHA-NI where present; the "host" device of the CLI) on
+  // `cpu_threads` cores (0: all). With no devices given, true means the host only.
   bool cpu = false;
   int cpu_threads = 0;
   // Checked between launches (each at most `launch_seconds`): setting it stops the search.
@@ -121,6 +123,9 @@ struct MineResult {
   std::optional<std::uint64_t> searched_through;
   std::vector<std::string> engines;  // what ran: device names, "cpu (16 threads, sha-ni)"
 };
+
+// Where the mining kernels run: every backend that compiles CUDA C++ (cuda, cpu, ...).
+const KernelSupport& mine_support();
 
 MineResult mine(const BitcoinJob& job, const MineOptions& options = {});
 MineResult mine(const DataJob& job, const MineOptions& options = {});

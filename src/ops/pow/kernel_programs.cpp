@@ -104,4 +104,27 @@ Program data_generic_program(const PowKernelTuning& tuning) {
   return kernel_program("data_mine.cu", tuning).define("POW_GENERIC");
 }
 
+const KernelSet<PowProgramRequest>& pow_kernels() {
+  // Never destroyed, like every kernel set (opkit/kernel_set.hpp).
+  static const auto* set = [] {
+    auto program = [](const PowProgramRequest& r) {
+      if (r.plan.scheme == PowScheme::bitcoin) return bitcoin_program(r.plan, !r.generic, r.tuning);
+      return r.generic ? data_generic_program(r.tuning) : data_program(r.plan, r.digits, r.tuning);
+    };
+    auto* s = new KernelSet<PowProgramRequest>("mine");
+    s->add("cpu", {program, {.block = 32, .blocks_per_unit = 4}});
+    s->add_language("cuda", {program, {.block = 256}});
+    return s;
+  }();
+  return *set;
+}
+
 }  // namespace opkit::ops::detail
+
+namespace opkit::ops {
+
+const KernelSupport& mine_support() {
+  return detail::pow_kernels();
+}
+
+}  // namespace opkit::ops

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "opkit/kernel_set.hpp"
 #include "opkit/program.hpp"
 #include "ops/pow/mine_plan.hpp"
 
@@ -80,5 +81,18 @@ struct PowDataJobArgs {
 PowDataJobArgs data_job_args(const MinePlan& plan, int digits);
 // Kernel "pow_data" for every job (-DPOW_GENERIC): the job from its argument.
 Program data_generic_program(const PowKernelTuning& tuning);
+
+// What a device miner asks the kernel set for: the job's specialised kernel (of `digits` decimal
+// digits in data mode) or the generic one.
+struct PowProgramRequest {
+  const MinePlan& plan;
+  bool generic = false;
+  int digits = 0;
+  const PowKernelTuning& tuning;
+};
+// The mining kernels per backend: the CUDA C++ sources for every backend compiling CUDA C++
+// (blocks of 256, as many as the registers allow), and on the CPU backend a few blocks of 32
+// per core. Its kernels are per job, so they are compiled through Device::compile, not kept here.
+const KernelSet<PowProgramRequest>& pow_kernels();
 
 }  // namespace opkit::ops::detail

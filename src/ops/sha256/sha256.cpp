@@ -55,9 +55,12 @@ constexpr std::size_t small_batch_bytes = std::size_t{1} << 20;
 // Where host data is hashed: nullopt means the host CPU (OpenSSL).
 std::optional<Device> choose_device(const HashOptions& options, std::size_t count, std::size_t bytes) {
   if (options.host_cpu) return std::nullopt;
-  if (options.device) return options.device->is_gpu() ? options.device : std::nullopt;
+  if (options.device) {
+    sha256_support().require(*options.device);
+    return options.device;
+  }
   if (count < small_batch_messages && bytes < small_batch_bytes) return std::nullopt;
-  std::vector<Device> gpus = Device::cuda_devices();
+  std::vector<Device> gpus = sha256_support().gpus();
   if (gpus.empty()) return std::nullopt;
   return gpus.front();
 }
