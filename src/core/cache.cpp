@@ -115,13 +115,13 @@ KernelCache& KernelCache::global() {
     const char* flag = std::getenv("OPKIT_CACHE");
     if (flag != nullptr && std::string_view(flag) == "0") {
       KernelCache off = disabled();
-      off.last_error_ = "disabled by OPKIT_CACHE=0";
+      off.disabled_reason_ = "disabled by OPKIT_CACHE=0";
       return off;
     }
     std::filesystem::path dir = default_directory();
     if (dir.empty()) {
       KernelCache off = disabled();
-      off.last_error_ = "no cache directory: set OPKIT_CACHE_DIR, XDG_CACHE_HOME or HOME";
+      off.disabled_reason_ = "no cache directory: set OPKIT_CACHE_DIR, XDG_CACHE_HOME or HOME";
       return off;
     }
     return KernelCache(dir);
@@ -138,7 +138,7 @@ KernelCache::KernelCache(std::filesystem::path directory) : directory_(std::move
   bool created = std::filesystem::create_directories(directory_, ec);
   if (ec) {
     enabled_ = false;
-    last_error_ = "cannot create " + directory_.string() + ": " + ec.message();
+    disabled_reason_ = "cannot create " + directory_.string() + ": " + ec.message();
     return;
   }
   // Only a directory we made is tightened: an existing one (perhaps $HOME) keeps its mode, and is
@@ -147,16 +147,16 @@ KernelCache::KernelCache(std::filesystem::path directory) : directory_(std::move
   struct stat st {};
   if (::stat(directory_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     enabled_ = false;
-    last_error_ = directory_.string() + " is not a directory";
+    disabled_reason_ = directory_.string() + " is not a directory";
   } else if (st.st_uid != geteuid()) {
     enabled_ = false;
-    last_error_ = directory_.string() + " belongs to another user; set OPKIT_CACHE_DIR to a directory of your own";
+    disabled_reason_ = directory_.string() + " belongs to another user; set OPKIT_CACHE_DIR to a directory of your own";
   } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     enabled_ = false;
-    last_error_ = directory_.string() + " is writable by others; chmod 700 it or choose another OPKIT_CACHE_DIR";
+    disabled_reason_ = directory_.string() + " is writable by others; chmod 700 it or choose another OPKIT_CACHE_DIR";
   } else if (::access(directory_.c_str(), W_OK | X_OK) != 0) {
     enabled_ = false;
-    last_error_ = directory_.string() + " is not writable: " + std::strerror(errno);
+    disabled_reason_ = directory_.string() + " is not writable: " + std::strerror(errno);
   }
 }
 
@@ -201,8 +201,8 @@ std::optional<CompiledProgram> KernelCache::load(const std::string& key) const {
   return program;
 }
 
-bool KernelCache::store(const std::string& key, const CompiledProgram& program) const {
-  if (!enabled_) return false;
+KernelCache::StoreResult KernelCache::store(const std::string& key, const CompiledProgram& program) const {
+  if (!enabled_) return {false, disabled_reason_};
   std::vector<std::uint8_t> bytes = program.serialize();
   auto digest = detail::sha256_digest(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   bytes.insert(bytes.end(), digest.begin(), digest.end());
@@ -210,8 +210,7 @@ bool KernelCache::store(const std::string& key, const CompiledProgram& program) 
   std::string tmp = (directory_ / (key + ".tmp.XXXXXX")).string();
   int fd = ::mkstemp(tmp.data());
   if (fd < 0) {
-    last_error_ = "cannot create a file in " + directory_.string() + ": " + std::strerror(errno);
-    return false;
+    return {false, "cannot create a file in " + directory_.string() + ": " + std::strerror(errno)};
   }
   ::fchmod(fd, 0600);
   std::size_t written = 0;
@@ -223,11 +222,11 @@ bool KernelCache::store(const std::string& key, const CompiledProgram& program) 
   bool ok = written == bytes.size();
   if (::close(fd) != 0) ok = false;
   if (!ok || ::rename(tmp.c_str(), entry_path(key).c_str()) != 0) {
-    last_error_ = "cannot write a cache entry in " + directory_.string() + ": " + std::strerror(errno);
+    StoreResult failed{false, "cannot write a cache entry in " + directory_.string() + ": " + std::strerror(errno)};
     ::unlink(tmp.c_str());
-    return false;
+    return failed;
   }
-  return true;
+  return {true, {}};
 }
 
 }  // namespace opkit

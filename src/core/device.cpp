@@ -1,38 +1,16 @@
 // opkit::Device: backend selection, and the build path Program -> CompiledProgram -> Module
-// with an in-process cache (same program, same device: compiled and loaded once) in front of the
-// on-disk KernelCache.
+// with a bounded in-process cache (core/module_cache.hpp: same program, same device: compiled and
+// loaded once) in front of the on-disk KernelCache.
 #include "opkit/device.hpp"
 
-#include <map>
-#include <mutex>
-
 #include "backend/backend.hpp"
+#include "core/module_cache.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/error.hpp"
 #include "opkit/module.hpp"
 #include "opkit/stream.hpp"
 
 namespace opkit {
-namespace {
-
-struct LoadedEntry {
-  std::shared_ptr<backend::Module> module;
-  std::shared_ptr<const CompiledProgram> program;
-};
-
-// Loaded modules by (device, cache key). Modules stay loaded for the life of the process, as a
-// compiled kernel is typically used again.
-struct ModuleTable {
-  std::mutex mutex;
-  std::map<std::pair<const backend::Device*, std::string>, LoadedEntry> entries;
-};
-
-ModuleTable& module_table() {
-  static auto* table = new ModuleTable();  // never destroyed: modules outlive static destruction order
-  return *table;
-}
-
-}  // namespace
 
 const char* backend_kind_name(BackendKind kind) noexcept {
   switch (kind) {
@@ -83,14 +61,21 @@ const DeviceInfo& Device::info() const {
   return impl_->info();
 }
 
-CompiledProgram Device::build(const Program& program) const {
-  const ProgramSpec& spec = program.spec();
+namespace {
+
+// The disk cache's entry for `key`, or a fresh compile stored there.
+CompiledProgram build_keyed(backend::Device& device, const ProgramSpec& spec, const std::string& key) {
   KernelCache& cache = KernelCache::global();
-  std::string key = KernelCache::key(spec, impl_->compiler_identity());
   if (auto hit = cache.load(key)) return *hit;
-  CompiledProgram compiled = impl_->compile(spec);
+  CompiledProgram compiled = device.compile(spec);
   cache.store(key, compiled);  // a cache that cannot be written only costs time
   return compiled;
+}
+
+}  // namespace
+
+CompiledProgram Device::build(const Program& program) const {
+  return build_keyed(*impl_, program.spec(), KernelCache::key(program.spec(), impl_->compiler_identity()));
 }
 
 Module Device::load(const CompiledProgram& program) const {
@@ -98,26 +83,10 @@ Module Device::load(const CompiledProgram& program) const {
 }
 
 Module Device::compile(const Program& program) const {
-  std::string key = KernelCache::key(program.spec(), impl_->compiler_identity());
-  auto& table = module_table();
-  {
-    std::lock_guard lock(table.mutex);
-    if (auto it = table.entries.find({impl_.get(), key}); it != table.entries.end())
-      return Module(*this, it->second.module, it->second.program);
-  }
-  // Compile outside the lock: other threads may compile other programs meanwhile. Two threads
-  // compiling the same program both succeed; the first to finish is kept.
-  KernelCache& cache = KernelCache::global();
-  std::optional<CompiledProgram> compiled = cache.load(key);
-  if (!compiled) {
-    compiled = impl_->compile(program.spec());
-    cache.store(key, *compiled);
-  }
-  auto shared_program = std::make_shared<const CompiledProgram>(std::move(*compiled));
-  auto module = impl_->load(*shared_program);
-  std::lock_guard lock(table.mutex);
-  auto [it, inserted] = table.entries.try_emplace({impl_.get(), key}, LoadedEntry{module, shared_program});
-  return Module(*this, it->second.module, it->second.program);
+  const std::string key = KernelCache::key(program.spec(), impl_->compiler_identity());
+  const detail::ModuleCache::Entry loaded =
+      detail::ModuleCache::global().get_or_load(impl_, key, [&] { return build_keyed(*impl_, program.spec(), key); });
+  return Module(*this, loaded.module, loaded.program);
 }
 
 Stream Device::default_stream() const {

@@ -62,8 +62,10 @@ void compile(const CompileOptions& options, int& exit_code) {
   std::optional<CompiledProgram> compiled = cache.load(key);
   if (!compiled) {
     compiled = nvrtc::compile(program, (want_ptx ? "compute_" : "sm_") + std::to_string(sm));
-    if (cache.enabled())
-      cache_state = cache.store(key, *compiled) ? "miss" : "miss (not stored: " + cache.last_error() + ")";
+    if (cache.enabled()) {
+      const KernelCache::StoreResult stored = cache.store(key, *compiled);
+      cache_state = stored ? "miss" : "miss (not stored: " + stored.error + ")";
+    }
   }
   if (!want_ptx && compiled->format != BinaryFormat::cubin)
     throw Error(Errc::invalid_argument, "opkit compile",

@@ -110,8 +110,6 @@ class Sha256Kernel {
   const Device& device() const noexcept { return device_; }
 
  private:
-  Kernel kernel_for(const Program& program, const char* name) const;
-
   Device device_;
   Tuning tuning_;
 };

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/nvrtc_api.hpp"
 
 namespace opkit::cuda {
 namespace {
@@ -25,6 +26,9 @@ class CudaBackend final : public backend::Backend {
       const DriverApi* api = driver_api();
       int count = 0;
       if (api != nullptr && api->cuDeviceGetCount(&count) == CUDA_SUCCESS) count_ = count;
+      // NVRTC is loaded with the driver, before any compile can start: a library first loaded by
+      // a background compile would be torn down at exit before the compile queue joins it.
+      if (count_ > 0) nvrtc_api();
       devices_.resize(static_cast<std::size_t>(count_));
     });
     return count_;

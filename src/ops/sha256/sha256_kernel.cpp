@@ -1,13 +1,16 @@
 // Sha256Kernel: the embedded SHA-256 kernel sources compiled for a device (specialised with -D
-// on algorithm, message length and alignment) and launched over a batch.
+// on algorithm, message length and alignment) and launched over a batch. Built kernels are
+// memoised per device and parameters (core/kernel_memo.hpp).
 #include <algorithm>
-#include <mutex>
 #include <string>
+#include <tuple>
 
 #include "core/embedded.hpp"
+#include "core/kernel_memo.hpp"
 #include "opkit/error.hpp"
 #include "opkit/module.hpp"
 #include "opkit/ops/sha256.hpp"
+#include "ops/sha256/sha256_kernel_builds.hpp"
 
 namespace opkit::ops {
 namespace {
@@ -60,7 +63,30 @@ void check_digests(std::size_t digest_bytes) {
                 "digest buffer of " + std::to_string(digest_bytes) + " bytes is not a multiple of 32");
 }
 
+// Built kernels by device and everything their programs depend on, so that a call like one before
+// builds no program and hashes no source. 32 shapes per kind cover any real mix of batch shapes.
+constexpr std::size_t memo_capacity = 32;
+// algo, message bytes, load align, store align, messages per thread
+using FixedParams = std::tuple<int, std::size_t, unsigned, unsigned, unsigned>;
+// algo, store align
+using VariableParams = std::tuple<int, unsigned>;
+
+opkit::detail::KernelMemo<FixedParams>& fixed_kernels() {
+  static opkit::detail::KernelMemo<FixedParams> memo(memo_capacity);
+  return memo;
+}
+opkit::detail::KernelMemo<VariableParams>& variable_kernels() {
+  static opkit::detail::KernelMemo<VariableParams> memo(memo_capacity);
+  return memo;
+}
+
 }  // namespace
+
+namespace detail {
+std::size_t sha256_kernel_builds() {
+  return fixed_kernels().builds() + variable_kernels().builds();
+}
+}  // namespace detail
 
 Program sha256_fixed_program(HashAlgo algo, std::size_t message_bytes, unsigned load_align, unsigned store_align,
                              unsigned per_thread) {
@@ -93,10 +119,6 @@ void Sha256Kernel::set_tuning(Tuning tuning) {
   tuning_ = tuning;
 }
 
-Kernel Sha256Kernel::kernel_for(const Program& program, const char* name) const {
-  return device_.compile(program).kernel(name);
-}
-
 void Sha256Kernel::fixed(HashAlgo algo, BufferView<const std::uint8_t> data, std::size_t message_bytes,
                          BufferView<std::uint8_t> digests, const Stream* stream) const {
   check_device(device_, data.device(), "the data");
@@ -109,9 +131,12 @@ void Sha256Kernel::fixed(HashAlgo algo, BufferView<const std::uint8_t> data, std
                     std::to_string(message_bytes) + " bytes of data, the data holds " + std::to_string(data.size()));
   if (count == 0) return;
   const unsigned load_align = alignment_of({reinterpret_cast<std::uintptr_t>(data.data()), message_bytes}, 16);
-  Kernel kernel = kernel_for(
-      sha256_fixed_program(algo, message_bytes, load_align, store_alignment(digests.data()), tuning_.per_thread),
-      "sha256_fixed");
+  const unsigned store_align = store_alignment(digests.data());
+  const FixedParams params{static_cast<int>(algo), message_bytes, load_align, store_align, tuning_.per_thread};
+  Kernel kernel = fixed_kernels().get(device_, params, [&] {
+    return device_.compile(sha256_fixed_program(algo, message_bytes, load_align, store_align, tuning_.per_thread))
+        .kernel("sha256_fixed");
+  });
   const std::uint64_t per_block = std::uint64_t{tuning_.block} * tuning_.per_thread;
   for (std::uint64_t first = 0; first < count; first += max_launch_messages) {
     const std::uint64_t n = std::min(count - first, max_launch_messages);
@@ -135,7 +160,10 @@ void Sha256Kernel::variable(HashAlgo algo, BufferView<const std::uint8_t> data, 
                 std::to_string(count) + " digests need " + std::to_string(count + 1) + " offsets, got " +
                     std::to_string(offsets.size()));
   if (count == 0) return;
-  Kernel kernel = kernel_for(sha256_variable_program(algo, store_alignment(digests.data())), "sha256_var");
+  const unsigned store_align = store_alignment(digests.data());
+  Kernel kernel = variable_kernels().get(device_, VariableParams{static_cast<int>(algo), store_align}, [&] {
+    return device_.compile(sha256_variable_program(algo, store_align)).kernel("sha256_var");
+  });
 
   const std::uint64_t none = ~std::uint64_t{0};
   DeviceBuffer<std::uint64_t> bad = device_.alloc<std::uint64_t>(1);
