@@ -58,7 +58,7 @@ run() {  # database folder, files...
 
 mapfile -t main_files < <(files_of "$build/compile_commands.json" "$@")
 run "$build" "${main_files[@]}"
-python_db=$(find build/python -maxdepth 2 -name compile_commands.json 2>/dev/null | head -1)
+python_db=$(find build/python -maxdepth 2 -name compile_commands.json 2>/dev/null | head -1 || true)
 if [ -n "$python_db" ]; then
   mapfile -t python_files < <(files_of "$python_db" "$@" | grep '^python/src/' || true)
   run "$(dirname "$python_db")" "${python_files[@]}"

@@ -7,7 +7,7 @@
 #include <cstdint>
 namespace std {
 struct source_location {
-  static consteval source_location current() noexcept { return {}; }
+  static constexpr source_location current() noexcept { return {}; }
   constexpr source_location() noexcept = default;
   constexpr std::uint_least32_t line() const noexcept { return 0; }
   constexpr std::uint_least32_t column() const noexcept { return 0; }

@@ -73,6 +73,7 @@ class Kernel {
   void launch_tuple(const LaunchConfig& config, Tuple& values, std::index_sequence<I...>) const {
     constexpr std::size_t count = sizeof...(I);
     std::array<void*, count + 1> pointers{const_cast<void*>(static_cast<const void*>(&std::get<I>(values)))...};
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): a buffer argument is a pointer, and its size is wanted
     std::array<std::size_t, count + 1> sizes{sizeof(std::tuple_element_t<I, Tuple>)...};
     launch_packed(config, pointers.data(), sizes.data(), count);
   }

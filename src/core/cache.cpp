@@ -12,8 +12,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <set>
 #include <sstream>
+#include <system_error>
 #include <vector>
 
 #include "core/sha256_digest.hpp"
@@ -107,11 +109,12 @@ void append_included_files(std::string& canon, const ProgramSpec& spec) {
 
 }  // namespace
 
-// Never destroyed: background compiles may still store entries while the process exits.
+// Destroyed at exit after the compile queue (core/compile_queue.cpp), which is made after it and
+// so joins its compiles, the last users of the cache, first.
 KernelCache& KernelCache::global() {
   // First, so that OpenSSL (which hashes every entry) is set up before the cache and outlives it.
   detail::init_openssl();
-  static KernelCache& cache = *new KernelCache([] {
+  static KernelCache cache([] {
     const char* flag = std::getenv("OPKIT_CACHE");
     if (flag != nullptr && std::string_view(flag) == "0") {
       KernelCache off = disabled();
@@ -156,7 +159,7 @@ KernelCache::KernelCache(std::filesystem::path directory) : directory_(std::move
     disabled_reason_ = directory_.string() + " is writable by others; chmod 700 it or choose another OPKIT_CACHE_DIR";
   } else if (::access(directory_.c_str(), W_OK | X_OK) != 0) {
     enabled_ = false;
-    disabled_reason_ = directory_.string() + " is not writable: " + std::strerror(errno);
+    disabled_reason_ = directory_.string() + " is not writable: " + std::generic_category().message(errno);
   }
 }
 
@@ -166,11 +169,18 @@ std::string KernelCache::key(const ProgramSpec& spec, std::string_view target_id
   append_field(canon, target_identity);
   append_field(canon, spec.name);
   append_field(canon, spec.source);
-  for (const auto& [k, v] : spec.defines) append_field(canon, "D" + k + "=" + v);
-  for (const auto& o : spec.options) append_field(canon, "O" + o);
-  for (const auto& d : spec.include_dirs) append_field(canon, "I" + d);
-  for (const auto& [n, body] : spec.headers) append_field(canon, "H" + n + "\n" + body);
-  for (const auto& e : spec.name_expressions) append_field(canon, "N" + e);
+  // Every field is tagged by its kind; `field` is reused so that hashing a spec allocates little.
+  std::string field;
+  auto append_tagged = [&](char tag, std::initializer_list<std::string_view> parts) {
+    field.assign(1, tag);
+    for (std::string_view part : parts) field.append(part);
+    append_field(canon, field);
+  };
+  for (const auto& [k, v] : spec.defines) append_tagged('D', {k, "=", v});
+  for (const auto& o : spec.options) append_tagged('O', {o});
+  for (const auto& d : spec.include_dirs) append_tagged('I', {d});
+  for (const auto& [n, body] : spec.headers) append_tagged('H', {n, "\n", body});
+  for (const auto& e : spec.name_expressions) append_tagged('N', {e});
   if (!spec.include_dirs.empty()) append_included_files(canon, spec);
   auto digest = detail::sha256_digest(canon);
   return detail::to_hex(digest.data(), digest.size());
@@ -210,7 +220,7 @@ KernelCache::StoreResult KernelCache::store(const std::string& key, const Compil
   std::string tmp = (directory_ / (key + ".tmp.XXXXXX")).string();
   int fd = ::mkstemp(tmp.data());
   if (fd < 0) {
-    return {false, "cannot create a file in " + directory_.string() + ": " + std::strerror(errno)};
+    return {false, "cannot create a file in " + directory_.string() + ": " + std::generic_category().message(errno)};
   }
   ::fchmod(fd, 0600);
   std::size_t written = 0;
@@ -222,7 +232,8 @@ KernelCache::StoreResult KernelCache::store(const std::string& key, const Compil
   bool ok = written == bytes.size();
   if (::close(fd) != 0) ok = false;
   if (!ok || ::rename(tmp.c_str(), entry_path(key).c_str()) != 0) {
-    StoreResult failed{false, "cannot write a cache entry in " + directory_.string() + ": " + std::strerror(errno)};
+    StoreResult failed{
+        false, "cannot write a cache entry in " + directory_.string() + ": " + std::generic_category().message(errno)};
     ::unlink(tmp.c_str());
     return failed;
   }

@@ -51,6 +51,7 @@ __global__ void opkit_doctor_smoke(float* a, int n) {
 constexpr const char* kHeaderSource = R"(
 #include <stdint.h>
 #include <cstdint>
+#include <system_error>
 #include <stddef.h>
 #include <string.h>
 #include <limits.h>
@@ -468,7 +469,7 @@ void check_cache(Context& ctx) {
   if (fd < 0) {
     c.status = Status::warn;
     c.detail = cache.directory().string() + " is not writable";
-    c.cause = std::string("creating a file there failed: ") + std::strerror(errno);
+    c.cause = std::string("creating a file there failed: ") + std::generic_category().message(errno);
     c.fix = "fix the directory's permissions, or set OPKIT_CACHE_DIR to a writable directory of your own";
     ctx.add(std::move(c));
     return;

@@ -91,7 +91,7 @@ std::size_t count_files(const fs::path& dir, const std::string& needle) {
 }
 
 std::optional<uid_t> nobody_uid() {
-  const passwd* pw = ::getpwnam("nobody");
+  const passwd* pw = ::getpwnam("nobody");  // NOLINT(concurrency-mt-unsafe): tests run on one thread
   if (pw == nullptr) return std::nullopt;
   return pw->pw_uid;
 }

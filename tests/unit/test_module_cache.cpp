@@ -175,7 +175,7 @@ TEST(ModuleCache, ThreadsSharingTheCacheGetTheirOwnKeysModule) {
 // cache within its bound. The disk cache is switched off so that no entries are written; that
 // takes effect only where this test is the first to use it (ctest runs each test alone).
 TEST(ModuleCache, DeviceCompileOfTenThousandJobsStaysWithinTheProcessCache) {
-  ::setenv("OPKIT_CACHE", "0", 1);
+  ::setenv("OPKIT_CACHE", "0", 1);  // NOLINT(concurrency-mt-unsafe): before any other thread exists
   if (opkit::KernelCache::global().enabled())
     GTEST_SKIP() << "the disk cache was set up before this test; run it alone (ctest does) so that it writes nothing";
   auto fake = std::make_shared<FakeDevice>(16384);

@@ -49,7 +49,7 @@ TEST(PowKernels, DataKernelCompilesUnderNvrtcForOneAndTwoTailBlocks) {
   } catch (const opkit::Error& e) {                    \
     GTEST_SKIP() << "no CPU backend: " << e.message(); \
   }                                                    \
-  const opkit::Device& device = *device##_holder
+  const opkit::Device& device = *device##_holder  // NOLINT(bugprone-macro-parentheses): declares `device`
 
 MineOptions on(const opkit::Device& device) {
   MineOptions o;

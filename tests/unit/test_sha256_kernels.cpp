@@ -48,7 +48,7 @@ TEST(Sha256Kernels, VariableLengthProgramCompilesUnderNvrtc) {
   } catch (const opkit::Error& e) {                    \
     GTEST_SKIP() << "no CPU backend: " << e.message(); \
   }                                                    \
-  const opkit::Device& device = *device##_holder
+  const opkit::Device& device = *device##_holder  // NOLINT(bugprone-macro-parentheses): declares `device`
 
 template <class T>
 opkit::DeviceBuffer<T> upload(const opkit::Device& device, const std::vector<T>& host) {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <system_error>
 #include <vector>
 
 #include "opkit/error.hpp"
@@ -49,7 +50,7 @@ FileDigest hash_file(const std::string& path, ops::HashAlgo algo) {
   } else {
     in.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     in.owned = true;
-    if (in.fd < 0) return {std::nullopt, std::strerror(errno)};
+    if (in.fd < 0) return {std::nullopt, std::generic_category().message(errno)};
   }
   std::unique_ptr<EVP_MD_CTX, CtxDeleter> ctx(EVP_MD_CTX_new());
   if (!ctx || EVP_DigestInit_ex2(ctx.get(), EVP_sha256(), nullptr) != 1)
@@ -60,7 +61,7 @@ FileDigest hash_file(const std::string& path, ops::HashAlgo algo) {
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      return {std::nullopt, std::strerror(errno)};
+      return {std::nullopt, std::generic_category().message(errno)};
     }
     EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<std::size_t>(n));
   }

@@ -51,7 +51,7 @@ class CudaModule;
 
 class CudaFunction final : public backend::Function {
  public:
-  CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, std::string symbol);
+  CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, const std::string& symbol);
   void launch(const LaunchConfig& config, backend::Stream& stream, void** args, const std::size_t* sizes,
               std::size_t count) override;
   KernelAttributes attributes() override;

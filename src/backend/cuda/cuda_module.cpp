@@ -33,7 +33,7 @@ std::shared_ptr<backend::Function> CudaModule::function(const std::string& symbo
   return std::make_shared<CudaFunction>(shared_from_this(), function, symbol);
 }
 
-CudaFunction::CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, std::string symbol)
+CudaFunction::CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, const std::string& symbol)
     : module_(std::move(module)), function_(function), symbol_(intern(symbol)) {}
 
 void CudaFunction::launch(const LaunchConfig& config, backend::Stream& stream, void** args, const std::size_t*,

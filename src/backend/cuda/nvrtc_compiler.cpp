@@ -141,6 +141,7 @@ CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm, bool ptx) {
   for (const auto& dir : spec.include_dirs) options.push_back("-I" + dir);
   for (const auto& opt : spec.options) options.push_back(opt);
   std::vector<const char*> option_ptrs;
+  option_ptrs.reserve(options.size());
   for (const auto& o : options) option_ptrs.push_back(o.c_str());
 
   ProgramHandle handle(api);
