@@ -100,9 +100,10 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   // The device is copied, not moved: the moved-from buffer stays an empty buffer on that device.
-  // NOLINTNEXTLINE(performance-move-constructor-init)
+  // NOLINTBEGIN(performance-move-constructor-init)
   DeviceBuffer(DeviceBuffer&& other) noexcept
       : device_(other.device_), data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  // NOLINTEND(performance-move-constructor-init)
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     if (this != &other) {
       reset();

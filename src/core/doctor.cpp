@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <system_error>
 
 #include "backend/backend.hpp"
 #include "backend/cuda/driver_api.hpp"
@@ -51,7 +52,6 @@ __global__ void opkit_doctor_smoke(float* a, int n) {
 constexpr const char* kHeaderSource = R"(
 #include <stdint.h>
 #include <cstdint>
-#include <system_error>
 #include <stddef.h>
 #include <string.h>
 #include <limits.h>
