@@ -17,6 +17,9 @@ if [ -f scripts/python_test.sh ]; then
   bash scripts/python_test.sh
 fi
 
+echo "== clang-tidy =="
+bash scripts/clang_tidy.sh  # says so and passes where clang-tidy is not installed
+
 if [ "${OPKIT_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== ASan/UBSan build, unit tests =="
   cmake --preset asan >/dev/null
