@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds opkit and runs every test: unit and NVRTC tests, GPU tests (they skip without a GPU,
-# saying why), CLI end-to-end tests, the Python package's tests, and the unit tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# saying why), CLI end-to-end tests, the Python package's tests, clang-tidy (scripts/clang_tidy.sh),
+# and the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
