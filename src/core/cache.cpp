@@ -18,7 +18,9 @@
 #include <system_error>
 #include <vector>
 
-#include "core/sha256_digest.hpp"
+#include "core/openssl_init.hpp"
+#include "opkit/hex.hpp"
+#include "opkit/sha256_hasher.hpp"
 #include "opkit/version.hpp"
 
 namespace opkit {
@@ -182,8 +184,7 @@ std::string KernelCache::key(const ProgramSpec& spec, std::string_view target_id
   for (const auto& [n, body] : spec.headers) append_tagged('H', {n, "\n", body});
   for (const auto& e : spec.name_expressions) append_tagged('N', {e});
   if (!spec.include_dirs.empty()) append_included_files(canon, spec);
-  auto digest = detail::sha256_digest(canon);
-  return detail::to_hex(digest.data(), digest.size());
+  return to_hex(Sha256Hasher().digest(canon));
 }
 
 std::filesystem::path KernelCache::entry_path(const std::string& key) const {
@@ -203,7 +204,7 @@ std::optional<CompiledProgram> KernelCache::load(const std::string& key) const {
   ::close(fd);
   if (bytes.size() < 32) return std::nullopt;
   std::string_view payload(reinterpret_cast<const char*>(bytes.data()), bytes.size() - 32);
-  auto digest = detail::sha256_digest(payload);
+  const Sha256Digest digest = Sha256Hasher().digest(payload);
   if (std::memcmp(digest.data(), bytes.data() + payload.size(), 32) != 0) return std::nullopt;
   bytes.resize(payload.size());
   CompiledProgram program;
@@ -214,7 +215,7 @@ std::optional<CompiledProgram> KernelCache::load(const std::string& key) const {
 KernelCache::StoreResult KernelCache::store(const std::string& key, const CompiledProgram& program) const {
   if (!enabled_) return {false, disabled_reason_};
   std::vector<std::uint8_t> bytes = program.serialize();
-  auto digest = detail::sha256_digest(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  const Sha256Digest digest = Sha256Hasher().digest(bytes);
   bytes.insert(bytes.end(), digest.begin(), digest.end());
 
   std::string tmp = (directory_ / (key + ".tmp.XXXXXX")).string();

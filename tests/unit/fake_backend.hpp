@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend.hpp"
+#include "opkit/backend.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit_test {
@@ -46,6 +46,29 @@ class FakeModule final : public opkit::backend::Module {
   std::vector<std::uint8_t> image_;  // a copy of the binary, as a real loader keeps one
 };
 
+class FakeBackend final : public opkit::backend::Backend {
+ public:
+  std::string name() const override { return "fake"; }
+  bool is_gpu() const override { return false; }
+  int dlpack_device_type() const override { return 1; }
+  std::string kernel_language() const override { return "fake"; }
+  bool available() override { return false; }
+  std::string unavailable_reason() override { return "a test double, not registered"; }
+  int device_count() override { return 0; }
+  std::shared_ptr<opkit::backend::Device> device(int) override {
+    throw opkit::Error(opkit::Errc::unavailable, "FakeBackend", "no devices");
+  }
+  opkit::CompiledProgram compile(const opkit::ProgramSpec&, const std::string&) override {
+    throw opkit::Error(opkit::Errc::unavailable, "FakeBackend", "compiles through FakeDevice::compile");
+  }
+  std::string compiler_identity(const std::string&) override { return "fake-compiler-1"; }
+
+  static FakeBackend& instance() {
+    static FakeBackend backend;
+    return backend;
+  }
+};
+
 class FakeDevice final : public opkit::backend::Device {
  public:
   // binary_bytes: the size of each "compiled" binary, so that a leak shows in the RSS.
@@ -54,8 +77,10 @@ class FakeDevice final : public opkit::backend::Device {
     info_.arch = "fake";
   }
 
+  opkit::backend::Backend& backend() const override { return FakeBackend::instance(); }
   const opkit::DeviceInfo& info() const override { return info_; }
-  opkit::CompiledProgram compile(const opkit::ProgramSpec& spec) override {
+  // What a compiler would make of `spec`, without one: counted in `compiles`.
+  opkit::CompiledProgram compile(const opkit::ProgramSpec& spec) {
     ++compiles;
     opkit::CompiledProgram out;
     out.format = opkit::BinaryFormat::host_dso;
@@ -70,7 +95,7 @@ class FakeDevice final : public opkit::backend::Device {
     out.lowered_names["fake_kernel"] = "fake_kernel";
     return out;
   }
-  std::string compiler_identity() override { return "fake-compiler-1"; }
+  std::string compiler_identity() { return FakeBackend::instance().compiler_identity(info_.arch); }
   std::shared_ptr<opkit::backend::Module> load(const opkit::CompiledProgram& program) override {
     return std::make_shared<FakeModule>(program.binary);
   }
@@ -88,7 +113,6 @@ class FakeDevice final : public opkit::backend::Device {
     throw opkit::Error(opkit::Errc::unavailable, "FakeDevice", "no events");
   }
   void synchronize() override {}
-  bool supports(std::string_view) const override { return false; }
 
   std::atomic<long> compiles{0};
 

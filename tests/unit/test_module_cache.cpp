@@ -1,4 +1,4 @@
-// The bounded in-process module cache and the kernel memo: a process that compiles a program per
+// The bounded in-process module cache: a process that compiles a program per
 // job keeps a bounded number of modules loaded, while modules still in use stay loaded.
 #include <gtest/gtest.h>
 
@@ -9,10 +9,8 @@
 #include <fstream>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
-#include "core/kernel_memo.hpp"
 #include "core/module_cache.hpp"
 #include "fake_backend.hpp"
 #include "opkit/cache.hpp"
@@ -37,7 +35,7 @@ opkit::Program job_program(int job) {
   return opkit::Program("__global__ void fake_kernel(unsigned* out) { *out = JOB; }").name("job.cu").define("JOB", job);
 }
 
-std::string key_of(const opkit::Program& program, opkit::backend::Device& device) {
+std::string key_of(const opkit::Program& program, FakeDevice& device) {
   return opkit::KernelCache::key(program.spec(), device.compiler_identity());
 }
 
@@ -169,59 +167,6 @@ TEST(ModuleCache, ThreadsSharingTheCacheGetTheirOwnKeysModule) {
     });
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(wrong.load(), 0);
-}
-
-// Through the public path: Device::compile on a device that compiles per job keeps the process's
-// cache within its bound. The disk cache is switched off so that no entries are written; that
-// takes effect only where this test is the first to use it (ctest runs each test alone).
-TEST(ModuleCache, DeviceCompileOfTenThousandJobsStaysWithinTheProcessCache) {
-  ::setenv("OPKIT_CACHE", "0", 1);  // NOLINT(concurrency-mt-unsafe): before any other thread exists
-  if (opkit::KernelCache::global().enabled())
-    GTEST_SKIP() << "the disk cache was set up before this test; run it alone (ctest does) so that it writes nothing";
-  auto fake = std::make_shared<FakeDevice>(16384);
-  const opkit::Device device(fake);
-  const long alive_before = FakeModule::alive;
-  const opkit::Kernel first = device.compile(job_program(-1)).kernel("fake_kernel");
-  for (int job = 0; job < 10000; ++job) {
-    const opkit::Kernel kernel = device.compile(job_program(job)).kernel("fake_kernel");
-    ASSERT_LE(FakeModule::alive - alive_before, static_cast<long>(ModuleCache::global().capacity()) + 2);
-  }
-  EXPECT_EQ(fake->compiles, 10001);
-  EXPECT_LE(ModuleCache::global().size(), ModuleCache::global().capacity());
-  EXPECT_EQ(first.name(), "fake_kernel");  // held across the evictions, still usable
-}
-
-using Params = std::tuple<int, unsigned>;
-
-// A kernel straight from the fake compiler, past the process's caches (which would write the disk).
-opkit::Kernel fake_kernel(const opkit::Device& device, int job) {
-  auto& fake = static_cast<FakeDevice&>(device.impl());
-  return device.load(fake.compile(job_program(job).spec())).kernel("fake_kernel");
-}
-
-TEST(KernelMemo, ParametersSeenBeforeBuildNothing) {
-  const opkit::Device device(std::make_shared<FakeDevice>());
-  opkit::detail::KernelMemo<Params> memo(4);
-  int made = 0;
-  auto make = [&] { return fake_kernel(device, ++made); };
-  memo.get(device, {1, 16}, make);
-  memo.get(device, {1, 16}, make);
-  memo.get(device, {1, 4}, make);
-  EXPECT_EQ(made, 2);
-  EXPECT_EQ(memo.builds(), 2u);
-  for (int i = 0; i < 100; ++i) memo.get(device, {i + 2, 1}, make);
-  EXPECT_EQ(memo.size(), 4u);
-  memo.get(device, {1, 16}, make);  // evicted long ago: built again
-  EXPECT_EQ(memo.builds(), 103u);
-}
-
-TEST(KernelMemo, TheSameParametersOnTwoDevicesAreTwoKernels) {
-  const opkit::Device one(std::make_shared<FakeDevice>());
-  const opkit::Device two(std::make_shared<FakeDevice>());
-  opkit::detail::KernelMemo<Params> memo(4);
-  EXPECT_TRUE(memo.get(one, {1, 1}, [&] { return fake_kernel(one, 1); }).device() == one);
-  EXPECT_TRUE(memo.get(two, {1, 1}, [&] { return fake_kernel(two, 1); }).device() == two);
-  EXPECT_EQ(memo.builds(), 2u);
 }
 
 }  // namespace
