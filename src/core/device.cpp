@@ -122,8 +122,8 @@ Module Device::load(const CompiledProgram& program) const {
 Module Device::compile(const Program& program) const {
   const Target target = this->target();
   const std::string key = cache_key(program, target);
-  const detail::ModuleCache::Entry loaded = detail::ModuleCache::global().get_or_load(
-      impl_, key, [&] { return opkit::build(program, target).program; });
+  const detail::ModuleCache::Entry loaded =
+      detail::ModuleCache::global().get_or_load(impl_, key, [&] { return opkit::build(program, target).program; });
   return Module(*this, loaded.module, loaded.program);
 }
 
