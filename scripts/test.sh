@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds opkit and runs every test: unit and NVRTC tests, GPU tests (they skip without a GPU,
-# saying why), CLI end-to-end tests, the Python package's tests, and the unit tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer (with the CPU backend's conformance semantics).
+# saying why), CLI end-to-end tests, the Python package's tests, clang-tidy (scripts/clang_tidy.sh),
+# and the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer (with the CPU
+# backend's conformance semantics).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
@@ -16,6 +17,9 @@ if [ -f scripts/python_test.sh ]; then
   echo "== Python package tests =="
   bash scripts/python_test.sh
 fi
+
+echo "== clang-tidy =="
+bash scripts/clang_tidy.sh  # says so and passes where clang-tidy is not installed
 
 if [ "${OPKIT_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== ASan/UBSan build, unit tests =="

@@ -97,6 +97,7 @@ RoundReport search_chunk(const MinePlan& plan, detail::RoundChunk chunk,
   round_options.stop = options.stop;
   round_options.launch_seconds = options.launch_seconds;
   std::vector<std::unique_ptr<NonceSearcher>> lent;
+  lent.reserve(engines.size());
   for (const auto& engine : engines) lent.push_back(std::make_unique<LentSearcher>(*engine));
   const ops::MineResult r = ops::detail::search_range(round, std::move(lent), round_options);
   if (r.found) {

@@ -118,8 +118,8 @@ void run_mine(const MineArgs& args, int& exit_code) {
   print_result(result, range, args.json);
   exit_code = result.found ? 0 : (result.interrupted ? 130 : 1);
   if (sigint.flag().load()) {
-    // A stopped search leaves its kernel compiles running (a stop does not wait for NVRTC);
-    // leave without the exit-time destructors of NVRTC and the driver that they still use.
+    // A stopped search leaves its kernel compiles running (a stop does not wait for NVRTC); a
+    // normal exit would wait for them in the compile queue's destructor: leave at once instead.
     std::fflush(stdout);
     std::fflush(stderr);
     std::_Exit(exit_code);

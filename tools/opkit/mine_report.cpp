@@ -84,7 +84,7 @@ void print_result(const ops::MineResult& r, const MineRange& range, bool json) {
       std::fprintf(stderr,
                    "opkit mine: interrupted; every nonce of [%llu, %llu] was searched; resume with --start %llu\n",
                    static_cast<unsigned long long>(range.first), static_cast<unsigned long long>(*r.searched_through),
-                   static_cast<unsigned long long>(*r.searched_through + 1));
+                   static_cast<unsigned long long>(*r.searched_through) + 1);
     else
       std::fprintf(stderr, "opkit mine: interrupted before any nonce was searched; resume with --start %llu\n",
                    static_cast<unsigned long long>(range.first));

@@ -233,7 +233,8 @@ CompiledProgram compile_kernels(const ProgramSpec& spec, const HostCompiler& cxx
   auto fail = [&](const ProcessResult& r, std::vector<std::string> argv, std::string log) -> Error {
     log = replace_all(std::move(log), prefix, "");
     while (!log.empty() && log.back() == '\n') log.pop_back();
-    return Error(Errc::compile, "host compiler", summary(log, r.exit_code))
+    std::string headline = summary(log, r.exit_code);
+    return Error(Errc::compile, "host compiler", std::move(headline))
         .with_log(std::move(log))
         .with_options(std::move(argv))
         .with_source_name(spec.name);

@@ -339,10 +339,9 @@ class Rewriter {
     std::size_t p = pos_ + 1;
     while (p < in_.size()) {
       char c = in_[p];
-      if (is_identifier_char(c) || c == '.') {
-        ++p;
-      } else if ((c == '+' || c == '-') &&
-                 (in_[p - 1] == 'e' || in_[p - 1] == 'E' || in_[p - 1] == 'p' || in_[p - 1] == 'P')) {
+      const bool exponent_sign =
+          (c == '+' || c == '-') && (in_[p - 1] == 'e' || in_[p - 1] == 'E' || in_[p - 1] == 'p' || in_[p - 1] == 'P');
+      if (is_identifier_char(c) || c == '.' || exponent_sign) {
         ++p;
       } else if (c == '\'' && p + 1 < in_.size() && is_identifier_char(in_[p + 1])) {
         p += 2;
