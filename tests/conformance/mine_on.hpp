@@ -58,8 +58,7 @@ ops::MineResult mine_on(const Target& target, MineEngine engine, const Job& job,
   tuning.kernel =
       engine == MineEngine::generic ? ops::detail::PowKernelChoice::generic : ops::detail::PowKernelChoice::specialised;
   std::vector<std::unique_ptr<ops::detail::NonceSearcher>> engines;
-  engines.push_back(
-      ops::detail::make_kernel_searcher(plan, *target.device, options.launch_seconds, tuning, 0, options.stop));
+  engines.push_back(ops::detail::make_kernel_searcher(plan, *target.device, options.launch_seconds, tuning));
   return ops::detail::search_range(plan, std::move(engines), options);
 }
 
