@@ -16,7 +16,7 @@
 #include <sstream>
 #include <vector>
 
-#include "core/sha256_digest.hpp"
+#include "sha256_digest.hpp"
 #include "opkit/version.hpp"
 
 namespace opkit {

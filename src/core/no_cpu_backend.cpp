@@ -1,4 +1,4 @@
-// Used only when the library is configured without src/backend/cpu: the CPU backend then
+// Used only when the library is configured with OPKIT_WITH_CPU_BACKEND=OFF: the CPU backend then
 // reports itself unavailable instead of failing to link.
 #include "backend/backend.hpp"
 #include "opkit/error.hpp"

@@ -1,5 +1,5 @@
 // Host-side SHA-256 through OpenSSL's EVP interface.
-#include "core/sha256_digest.hpp"
+#include "sha256_digest.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "mpi/mine_rounds.hpp"
+#include "mine_rounds.hpp"
 #include "opkit/error.hpp"
 #include "opkit/mpi.hpp"
 #include "ops/pow/cpu_miner.hpp"

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "backend/backend.hpp"
-#include "core/doctor_cxx_runtime.hpp"
-#include "core/doctor_installs.hpp"
+#include "doctor/doctor_cxx_runtime.hpp"
+#include "doctor/doctor_installs.hpp"
 #include "opkit/doctor.hpp"
 #include "opkit/nvrtc.hpp"
 

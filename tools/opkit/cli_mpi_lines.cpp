@@ -26,7 +26,7 @@
 
 namespace opkit::cli {
 
-#ifdef OPKIT_HAVE_MPI
+#ifdef OPKIT_WITH_MPI
 
 namespace {
 

@@ -1,12 +1,12 @@
 // backend::cpu_backend(): one device, always available: memory and Device::load of a prebuilt
 // kernel object need no compiler; compiling without one throws Error(Errc::unavailable) saying so.
-#include "backend/cpu/cpu_backend.hpp"
+#include "cpu_backend.hpp"
 
 #include <mutex>
 
 #include "backend/backend.hpp"
-#include "backend/cpu/cpu_device.hpp"
-#include "backend/cpu/host_compiler.hpp"
+#include "cpu_device.hpp"
+#include "host_compiler.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::backend {

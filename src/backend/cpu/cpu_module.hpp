@@ -6,8 +6,8 @@
 #include <string>
 
 #include "backend/backend.hpp"
-#include "backend/cpu/opkit_cpu_abi.h"
-#include "backend/cpu/shared_object.hpp"
+#include "opkit_cpu_abi.h"
+#include "shared_object.hpp"
 
 namespace opkit::cpu {
 

@@ -1,5 +1,5 @@
 // Host compiler discovery: a PATH search (no shell) and one `--version` run.
-#include "backend/cpu/host_compiler.hpp"
+#include "host_compiler.hpp"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "backend/cpu/process.hpp"
+#include "process.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::cpu {

@@ -1,5 +1,5 @@
 // WorkerPool: a condition-variable pool whose threads never exit (see worker_pool.hpp).
-#include "backend/cpu/worker_pool.hpp"
+#include "worker_pool.hpp"
 
 #include <sched.h>
 #include <signal.h>
@@ -13,7 +13,7 @@
 #include <system_error>
 #include <thread>
 
-#include "backend/cpu/fault_signals.hpp"
+#include "fault_signals.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::cpu {

@@ -5,7 +5,7 @@
 
 #include <functional>
 
-#include "backend/cpu/block_runner.hpp"
+#include "block_runner.hpp"
 
 namespace opkit::cpu {
 

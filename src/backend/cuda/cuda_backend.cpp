@@ -2,7 +2,7 @@
 #include <mutex>
 #include <vector>
 
-#include "backend/cuda/cuda_backend.hpp"
+#include "cuda_backend.hpp"
 
 namespace opkit::cuda {
 namespace {

@@ -1,8 +1,8 @@
 // CudaDevice: context, memory, compilation and module loading for one GPU.
 #include <cstring>
 
-#include "backend/cuda/cuda_backend.hpp"
-#include "backend/cuda/nvrtc_compiler.hpp"
+#include "cuda_backend.hpp"
+#include "nvrtc_compiler.hpp"
 
 namespace opkit::cuda {
 namespace {

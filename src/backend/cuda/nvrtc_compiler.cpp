@@ -1,13 +1,13 @@
 // NVRTC compilation with opkit's built-in standard-header stand-ins and PyCUDA-style name
 // resolution (C++-linkage kernels found in the source are registered as name expressions).
-#include "backend/cuda/nvrtc_compiler.hpp"
+#include "nvrtc_compiler.hpp"
 
 #include <algorithm>
 #include <array>
 #include <memory>
 
-#include "backend/cuda/nvrtc_api.hpp"
-#include "core/embedded.hpp"
+#include "nvrtc_api.hpp"
+#include "opkit_embedded.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::cuda {

@@ -1,6 +1,6 @@
 // The public opkit::nvrtc functions, over the dlopen-loaded NVRTC.
-#include "backend/cuda/nvrtc_api.hpp"
-#include "backend/cuda/nvrtc_compiler.hpp"
+#include "nvrtc_api.hpp"
+#include "nvrtc_compiler.hpp"
 #include "opkit/error.hpp"
 #include "opkit/nvrtc.hpp"
 

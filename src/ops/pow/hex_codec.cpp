@@ -1,5 +1,5 @@
 // Hex text <-> bytes (see hex_codec.hpp).
-#include "ops/pow/hex_codec.hpp"
+#include "hex_codec.hpp"
 
 #include "opkit/error.hpp"
 

@@ -7,9 +7,9 @@
 #include <memory>
 
 #include "opkit/device.hpp"
-#include "ops/pow/kernel_programs.hpp"
-#include "ops/pow/mine_plan.hpp"
-#include "ops/pow/nonce_searcher.hpp"
+#include "kernel_programs.hpp"
+#include "mine_plan.hpp"
+#include "nonce_searcher.hpp"
 
 namespace opkit::ops::detail {
 

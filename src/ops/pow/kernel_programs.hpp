@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "opkit/program.hpp"
-#include "ops/pow/mine_plan.hpp"
+#include "mine_plan.hpp"
 
 namespace opkit::ops::detail {
 

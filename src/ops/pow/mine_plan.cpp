@@ -1,5 +1,5 @@
 // Job validation and host precomputation (see mine_plan.hpp).
-#include "ops/pow/mine_plan.hpp"
+#include "mine_plan.hpp"
 
 #include <limits>
 
@@ -54,6 +54,24 @@ MinePlan make_plan(const DataJob& job) {
   plan.prefix = job.data.substr(whole);
   return plan;
 }
+
+}  // namespace opkit::ops::detail
+
+namespace opkit::ops {
+
+NonceRange nonce_range(const BitcoinJob& job) {
+  const detail::MinePlan plan = detail::make_plan(job);
+  return {plan.first, plan.last};
+}
+
+NonceRange nonce_range(const DataJob& job) {
+  const detail::MinePlan plan = detail::make_plan(job);
+  return {plan.first, plan.last};
+}
+
+}  // namespace opkit::ops
+
+namespace opkit::ops::detail {
 
 Digest MinePlan::hash(std::uint64_t nonce) const {
   return scheme == PowScheme::bitcoin ? bitcoin_hash(header, static_cast<std::uint32_t>(nonce))

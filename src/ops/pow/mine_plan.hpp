@@ -7,7 +7,7 @@
 #include <string>
 
 #include "opkit/ops/pow.hpp"
-#include "ops/pow/sha256_block.hpp"
+#include "sha256_block.hpp"
 
 namespace opkit::ops::detail {
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "opkit/ops/pow.hpp"
-#include "ops/pow/mine_plan.hpp"
-#include "ops/pow/nonce_searcher.hpp"
+#include "mine_plan.hpp"
+#include "nonce_searcher.hpp"
 
 namespace opkit::ops::detail {
 

@@ -1,7 +1,7 @@
 // Portable SHA-256 compression (FIPS 180-4 §6.2.2), the fallback for CPUs without SHA-NI.
 #include <cstdint>
 
-#include "ops/pow/sha256_block.hpp"
+#include "sha256_block.hpp"
 
 namespace opkit::ops::detail {
 namespace {

@@ -3,7 +3,7 @@
 // The instruction sequence follows Intel's published reference (public domain).
 #include <cstdint>
 
-#include "ops/pow/sha256_block.hpp"
+#include "sha256_block.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

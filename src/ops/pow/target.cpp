@@ -4,7 +4,7 @@
 
 #include "opkit/error.hpp"
 #include "opkit/ops/pow.hpp"
-#include "ops/pow/hex_codec.hpp"
+#include "hex_codec.hpp"
 
 namespace opkit::ops {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "opkit/error.hpp"
-#include "ops/sha256/sha256_cpu.hpp"
+#include "sha256_cpu.hpp"
 
 namespace opkit::ops {
 namespace {

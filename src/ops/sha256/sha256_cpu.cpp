@@ -1,6 +1,6 @@
 // OpenSSL EVP SHA-256 over a batch, one EVP context per OpenMP thread (a context per message
 // would cost more than hashing a short message).
-#include "ops/sha256/sha256_cpu.hpp"
+#include "sha256_cpu.hpp"
 
 #include <openssl/evp.h>
 

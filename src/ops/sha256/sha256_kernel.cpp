@@ -4,7 +4,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/embedded.hpp"
+#include "opkit_embedded.hpp"
 #include "opkit/error.hpp"
 #include "opkit/module.hpp"
 #include "opkit/ops/sha256.hpp"

@@ -21,8 +21,8 @@
 
 #include "backend/backend.hpp"
 #include "backend/cuda/driver_api.hpp"
-#include "core/doctor_cxx_runtime.hpp"
-#include "core/doctor_installs.hpp"
+#include "doctor_cxx_runtime.hpp"
+#include "doctor_installs.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/device.hpp"
@@ -32,9 +32,8 @@
 #include "opkit/nvrtc.hpp"
 #include "opkit/program.hpp"
 #include "opkit/version.hpp"
-#if __has_include("backend/cpu/cpu_backend.hpp")
+#ifdef OPKIT_WITH_CPU_BACKEND
 #include "backend/cpu/cpu_backend.hpp"
-#define OPKIT_DOCTOR_CPU_DESCRIPTION 1
 #endif
 
 namespace opkit::doctor {
@@ -498,12 +497,12 @@ void check_cpu_backend(Context& ctx) {
     c.detail = "CPU backend unavailable";
     c.cause = cpu.unavailable_reason();
     c.fix = c.cause.find("no CPU backend") != std::string::npos
-                ? "rebuild opkit with its CPU backend (src/backend/cpu) to run kernels without a GPU"
+                ? "rebuild opkit with its CPU backend (-DOPKIT_WITH_CPU_BACKEND=ON) to run kernels without a GPU"
                 : "install a C++ compiler (g++ or clang++; or set CXX to one) to run kernels on the CPU";
     ctx.add(std::move(c));
     return;
   }
-#ifdef OPKIT_DOCTOR_CPU_DESCRIPTION
+#ifdef OPKIT_WITH_CPU_BACKEND
   c.detail = "host compiler: " + backend::cpu_compiler_description();
 #else
   c.detail = "available";
