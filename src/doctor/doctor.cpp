@@ -20,7 +20,9 @@
 #include <set>
 
 #include "backend/backend.hpp"
+#ifdef OPKIT_WITH_CUDA
 #include "backend/cuda/driver_api.hpp"
+#endif
 #include "doctor_cxx_runtime.hpp"
 #include "doctor_installs.hpp"
 #include "opkit/buffer.hpp"
@@ -96,6 +98,7 @@ std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
+#ifdef OPKIT_WITH_CUDA
 // The driver's version, also when cuInit failed (the library is loaded, so ask it directly).
 std::optional<int> driver_version() {
   if (const auto* api = cuda::driver_api(); api != nullptr) {
@@ -116,6 +119,7 @@ std::optional<int> driver_version() {
   ::dlclose(handle);
   return result;
 }
+#endif
 
 Check make_check(std::string name, Status status = Status::ok, std::string detail = {}, std::string cause = {},
                  std::string fix = {}) {
@@ -145,6 +149,9 @@ struct Context {
 };
 
 void check_driver(Context& ctx) {
+#ifndef OPKIT_WITH_CUDA
+  ctx.add(make_check("driver", Status::skip, backend::cuda_backend().unavailable_reason() + ": GPU checks skipped"));
+#else
   std::string reason;
   const auto* api = cuda::driver_api(&reason);
   std::string path = cuda::driver_library_path();
@@ -170,10 +177,15 @@ void check_driver(Context& ctx) {
         "CUDA_VISIBLE_DEVICES not empty) and that the kernel module matches the driver library";
   }
   ctx.add(std::move(c));
+#endif
 }
 
 void check_nvrtc(Context& ctx) {
   ctx.nvrtc = nvrtc::info();
+#ifndef OPKIT_WITH_CUDA
+  ctx.add(make_check("nvrtc", Status::skip, ctx.nvrtc.reason));
+  return;
+#endif
   Check c = named("nvrtc");
   const char* chosen = std::getenv("OPKIT_NVRTC");
   if (ctx.nvrtc.available) {
@@ -271,8 +283,12 @@ void check_gpus(Context& ctx) {
   if (!cuda.available()) {
     Check c = named("gpu");
     c.status = ctx.options.require_gpu ? Status::fail : Status::skip;
+#ifdef OPKIT_WITH_CUDA
     c.detail = cuda::driver_api() == nullptr ? "no CUDA GPU: the driver is not usable (see the driver check)"
                                              : "no CUDA GPU: " + cuda.unavailable_reason();
+#else
+    c.detail = "no CUDA GPU: " + cuda.unavailable_reason();
+#endif
     if (ctx.options.require_gpu) {
       c.cause = "a GPU was required (--require-gpu)";
       c.fix = "run on a machine with an NVIDIA GPU and driver, or drop --require-gpu to use the CPU backend";
