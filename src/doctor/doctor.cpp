@@ -19,12 +19,10 @@
 #include <optional>
 #include <set>
 
-#include "backend/backend.hpp"
-#ifdef OPKIT_WITH_CUDA
 #include "backend/cuda/driver_api.hpp"
-#endif
 #include "doctor_cxx_runtime.hpp"
 #include "doctor_installs.hpp"
+#include "opkit/backend.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/device.hpp"
@@ -33,9 +31,12 @@
 #include "opkit/module.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/program.hpp"
+#include "opkit/registry.hpp"
+#include "opkit/target.hpp"
 #include "opkit/version.hpp"
-#ifdef OPKIT_WITH_CPU_BACKEND
+#if OPKIT_WITH_CPU_BACKEND
 #include "backend/cpu/cpu_backend.hpp"
+#define OPKIT_DOCTOR_CPU_DESCRIPTION 1
 #endif
 
 namespace opkit::doctor {
@@ -98,7 +99,6 @@ std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
-#ifdef OPKIT_WITH_CUDA
 // The driver's version, also when cuInit failed (the library is loaded, so ask it directly).
 std::optional<int> driver_version() {
   if (const auto* api = cuda::driver_api(); api != nullptr) {
@@ -119,7 +119,6 @@ std::optional<int> driver_version() {
   ::dlclose(handle);
   return result;
 }
-#endif
 
 Check make_check(std::string name, Status status = Status::ok, std::string detail = {}, std::string cause = {},
                  std::string fix = {}) {
@@ -149,9 +148,6 @@ struct Context {
 };
 
 void check_driver(Context& ctx) {
-#ifndef OPKIT_WITH_CUDA
-  ctx.add(make_check("driver", Status::skip, backend::cuda_backend().unavailable_reason() + ": GPU checks skipped"));
-#else
   std::string reason;
   const auto* api = cuda::driver_api(&reason);
   std::string path = cuda::driver_library_path();
@@ -177,15 +173,10 @@ void check_driver(Context& ctx) {
         "CUDA_VISIBLE_DEVICES not empty) and that the kernel module matches the driver library";
   }
   ctx.add(std::move(c));
-#endif
 }
 
 void check_nvrtc(Context& ctx) {
   ctx.nvrtc = nvrtc::info();
-#ifndef OPKIT_WITH_CUDA
-  ctx.add(make_check("nvrtc", Status::skip, ctx.nvrtc.reason));
-  return;
-#endif
   Check c = named("nvrtc");
   const char* chosen = std::getenv("OPKIT_NVRTC");
   if (ctx.nvrtc.available) {
@@ -279,16 +270,13 @@ void describe_target(Context& ctx, Check& c, int sm) {
 }
 
 void check_gpus(Context& ctx) {
-  auto& cuda = backend::cuda_backend();
-  if (!cuda.available()) {
+  backend::Backend* cuda = find_backend("cuda");
+  if (cuda == nullptr || !cuda->available()) {
     Check c = named("gpu");
     c.status = ctx.options.require_gpu ? Status::fail : Status::skip;
-#ifdef OPKIT_WITH_CUDA
-    c.detail = cuda::driver_api() == nullptr ? "no CUDA GPU: the driver is not usable (see the driver check)"
-                                             : "no CUDA GPU: " + cuda.unavailable_reason();
-#else
-    c.detail = "no CUDA GPU: " + cuda.unavailable_reason();
-#endif
+    c.detail = cuda == nullptr                 ? "no CUDA GPU: this build of opkit has no CUDA backend"
+               : cuda::driver_api() == nullptr ? "no CUDA GPU: the driver is not usable (see the driver check)"
+                                               : "no CUDA GPU: " + cuda->unavailable_reason();
     if (ctx.options.require_gpu) {
       c.cause = "a GPU was required (--require-gpu)";
       c.fix = "run on a machine with an NVIDIA GPU and driver, or drop --require-gpu to use the CPU backend";
@@ -296,7 +284,7 @@ void check_gpus(Context& ctx) {
     ctx.add(std::move(c));
     return;
   }
-  for (int i = 0; i < cuda.device_count(); ++i) {
+  for (int i = 0; i < cuda->device_count(); ++i) {
     Check c = named("gpu" + std::to_string(i));
     try {
       Device gpu = Device::cuda(i);
@@ -343,9 +331,8 @@ void smoke(Context& ctx, const Device& device, const std::string& label) {
       c.cause = "the kernel ran but computed wrong values: a driver or hardware fault";
       c.fix = "run nvidia-smi -q for ECC errors; update the driver";
     } else {
-      c.detail = "compiled (" + std::string(binary_format_name(module.program().format)) + " " +
-                 module.program().target + "), launched, " + std::to_string(n) + " results match the CPU reference (" +
-                 took + ")";
+      c.detail = "compiled (" + binary_format_name(module.program().format) + " " + module.program().target +
+                 "), launched, " + std::to_string(n) + " results match the CPU reference (" + took + ")";
       if (device.is_gpu())
         ++ctx.report.working_gpus;
       else
@@ -372,9 +359,9 @@ void smoke(Context& ctx, const Device& device, const std::string& label) {
 }
 
 void check_smoke_gpus(Context& ctx) {
-  auto& cuda = backend::cuda_backend();
-  if (!cuda.available()) return;
-  for (int i = 0; i < cuda.device_count(); ++i) {
+  backend::Backend* cuda = find_backend("cuda");
+  if (cuda == nullptr || !cuda->available()) return;
+  for (int i = 0; i < cuda->device_count(); ++i) {
     if (!ctx.options.smoke) {
       ctx.add(make_check("smoke cuda:" + std::to_string(i), Status::skip, "smoke test not asked for"));
       continue;
@@ -398,7 +385,7 @@ void check_headers(Context& ctx) {
   }
   int sm = !ctx.gpu_sms.empty() ? ctx.gpu_sms.front() : (!ctx.nvrtc.archs.empty() ? ctx.nvrtc.archs.back() : 90);
   try {
-    nvrtc::compile(Program(kHeaderSource).name("opkit_doctor_headers.cu"), "sm_" + std::to_string(sm));
+    compile(Program(kHeaderSource).name("opkit_doctor_headers.cu"), Target::cuda("sm_" + std::to_string(sm)));
     c.detail =
         "NVRTC compiles #include <stdint.h>, <cstdint>, <string.h>, <math.h> through opkit's stand-ins; GPU code "
         "needs no nvcc and no host compiler, so PyCUDA's `cuda_runtime.h: No such file or directory`, "
@@ -507,18 +494,18 @@ void check_cache(Context& ctx) {
 
 void check_cpu_backend(Context& ctx) {
   Check c = named("cpu backend");
-  auto& cpu = backend::cpu_backend();
-  if (!cpu.available()) {
+  backend::Backend* cpu = find_backend("cpu");
+  if (cpu == nullptr || !cpu->available()) {
     c.status = Status::warn;
     c.detail = "CPU backend unavailable";
-    c.cause = cpu.unavailable_reason();
+    c.cause = cpu == nullptr ? "this build of opkit has no CPU backend" : cpu->unavailable_reason();
     c.fix = c.cause.find("no CPU backend") != std::string::npos
-                ? "rebuild opkit with its CPU backend (-DOPKIT_WITH_CPU_BACKEND=ON) to run kernels without a GPU"
+                ? "rebuild opkit with its CPU backend (src/backend/cpu) to run kernels without a GPU"
                 : "install a C++ compiler (g++ or clang++; or set CXX to one) to run kernels on the CPU";
     ctx.add(std::move(c));
     return;
   }
-#ifdef OPKIT_WITH_CPU_BACKEND
+#ifdef OPKIT_DOCTOR_CPU_DESCRIPTION
   c.detail = "host compiler: " + backend::cpu_compiler_description();
 #else
   c.detail = "available";
@@ -599,7 +586,8 @@ Report examine(const Options& options) {
     for (const auto& check : ctx.report.checks)
       if (check.name.rfind("gpu", 0) == 0 && check.name != "gpu" && check.status != Status::fail)
         ++ctx.report.working_gpus;
-    ctx.report.cpu_backend_works = backend::cpu_backend().available();
+    backend::Backend* cpu = find_backend("cpu");
+    ctx.report.cpu_backend_works = cpu != nullptr && cpu->available();
   }
   return std::move(ctx.report);
 }

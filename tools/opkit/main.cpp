@@ -38,9 +38,7 @@ int main(int argc, char** argv) {
   using namespace opkit::cli;
   add_doctor_command(app, exit_code);
   add_devices_command(app, exit_code);
-#ifdef OPKIT_WITH_CUDA
-  add_compile_command(app, exit_code);  // NVRTC only, until compiling for a named target is per backend
-#endif
+  add_compile_command(app, exit_code);
   add_run_command(app, exit_code);
   add_hash_command(app, exit_code);
   add_mine_command(app, exit_code);
