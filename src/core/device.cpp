@@ -7,7 +7,6 @@
 #include <map>
 #include <mutex>
 
-#include "registry_list.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/error.hpp"
@@ -15,6 +14,7 @@
 #include "opkit/registry.hpp"
 #include "opkit/stream.hpp"
 #include "opkit/target.hpp"
+#include "registry_list.hpp"
 
 namespace opkit {
 namespace {

@@ -10,8 +10,8 @@
 #include "host_compiler.hpp"
 #include "host_info.hpp"
 #include "kernel_compiler.hpp"
-#include "worker_pool.hpp"
 #include "opkit/error.hpp"
+#include "worker_pool.hpp"
 
 namespace opkit::cpu {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "block_runner.hpp"
 #include "kernel_compiler.hpp"
-#include "worker_pool.hpp"
 #include "opkit/error.hpp"
+#include "worker_pool.hpp"
 
 namespace opkit::cpu {
 namespace {

@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "process.hpp"
 #include "opkit/error.hpp"
+#include "process.hpp"
 
 namespace opkit::cpu {
 namespace {

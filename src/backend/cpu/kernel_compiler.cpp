@@ -9,11 +9,11 @@
 #include <set>
 
 #include "kernel_source.hpp"
+#include "opkit/error.hpp"
 #include "opkit_cpu_abi.h"
+#include "opkit_embedded.hpp"
 #include "process.hpp"
 #include "temp_dir.hpp"
-#include "opkit_embedded.hpp"
-#include "opkit/error.hpp"
 
 namespace opkit::cpu {
 namespace {

@@ -6,9 +6,9 @@
 
 #include <cctype>
 
-#include "opkit_cpu_abi.h"
 #include "opkit/detail/identifier.hpp"
 #include "opkit/error.hpp"
+#include "opkit_cpu_abi.h"
 
 namespace opkit::cpu {
 namespace {

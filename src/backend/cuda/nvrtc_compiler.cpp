@@ -7,8 +7,8 @@
 #include <memory>
 
 #include "nvrtc_api.hpp"
-#include "opkit_embedded.hpp"
 #include "opkit/error.hpp"
+#include "opkit_embedded.hpp"
 
 namespace opkit::cuda {
 namespace {

@@ -11,11 +11,11 @@
 #include <optional>
 #include <vector>
 
+#include "cpu_miner.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/kernel.hpp"
 #include "opkit/module.hpp"
-#include "cpu_miner.hpp"
 
 namespace opkit::ops::detail {
 namespace {

@@ -6,10 +6,10 @@
 #include <atomic>
 #include <memory>
 
-#include "opkit/device.hpp"
 #include "kernel_programs.hpp"
 #include "mine_plan.hpp"
 #include "nonce_searcher.hpp"
+#include "opkit/device.hpp"
 
 namespace opkit::ops::detail {
 

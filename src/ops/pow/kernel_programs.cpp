@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <string>
 
-#include "opkit_embedded.hpp"
 #include "opkit/error.hpp"
+#include "opkit_embedded.hpp"
 
 namespace opkit::ops::detail {
 namespace {

@@ -6,10 +6,10 @@
 #include <memory>
 #include <vector>
 
-#include "opkit/error.hpp"
-#include "opkit/ops/pow.hpp"
 #include "cpu_miner.hpp"
 #include "kernel_miner.hpp"
+#include "opkit/error.hpp"
+#include "opkit/ops/pow.hpp"
 #include "range_search.hpp"
 
 namespace opkit::ops {

@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
-#include "opkit/ops/pow.hpp"
 #include "mine_plan.hpp"
 #include "nonce_searcher.hpp"
+#include "opkit/ops/pow.hpp"
 
 namespace opkit::ops::detail {
 
