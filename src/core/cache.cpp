@@ -18,7 +18,7 @@
 #include <system_error>
 #include <vector>
 
-#include "core/openssl_init.hpp"
+#include "openssl_init.hpp"
 #include "opkit/hex.hpp"
 #include "opkit/sha256_hasher.hpp"
 #include "opkit/version.hpp"

@@ -1,9 +1,9 @@
 // The compile queue's threads (see compile_queue.hpp).
-#include "core/compile_queue.hpp"
+#include "compile_queue.hpp"
 
 #include <algorithm>
 
-#include "core/module_cache.hpp"
+#include "module_cache.hpp"
 #include "opkit/cache.hpp"
 
 namespace opkit::detail {

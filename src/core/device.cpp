@@ -6,8 +6,7 @@
 
 #include <charconv>
 
-#include "core/module_cache.hpp"
-#include "core/registry_list.hpp"
+#include "module_cache.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/error.hpp"
@@ -15,6 +14,7 @@
 #include "opkit/registry.hpp"
 #include "opkit/stream.hpp"
 #include "opkit/target.hpp"
+#include "registry_list.hpp"
 
 namespace opkit {
 

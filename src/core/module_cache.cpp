@@ -1,5 +1,5 @@
 // The bounded in-process module cache (see module_cache.hpp).
-#include "core/module_cache.hpp"
+#include "module_cache.hpp"
 
 #include <cerrno>
 #include <cstdlib>

@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "core/lru_map.hpp"
+#include "lru_map.hpp"
 #include "opkit/program.hpp"
 
 namespace opkit::backend {

@@ -11,13 +11,13 @@
 #include <thread>
 #include <vector>
 
-#include "mpi/mine_rounds.hpp"
+#include "mine_rounds.hpp"
 #include "opkit/error.hpp"
 #include "opkit/mpi.hpp"
-#include "ops/pow/cpu_miner.hpp"
-#include "ops/pow/kernel_miner.hpp"
-#include "ops/pow/mine_plan.hpp"
-#include "ops/pow/range_search.hpp"
+#include "pow/cpu_miner.hpp"
+#include "pow/kernel_miner.hpp"
+#include "pow/mine_plan.hpp"
+#include "pow/range_search.hpp"
 
 namespace opkit::mpi {
 namespace {

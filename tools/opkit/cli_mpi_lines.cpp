@@ -28,7 +28,7 @@
 
 namespace opkit::cli {
 
-#ifdef OPKIT_HAVE_MPI
+#ifdef OPKIT_WITH_MPI
 
 namespace {
 

@@ -39,27 +39,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   using namespace opkit::cli;
-#ifdef OPKIT_HAVE_CMD_DOCTOR
   add_doctor_command(app, exit_code);
-#endif
-#ifdef OPKIT_HAVE_CMD_DEVICES
   add_devices_command(app, exit_code);
-#endif
-#ifdef OPKIT_HAVE_CMD_COMPILE
   add_compile_command(app, exit_code);
-#endif
-#ifdef OPKIT_HAVE_CMD_RUN
   add_run_command(app, exit_code);
-#endif
-#ifdef OPKIT_HAVE_CMD_HASH
   add_hash_command(app, exit_code);
-#endif
-#ifdef OPKIT_HAVE_CMD_MINE
   add_mine_command(app, exit_code);
-#endif
-#ifdef OPKIT_HAVE_CMD_BENCH
-  add_bench_command(app, exit_code);
-#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

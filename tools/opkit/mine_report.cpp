@@ -52,7 +52,7 @@ void clear_progress() {
   std::fflush(stderr);
 }
 
-void print_result(const ops::MineResult& r, const MineRange& range, bool json) {
+void print_result(const ops::MineResult& r, const ops::NonceRange& range, bool json) {
   const double rate = r.seconds > 0 ? static_cast<double>(r.hashes) / r.seconds : 0;
   if (json) {
     nlohmann::json out = {

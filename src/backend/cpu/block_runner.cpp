@@ -1,5 +1,5 @@
 // BlockRunner: fibers, barriers and faults of the CUDA threads of a block (see block_runner.hpp).
-#include "backend/cpu/block_runner.hpp"
+#include "block_runner.hpp"
 
 #include <sys/mman.h>
 

@@ -1,6 +1,6 @@
 // Fiber stacks and context switches (see fiber.hpp). Under AddressSanitizer every switch is
 // announced to it, and a reused stack is unpoisoned, or ASan would misreport the fibers' frames.
-#include "backend/cpu/fiber.hpp"
+#include "fiber.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>

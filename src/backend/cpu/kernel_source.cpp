@@ -2,13 +2,13 @@
 // preprocessed text, so macros are already expanded and comments gone; what remains to respect
 // is string and character literals, pp-numbers with digit separators, and the line markers that
 // say which file (user or system) each line comes from.
-#include "backend/cpu/kernel_source.hpp"
+#include "kernel_source.hpp"
 
 #include <cctype>
 
-#include "backend/cpu/opkit_cpu_abi.h"
-#include "core/identifier.hpp"
+#include "opkit/detail/identifier.hpp"
 #include "opkit/error.hpp"
+#include "opkit_cpu_abi.h"
 
 namespace opkit::cpu {
 namespace {

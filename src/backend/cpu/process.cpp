@@ -1,5 +1,5 @@
 // posix_spawn with a pipe for stdout+stderr (see process.hpp).
-#include "backend/cpu/process.hpp"
+#include "process.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>

@@ -1,5 +1,5 @@
 // SharedObject: memfd_create + dlopen("/proc/self/fd/N") (see shared_object.hpp).
-#include "backend/cpu/shared_object.hpp"
+#include "shared_object.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 // TempDir: mkdtemp + std::filesystem (see temp_dir.hpp).
-#include "backend/cpu/temp_dir.hpp"
+#include "temp_dir.hpp"
 
 #include <stdlib.h>
 

@@ -1,6 +1,6 @@
 // WorkerPool: a condition-variable pool whose threads live until the pool is destroyed (see
 // worker_pool.hpp).
-#include "backend/cpu/worker_pool.hpp"
+#include "worker_pool.hpp"
 
 #include <sched.h>
 #include <signal.h>
@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "backend/cpu/fault_signals.hpp"
+#include "fault_signals.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::cpu {

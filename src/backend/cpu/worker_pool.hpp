@@ -7,7 +7,7 @@
 #include <functional>
 #include <memory>
 
-#include "backend/cpu/block_runner.hpp"
+#include "block_runner.hpp"
 
 namespace opkit::cpu {
 

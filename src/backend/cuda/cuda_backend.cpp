@@ -3,9 +3,9 @@
 #include <mutex>
 #include <vector>
 
-#include "backend/cuda/cuda_backend.hpp"
-#include "backend/cuda/nvrtc_api.hpp"
-#include "backend/cuda/nvrtc_compiler.hpp"
+#include "cuda_backend.hpp"
+#include "nvrtc_api.hpp"
+#include "nvrtc_compiler.hpp"
 #include "opkit/target.hpp"
 
 namespace opkit::cuda {

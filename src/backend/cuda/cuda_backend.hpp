@@ -8,7 +8,7 @@
 #include <string>
 
 #include "backend/backend.hpp"
-#include "backend/cuda/driver_api.hpp"
+#include "driver_api.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::cuda {

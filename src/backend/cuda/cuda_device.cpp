@@ -1,7 +1,7 @@
 // CudaDevice: context, memory, compilation and module loading for one GPU.
 #include <cstring>
 
-#include "backend/cuda/cuda_backend.hpp"
+#include "cuda_backend.hpp"
 
 namespace opkit::cuda {
 namespace {

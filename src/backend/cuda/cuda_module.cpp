@@ -1,7 +1,7 @@
 // CUDA modules and functions: lookup, attributes, parameter layout and the launch itself.
 #include <set>
 
-#include "backend/cuda/cuda_backend.hpp"
+#include "cuda_backend.hpp"
 
 namespace opkit::cuda {
 namespace {

@@ -1,6 +1,6 @@
 // NVRTC compilation with opkit's built-in standard-header stand-ins and PyCUDA-style name
 // resolution (C++-linkage kernels found in the source are registered as name expressions).
-#include "backend/cuda/nvrtc_compiler.hpp"
+#include "nvrtc_compiler.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,9 +8,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "backend/cuda/nvrtc_api.hpp"
-#include "core/embedded.hpp"
+#include "nvrtc_api.hpp"
 #include "opkit/error.hpp"
+#include "opkit_embedded.hpp"
 
 namespace opkit::cuda {
 namespace {

@@ -1,7 +1,7 @@
 // The device miner (see kernel_miner.hpp). Each launch reports the lowest offset whose hash
 // passed the kernel's quick test of the top 32 bits; the host checks the whole hash and, in the
 // rare case that only the top word matched, searches on from the next nonce.
-#include "ops/pow/kernel_miner.hpp"
+#include "kernel_miner.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "core/compile_queue.hpp"
+#include "cpu_miner.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/kernel.hpp"
 #include "opkit/module.hpp"
-#include "ops/pow/cpu_miner.hpp"
 
 namespace opkit::ops::detail {
 

@@ -6,10 +6,10 @@
 
 #include <memory>
 
+#include "kernel_programs.hpp"
+#include "mine_plan.hpp"
+#include "nonce_searcher.hpp"
 #include "opkit/device.hpp"
-#include "ops/pow/kernel_programs.hpp"
-#include "ops/pow/mine_plan.hpp"
-#include "ops/pow/nonce_searcher.hpp"
 
 namespace opkit::ops::detail {
 

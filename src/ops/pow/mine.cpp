@@ -6,11 +6,11 @@
 #include <memory>
 #include <vector>
 
+#include "cpu_miner.hpp"
+#include "kernel_miner.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/pow.hpp"
-#include "ops/pow/cpu_miner.hpp"
-#include "ops/pow/kernel_miner.hpp"
-#include "ops/pow/range_search.hpp"
+#include "range_search.hpp"
 
 namespace opkit::ops {
 namespace {

@@ -21,8 +21,8 @@
 #include <system_error>
 
 #include "backend/cuda/driver_api.hpp"
-#include "core/doctor_cxx_runtime.hpp"
-#include "core/doctor_installs.hpp"
+#include "doctor_cxx_runtime.hpp"
+#include "doctor_installs.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/cache.hpp"

@@ -1,6 +1,6 @@
 // Finds the copies of NVRTC and the CUDA runtime the dynamic loader could pick, by walking the
 // folders it searches (what `ldconfig -p` and LD_LIBRARY_PATH would show) without running anything.
-#include "core/doctor_installs.hpp"
+#include "doctor_installs.hpp"
 
 #include <glob.h>
 
