@@ -23,8 +23,9 @@ if [ "${POW_UNIT:-1}" != 0 ]; then
   $B/tests/opkit_unit_tests --gtest_filter='Pow*' --gtest_brief=1 >"$OUT/pow_unit.txt" 2>&1
   tail -3 "$OUT/pow_unit.txt" | tee -a "$OUT/pow_summary.txt"
 fi
-$B/tests/opkit_gpu_tests --gtest_filter="${POW_GPU_FILTER:-PowGpu*}" --gtest_brief=1 >"$OUT/pow_gpu_tests.txt" 2>&1
-echo "GPU tests (${POW_GPU_FILTER:-PowGpu*}): exit $?" | tee -a "$OUT/pow_summary.txt"
+OPKIT_TEST_DEVICES=cuda $B/tests/opkit_conformance_tests --gtest_filter="${POW_GPU_FILTER:-On/Mine.*}" --gtest_brief=1 \
+  >"$OUT/pow_gpu_tests.txt" 2>&1
+echo "GPU tests (${POW_GPU_FILTER:-On/Mine.*}): exit $?" | tee -a "$OUT/pow_summary.txt"
 tail -3 "$OUT/pow_gpu_tests.txt" | tee -a "$OUT/pow_summary.txt"
 if [ "${POW_CLI:-1}" != 0 ]; then
   bash tests/cli/test_mine.sh "$B/tools/opkit/opkit" >"$OUT/pow_cli.txt" 2>&1
@@ -82,7 +83,6 @@ for line in open(sys.argv[1]):
 # Benchmark row -> the cubin holding its code (launch-only variants share the default's code).
 names = {"generic kernel": "bitcoin_generic", "(default": "bitcoin_default", "every addition as IMAD": "bitcoin_const_fma",
          "40 regs (6 blocks": "bitcoin_default", "256 nonces/thread": "bitcoin_default",
-         "shifts as IMAD.HI": "bitcoin_imad_hi", "rotate on FMA": "bitcoin_rotate_fma",
          "20-byte STRING": "data_20_bytes", "100-byte STRING": "data_100_bytes",
          "generic data kernel": "data_generic"}
 for line in open(sys.argv[2]):

@@ -23,7 +23,7 @@ _os.environ["OPKIT_SITE_PACKAGES"] = _os.pathsep.join(
 from ._opkit import CompileError, Device, DeviceAllocation, Error, Event, Stream, version as __version__
 from ._arrays import DeviceArray, empty, to_device
 from ._doctor import doctor
-from ._devices import default_device, devices, get_device, set_default_device, synchronize
+from ._devices import backends, default_device, devices, get_device, set_default_device, synchronize
 from ._hash import sha256, sha256d
 from ._kernels import Function, SourceModule
 from ._memory import (
@@ -59,6 +59,7 @@ __all__ = [
     "Out",
     "SourceModule",
     "Stream",
+    "backends",
     "default_device",
     "doctor",
     "devices",

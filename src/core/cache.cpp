@@ -14,11 +14,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <set>
 #include <sstream>
+#include <system_error>
 #include <vector>
 
-#include "core/sha256_digest.hpp"
+#include "openssl_init.hpp"
+#include "opkit/hex.hpp"
+#include "opkit/sha256_hasher.hpp"
 #include "opkit/version.hpp"
 
 namespace opkit {
@@ -44,11 +48,8 @@ bool trustworthy(int fd) {
 constexpr std::size_t kMaxEntryBytes = std::size_t{1} << 30;
 
 // The checksum that closes an entry: it binds the payload to the key it was stored under.
-std::array<std::uint8_t, 32> entry_digest(const std::string& key, std::string_view payload) {
-  std::string keyed;
-  keyed.reserve(key.size() + 1 + payload.size());
-  keyed.append(key).append(1, '\n').append(payload);
-  return detail::sha256_digest(keyed);
+Sha256Digest entry_digest(const std::string& key, std::string_view payload) {
+  return Sha256Hasher().update(key).update("\n").update(payload).finish();
 }
 
 void append_field(std::string& out, std::string_view field) {
@@ -120,21 +121,22 @@ void append_included_files(std::string& canon, const ProgramSpec& spec) {
 
 }  // namespace
 
-// Never destroyed: background compiles may still store entries while the process exits.
+// Destroyed at exit after the compile queue (core/compile_queue.cpp), which is made after it and
+// so joins its compiles, the last users of the cache, first.
 KernelCache& KernelCache::global() {
   // First, so that OpenSSL (which hashes every entry) is set up before the cache and outlives it.
   detail::init_openssl();
-  static KernelCache& cache = *new KernelCache([] {
+  static KernelCache cache([] {
     const char* flag = std::getenv("OPKIT_CACHE");
     if (flag != nullptr && std::string_view(flag) == "0") {
       KernelCache off = disabled();
-      off.last_error_ = "disabled by OPKIT_CACHE=0";
+      off.disabled_reason_ = "disabled by OPKIT_CACHE=0";
       return off;
     }
     std::filesystem::path dir = default_directory();
     if (dir.empty()) {
       KernelCache off = disabled();
-      off.last_error_ = "no cache directory: set OPKIT_CACHE_DIR, XDG_CACHE_HOME or HOME";
+      off.disabled_reason_ = "no cache directory: set OPKIT_CACHE_DIR, XDG_CACHE_HOME or HOME";
       return off;
     }
     return KernelCache(dir);
@@ -151,7 +153,7 @@ KernelCache::KernelCache(std::filesystem::path directory) : directory_(std::move
   bool created = std::filesystem::create_directories(directory_, ec);
   if (ec) {
     enabled_ = false;
-    last_error_ = "cannot create " + directory_.string() + ": " + ec.message();
+    disabled_reason_ = "cannot create " + directory_.string() + ": " + ec.message();
     return;
   }
   // Only a directory we made is tightened: an existing one (perhaps $HOME) keeps its mode, and is
@@ -160,16 +162,16 @@ KernelCache::KernelCache(std::filesystem::path directory) : directory_(std::move
   struct stat st {};
   if (::stat(directory_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     enabled_ = false;
-    last_error_ = directory_.string() + " is not a directory";
+    disabled_reason_ = directory_.string() + " is not a directory";
   } else if (st.st_uid != geteuid()) {
     enabled_ = false;
-    last_error_ = directory_.string() + " belongs to another user; set OPKIT_CACHE_DIR to a directory of your own";
+    disabled_reason_ = directory_.string() + " belongs to another user; set OPKIT_CACHE_DIR to a directory of your own";
   } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     enabled_ = false;
-    last_error_ = directory_.string() + " is writable by others; chmod 700 it or choose another OPKIT_CACHE_DIR";
+    disabled_reason_ = directory_.string() + " is writable by others; chmod 700 it or choose another OPKIT_CACHE_DIR";
   } else if (::access(directory_.c_str(), W_OK | X_OK) != 0) {
     enabled_ = false;
-    last_error_ = directory_.string() + " is not writable: " + std::strerror(errno);
+    disabled_reason_ = directory_.string() + " is not writable: " + std::generic_category().message(errno);
   }
 }
 
@@ -179,14 +181,20 @@ std::string KernelCache::key(const ProgramSpec& spec, std::string_view target_id
   append_field(canon, target_identity);
   append_field(canon, spec.name);
   append_field(canon, spec.source);
-  for (const auto& [k, v] : spec.defines) append_field(canon, "D" + k + "=" + v);
-  for (const auto& o : spec.options) append_field(canon, "O" + o);
-  for (const auto& d : spec.include_dirs) append_field(canon, "I" + d);
-  for (const auto& [n, body] : spec.headers) append_field(canon, "H" + n + "\n" + body);
-  for (const auto& e : spec.name_expressions) append_field(canon, "N" + e);
+  // Every field is tagged by its kind; `field` is reused so that hashing a spec allocates little.
+  std::string field;
+  auto append_tagged = [&](char tag, std::initializer_list<std::string_view> parts) {
+    field.assign(1, tag);
+    for (std::string_view part : parts) field.append(part);
+    append_field(canon, field);
+  };
+  for (const auto& [k, v] : spec.defines) append_tagged('D', {k, "=", v});
+  for (const auto& o : spec.options) append_tagged('O', {o});
+  for (const auto& d : spec.include_dirs) append_tagged('I', {d});
+  for (const auto& [n, body] : spec.headers) append_tagged('H', {n, "\n", body});
+  for (const auto& e : spec.name_expressions) append_tagged('N', {e});
   if (!spec.include_dirs.empty()) append_included_files(canon, spec);
-  auto digest = detail::sha256_digest(canon);
-  return detail::to_hex(digest.data(), digest.size());
+  return to_hex(Sha256Hasher().digest(canon));
 }
 
 std::filesystem::path KernelCache::entry_path(const std::string& key) const {
@@ -210,7 +218,7 @@ std::optional<CompiledProgram> KernelCache::load(const std::string& key) const {
   ::close(fd);
   if (bytes.size() < 32 || bytes.size() > kMaxEntryBytes) return std::nullopt;
   std::string_view payload(reinterpret_cast<const char*>(bytes.data()), bytes.size() - 32);
-  auto digest = entry_digest(key, payload);
+  const Sha256Digest digest = entry_digest(key, payload);
   if (std::memcmp(digest.data(), bytes.data() + payload.size(), 32) != 0) return std::nullopt;
   bytes.resize(payload.size());
   CompiledProgram program;
@@ -218,17 +226,17 @@ std::optional<CompiledProgram> KernelCache::load(const std::string& key) const {
   return program;
 }
 
-bool KernelCache::store(const std::string& key, const CompiledProgram& program) const {
-  if (!enabled_) return false;
+KernelCache::StoreResult KernelCache::store(const std::string& key, const CompiledProgram& program) const {
+  if (!enabled_) return {false, disabled_reason_};
   std::vector<std::uint8_t> bytes = program.serialize();
-  auto digest = entry_digest(key, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  const Sha256Digest digest =
+      entry_digest(key, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   bytes.insert(bytes.end(), digest.begin(), digest.end());
 
   std::string tmp = (directory_ / (key + ".tmp.XXXXXX")).string();
   int fd = ::mkstemp(tmp.data());
   if (fd < 0) {
-    last_error_ = "cannot create a file in " + directory_.string() + ": " + std::strerror(errno);
-    return false;
+    return {false, "cannot create a file in " + directory_.string() + ": " + std::generic_category().message(errno)};
   }
   ::fchmod(fd, 0600);
   std::size_t written = 0;
@@ -240,11 +248,12 @@ bool KernelCache::store(const std::string& key, const CompiledProgram& program) 
   bool ok = written == bytes.size();
   if (::close(fd) != 0) ok = false;
   if (!ok || ::rename(tmp.c_str(), entry_path(key).c_str()) != 0) {
-    last_error_ = "cannot write a cache entry in " + directory_.string() + ": " + std::strerror(errno);
+    StoreResult failed{
+        false, "cannot write a cache entry in " + directory_.string() + ": " + std::generic_category().message(errno)};
     ::unlink(tmp.c_str());
-    return false;
+    return failed;
   }
-  return true;
+  return {true, {}};
 }
 
 }  // namespace opkit

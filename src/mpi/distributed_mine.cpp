@@ -11,13 +11,13 @@
 #include <thread>
 #include <vector>
 
-#include "mpi/mine_rounds.hpp"
+#include "mine_rounds.hpp"
 #include "opkit/error.hpp"
 #include "opkit/mpi.hpp"
-#include "ops/pow/cpu_miner.hpp"
-#include "ops/pow/kernel_miner.hpp"
-#include "ops/pow/mine_plan.hpp"
-#include "ops/pow/range_search.hpp"
+#include "pow/cpu_miner.hpp"
+#include "pow/kernel_miner.hpp"
+#include "pow/mine_plan.hpp"
+#include "pow/range_search.hpp"
 
 namespace opkit::mpi {
 namespace {
@@ -52,7 +52,8 @@ std::vector<std::unique_ptr<NonceSearcher>> rank_engines(const MinePlan& plan, c
   if (options.cpu_threads < 0)
     throw Error(Errc::invalid_argument, "mpi mine", "cpu_threads must be >= 0 (0: this rank's share of the cores)");
   std::vector<Device> devices = options.devices;
-  if (devices.empty() && !options.cpu) devices = Device::cuda_devices();
+  if (devices.empty() && !options.cpu) devices = ops::mine_support().gpus();
+  for (const Device& device : devices) ops::mine_support().require(device);
   std::vector<std::unique_ptr<NonceSearcher>> engines;
   for (Device& device : node_share(devices, world))
     engines.push_back(ops::detail::make_kernel_searcher(plan, std::move(device), options.launch_seconds));
@@ -96,6 +97,7 @@ RoundReport search_chunk(const MinePlan& plan, detail::RoundChunk chunk,
   round_options.stop = options.stop;
   round_options.launch_seconds = options.launch_seconds;
   std::vector<std::unique_ptr<NonceSearcher>> lent;
+  lent.reserve(engines.size());
   for (const auto& engine : engines) lent.push_back(std::make_unique<LentSearcher>(*engine));
   const ops::MineResult r = ops::detail::search_range(round, std::move(lent), round_options);
   if (r.found) {

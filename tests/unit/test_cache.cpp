@@ -8,16 +8,20 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
-#include "core/sha256_digest.hpp"
 #include "nvrtc_required.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/program.hpp"
+#include "opkit/sha256_hasher.hpp"
+#include "opkit/target.hpp"
 
 namespace {
 
@@ -88,7 +92,7 @@ std::size_t count_files(const fs::path& dir, const std::string& needle) {
 }
 
 std::optional<uid_t> nobody_uid() {
-  const passwd* pw = ::getpwnam("nobody");
+  const passwd* pw = ::getpwnam("nobody");  // NOLINT(concurrency-mt-unsafe): tests run on one thread
   if (pw == nullptr) return std::nullopt;
   return pw->pw_uid;
 }
@@ -204,7 +208,7 @@ TEST(CacheEntry, HitAfterMissReturnsTheCompiledProgram) {
   TempDir dir;
   opkit::KernelCache cache(dir.path());
   auto program = opkit::Program(kKernel).name("scale.cu");
-  auto compiled = opkit::nvrtc::compile(program, "sm_90");
+  auto compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
   const std::string key = opkit::KernelCache::key(program.spec(), "nvrtc-sm_90");
   EXPECT_FALSE(cache.load(key).has_value()) << "an empty cache hit";
   ASSERT_TRUE(cache.store(key, compiled)) << cache.last_error();
@@ -226,7 +230,7 @@ TEST(CacheEntry, TruncatedEntryIsAMissAndIsReplaced) {
   TempDir dir;
   opkit::KernelCache cache(dir.path());
   auto program = opkit::Program(kKernel);
-  auto compiled = opkit::nvrtc::compile(program, "sm_90");
+  auto compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
   const std::string key = opkit::KernelCache::key(program.spec(), "t");
   ASSERT_TRUE(cache.store(key, compiled));
   auto bytes = read_bytes(cache.entry_path(key));
@@ -245,7 +249,7 @@ TEST(CacheEntry, CorruptedEntryIsAMissAndIsReplaced) {
   TempDir dir;
   opkit::KernelCache cache(dir.path());
   auto program = opkit::Program(kKernel);
-  auto compiled = opkit::nvrtc::compile(program, "sm_90");
+  auto compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
   const std::string key = opkit::KernelCache::key(program.spec(), "t");
   ASSERT_TRUE(cache.store(key, compiled));
   const auto good = read_bytes(cache.entry_path(key));
@@ -308,8 +312,8 @@ TEST(CacheEntry, IntactChecksumOverADamagedProgramIsAMiss) {
   std::vector<std::uint8_t> payload(bytes.begin(), bytes.end() - 32);
   payload[8 + 8 + 7] = 0x7f;
   // The closing checksum covers the key and the payload (cache.cpp's entry_digest).
-  std::string keyed = "feed\n" + std::string(payload.begin(), payload.end());
-  auto digest = opkit::detail::sha256_digest(keyed);
+  const opkit::Sha256Digest digest =
+      opkit::Sha256Hasher().update("feed\n").update(std::span<const std::uint8_t>(payload)).finish();
   payload.insert(payload.end(), digest.begin(), digest.end());
   write_bytes(cache.entry_path("feed"), payload);
   EXPECT_FALSE(cache.load("feed").has_value());
@@ -338,8 +342,39 @@ TEST(CacheEntry, StoreFailureIsReportedNotThrown) {
   opkit::KernelCache cache(dir.path() / "gone");
   ASSERT_TRUE(cache.enabled());
   fs::remove(dir.path() / "gone");
+  const opkit::KernelCache::StoreResult stored = cache.store("feed", random_program(10));
+  EXPECT_FALSE(stored);
+  EXPECT_NE(stored.error.find("cannot create a file"), std::string::npos) << stored.error;
+  EXPECT_EQ(cache.last_error(), "") << "a failed store must not change the cache's own state";
+}
+
+TEST(CacheEntry, ADisabledCacheSaysWhyInTheStoreResult) {
+  const opkit::KernelCache cache = opkit::KernelCache::disabled();
   EXPECT_FALSE(cache.store("feed", random_program(10)));
-  EXPECT_NE(cache.last_error().find("cannot create a file"), std::string::npos) << cache.last_error();
+}
+
+// One KernelCache is shared by every thread of a process (KernelCache::global(), background
+// compiles): failing stores on many threads at once must each report their own error, and leave
+// the cache untouched (the old design wrote a shared `mutable` error string: a data race).
+TEST(CacheEntry, ThreadsStoringIntoOneCacheEachGetTheirOwnResult) {
+  TempDir dir;
+  const opkit::KernelCache cache(dir.path() / "gone");
+  ASSERT_TRUE(cache.enabled());
+  fs::remove(dir.path() / "gone");
+  const auto program = random_program(64);
+  constexpr int kThreads = 4, kStores = 300;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kStores; ++i) {
+        const auto stored = cache.store("k" + std::to_string(t) + "_" + std::to_string(i), program);
+        if (stored || stored.error.find("cannot create a file in " + (dir.path() / "gone").string()) != 0) ++wrong;
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(cache.last_error(), "");
 }
 
 TEST(CacheEntry, TwoProcessesStoringTheSameKeyLeaveOneValidEntry) {

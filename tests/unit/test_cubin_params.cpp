@@ -6,21 +6,21 @@
 
 #include "backend/cuda/cubin_params.hpp"
 #include "nvrtc_required.hpp"
-#include "opkit/nvrtc.hpp"
 #include "opkit/program.hpp"
+#include "opkit/target.hpp"
 
 namespace {
 
 TEST(CubinParams, EveryParameterKindHasItsSizeInOrder) {
   OPKIT_REQUIRE_NVRTC();
-  auto compiled = opkit::nvrtc::compile(opkit::Program(R"(
+  auto compiled = opkit::compile(opkit::Program(R"(
     struct Triple { int a, b, c; };
     __global__ void k(float* a, int n, double d, char c, long long q, float4 v, Triple t) {
       a[threadIdx.x] = n + d + c + q + v.x + t.b;
     }
     __global__ void none() {}
   )"),
-                                        "sm_90");
+                                 opkit::Target::cuda("sm_90"));
   ASSERT_EQ(compiled.format, opkit::BinaryFormat::cubin);
   const auto kernels = opkit::cuda::cubin_param_sizes(compiled.binary);
   const auto k = kernels.find(compiled.lowered_names.at("k"));
@@ -33,7 +33,8 @@ TEST(CubinParams, EveryParameterKindHasItsSizeInOrder) {
 
 TEST(CubinParams, DamagedImagesGiveNoListAndNoOutOfBoundsRead) {
   OPKIT_REQUIRE_NVRTC();
-  auto compiled = opkit::nvrtc::compile(opkit::Program("__global__ void k(int* a, int b) { a[0] = b; }"), "sm_90");
+  auto compiled =
+      opkit::compile(opkit::Program("__global__ void k(int* a, int b) { a[0] = b; }"), opkit::Target::cuda("sm_90"));
   const std::vector<std::uint8_t>& good = compiled.binary;
   EXPECT_TRUE(opkit::cuda::cubin_param_sizes({}).empty());
   for (std::size_t keep = 0; keep < good.size(); keep += 1 + keep / 8)

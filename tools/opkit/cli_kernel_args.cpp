@@ -11,6 +11,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <limits>
+#include <system_error>
 #include <type_traits>
 
 #include "opkit/error.hpp"
@@ -110,7 +111,7 @@ std::vector<std::uint8_t> read_file(std::string_view spec, const std::string& pa
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     throw Error(Errc::not_found, "--arg",
-                "'" + std::string(spec) + "': cannot open " + path + ": " + std::strerror(errno));
+                "'" + std::string(spec) + "': cannot open " + path + ": " + std::generic_category().message(errno));
   struct stat st {};
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     ::close(fd);
@@ -125,7 +126,7 @@ std::vector<std::uint8_t> read_file(std::string_view spec, const std::string& pa
       if (errno == EINTR) continue;
       const int err = errno;
       ::close(fd);
-      fail(Errc::io, std::string("read failed: ") + std::strerror(err));
+      fail(Errc::io, std::string("read failed: ") + std::generic_category().message(err));
     }
     if (bytes.size() + static_cast<std::size_t>(n) > kMaxFileArgBytes) {
       ::close(fd);

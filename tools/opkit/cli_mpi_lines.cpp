@@ -15,6 +15,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "bounded_queue.hpp"
@@ -22,11 +23,12 @@
 #include "hash_names.hpp"
 #include "input_chunks.hpp"
 #include "opkit/error.hpp"
+#include "opkit/hex.hpp"
 #include "opkit/mpi.hpp"
 
 namespace opkit::cli {
 
-#ifdef OPKIT_HAVE_MPI
+#ifdef OPKIT_WITH_MPI
 
 namespace {
 
@@ -99,17 +101,16 @@ class LineSplitter {
 };
 
 void write_digests(const LineBatch& batch, std::vector<char>& text) {
-  static constexpr char digits[] = "0123456789abcdef";
   const std::size_t bytes = batch.digests.size();
   text.resize(bytes / 32 * 65);
   char* out = text.data();
-  for (std::size_t i = 0; i < bytes; ++i) {
-    *out++ = digits[batch.digests[i] >> 4];
-    *out++ = digits[batch.digests[i] & 15];
-    if (i % 32 == 31) *out++ = '\n';
+  for (std::size_t i = 0; i < bytes / 32; ++i) {
+    out = write_hex(std::span(batch.digests).subspan(32 * i, 32), out);
+    *out++ = '\n';
   }
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
-    throw Error(Errc::io, "opkit hash --lines", std::string("writing the digests failed: ") + std::strerror(errno));
+    throw Error(Errc::io, "opkit hash --lines",
+                std::string("writing the digests failed: ") + std::generic_category().message(errno));
 }
 
 // Rank 0: reader thread -> this thread (MPI) -> writer thread.
@@ -117,7 +118,7 @@ int lead(const std::vector<std::string>& inputs, const LinesOptions& options, mp
   LineBatchQueue to_hash(1), to_write(1);
   std::exception_ptr failure;
   std::mutex failure_mutex;
-  auto fail = [&](std::exception_ptr e) {
+  auto fail = [&](const std::exception_ptr& e) {
     std::lock_guard lock(failure_mutex);
     if (!failure) failure = e;
     to_hash.abort();

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include "opkit/error.hpp"
 
@@ -37,7 +38,8 @@ OutputFile::OutputFile(std::filesystem::path destination) : destination_(std::mo
   fd_ = ::mkstemp(temporary_.data());
   if (fd_ < 0) {
     const int err = errno;
-    throw Error(Errc::io, "opkit", "cannot create a file in " + folder.string() + ": " + std::strerror(err));
+    throw Error(Errc::io, "opkit",
+                "cannot create a file in " + folder.string() + ": " + std::generic_category().message(err));
   }
   ::fchmod(fd_, 0666 & ~current_umask());
 }
@@ -48,7 +50,7 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::fail(const std::string& what, int err) {
-  throw Error(Errc::io, "opkit", what + " " + destination_.string() + ": " + std::strerror(err));
+  throw Error(Errc::io, "opkit", what + " " + destination_.string() + ": " + std::generic_category().message(err));
 }
 
 void OutputFile::write(std::span<const std::byte> bytes) {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "cli_device.hpp"
 #include "cli_mpi.hpp"
 #include "cli_options.hpp"
 #include "cli_stop_signals.hpp"
@@ -17,7 +18,7 @@
 #include "mine_report.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/pow.hpp"
-#include "ops/pow/mine_plan.hpp"
+#include "opkit/registry.hpp"
 
 namespace opkit::cli {
 namespace {
@@ -31,6 +32,14 @@ struct MineArgs {
   const CLI::Option* data_option = nullptr;
 };
 
+// "cuda: <why it has no device>" for each GPU backend.
+std::string gpu_reasons() {
+  std::string reasons;
+  for (const BackendStatus& b : backends())
+    if (b.is_gpu) reasons += (reasons.empty() ? "" : "; ") + b.name + ": " + (b.available ? "available" : b.reason);
+  return reasons.empty() ? "no GPU backend in this build" : reasons;
+}
+
 std::uint64_t parse_count(const std::string& text, const char* what) {
   const std::string stage = std::string("opkit mine ") + what;
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
@@ -42,15 +51,24 @@ std::uint64_t parse_count(const std::string& text, const char* what) {
 
 ops::MineOptions options_for(const std::string& device) {
   ops::MineOptions options;
-  if (device == "cpu") {
-    options.cpu = true;
-  } else if (device == "cuda" || device == "all") {
-    options.devices = Device::cuda_devices();
-    if (options.devices.empty()) options.devices.push_back(Device::cuda(0));  // throws, saying why there is none
-    options.cpu = device == "all";
-  } else if (device != "auto") {
-    throw Error(Errc::invalid_argument, "opkit mine --device",
-                "--device must be auto, cuda, cpu or all, got '" + device + "'");
+  const DeviceRequest request = parse_device_option(device, "opkit mine", {.host = true, .all = true, .several = true});
+  switch (request.kind) {
+    case DeviceRequest::Kind::automatic:
+      break;
+    case DeviceRequest::Kind::host:
+      options.cpu = true;
+      break;
+    case DeviceRequest::Kind::all:
+      options.devices = ops::mine_support().gpus();
+      if (options.devices.empty())
+        throw Error(Errc::unavailable, "opkit mine --device all",
+                    "no GPU to mine on (" + gpu_reasons() + "); --device host mines on the CPU alone");
+      options.cpu = true;
+      break;
+    case DeviceRequest::Kind::devices:
+      for (const Device& d : request.devices) ops::mine_support().require(d);
+      options.devices = request.devices;
+      break;
   }
   return options;
 }
@@ -71,21 +89,19 @@ void run_mine(const MineArgs& args, int& exit_code) {
   const std::uint64_t start = args.start.empty() ? 0 : parse_count(args.start, "--start");
   std::optional<std::uint64_t> count;
   if (!args.count.empty()) count = parse_count(args.count, "--count");
-  MineRange range;
+  ops::NonceRange range;
   if (bitcoin) {
     bitcoin_job.header = ops::BlockHeader::from_hex(args.header);
     if (!args.target.empty()) bitcoin_job.target = ops::Target::from_hex(args.target);
     bitcoin_job.start = start;
     bitcoin_job.count = count;
-    const auto plan = ops::detail::make_plan(bitcoin_job);  // validates before any device starts
-    range = {plan.first, plan.last};
+    range = ops::nonce_range(bitcoin_job);  // validates before any device starts
   } else {
     data_job.data = args.data;
     data_job.difficulty_bits = args.difficulty;
     data_job.start = start;
     data_job.count = count;
-    const auto plan = ops::detail::make_plan(data_job);
-    range = {plan.first, plan.last};
+    range = ops::nonce_range(data_job);
   }
 
   ops::MineOptions options = options_for(args.device);
@@ -103,8 +119,8 @@ void run_mine(const MineArgs& args, int& exit_code) {
   print_result(result, range, args.json);
   exit_code = result.found ? 0 : (result.interrupted ? 130 : 1);
   if (stop.requested()) {
-    // A stopped search leaves its kernel compiles running (a stop does not wait for NVRTC);
-    // leave without the exit-time destructors of NVRTC and the driver that they still use.
+    // A stopped search leaves its kernel compiles running (a stop does not wait for NVRTC); a
+    // normal exit would wait for them in the compile queue's destructor: leave at once instead.
     std::fflush(stdout);
     std::fflush(stderr);
     std::_Exit(exit_code);
@@ -128,7 +144,9 @@ void add_mine_command(CLI::App& app, int& exit_code) {
   command->add_option("--start", args->start, "First nonce (default 0)");
   command->add_option("--count", args->count,
                       "Nonces to search (default: to the last nonce, 2^32 - 1 for Bitcoin, 2^64 - 1 for data)");
-  command->add_option("--device", args->device, "auto (every GPU, else the CPU), cuda, cpu, or all (GPUs + CPU)");
+  command->add_option("--device", args->device,
+                      "auto (every GPU, else the host), host (the native CPU miner), cuda (every GPU), cuda:N, cpu "
+                      "(the kernel on the CPU backend), any registered backend's name[:N], or all (every GPU + host)");
   command->add_flag("--json", args->json, "Print one JSON object");
   command->add_flag("--quiet", args->quiet, "No progress line on stderr");
   command->callback([args, &exit_code] { run_mine(*args, exit_code); });

@@ -13,12 +13,14 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <system_error>
 
 #include "cli_json.hpp"
 #include "cli_stop_signals.hpp"
 #include "hash_files.hpp"
 #include "hash_names.hpp"
 #include "hash_sums_line.hpp"
+#include "opkit/hex.hpp"
 
 namespace opkit::cli {
 namespace {
@@ -45,7 +47,8 @@ bool check_one(const std::string& sums_file, const CheckOptions& options, SumsLi
     std::fflush(stdout);
     std::fprintf(stderr, "opkit: %s: read error\n", shown.c_str());
     if (err != 0)
-      std::fprintf(stderr, "opkit: %s: %s\n", sums_file == "-" ? "standard input" : shown.c_str(), std::strerror(err));
+      std::fprintf(stderr, "opkit: %s: %s\n", sums_file == "-" ? "standard input" : shown.c_str(),
+                   std::generic_category().message(err).c_str());
     return false;
   };
   struct stat st {};
@@ -59,7 +62,8 @@ bool check_one(const std::string& sums_file, const CheckOptions& options, SumsLi
     if (!file) {
       const int err = errno;
       std::fflush(stdout);
-      std::fprintf(stderr, "opkit: %s: %s\n", quote_name(sums_file).c_str(), std::strerror(err));
+      std::fprintf(stderr, "opkit: %s: %s\n", quote_name(sums_file).c_str(),
+                   std::generic_category().message(err).c_str());
       return false;
     }
     in = &file;
@@ -97,7 +101,7 @@ bool check_one(const std::string& sums_file, const CheckOptions& options, SumsLi
       std::fprintf(stderr, "opkit: %s: %s\n", quote_name(entry->name).c_str(), result.error.c_str());
       if (!quiet_output) std::printf("%s: FAILED open or read\n", shown.c_str());
       record(entry->name, "FAILED open or read");
-    } else if (!same_hex(digest_hex(*result.digest), entry->hex)) {
+    } else if (!same_hex(to_hex(*result.digest), entry->hex)) {
       ++mismatched;
       if (!quiet_output) std::printf("%s: FAILED\n", shown.c_str());
       record(entry->name, "FAILED");

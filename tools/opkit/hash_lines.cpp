@@ -14,6 +14,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "bounded_queue.hpp"
@@ -21,6 +22,7 @@
 #include "hash_names.hpp"
 #include "input_chunks.hpp"
 #include "opkit/error.hpp"
+#include "opkit/hex.hpp"
 
 namespace opkit::cli {
 namespace {
@@ -111,17 +113,16 @@ class LineReader {
 };
 
 void write_digests(const Batch& batch, std::vector<char>& text) {
-  static constexpr char digits[] = "0123456789abcdef";
   const std::size_t count = batch.offsets.size() - 1;
   text.resize(count * 65);
   char* out = text.data();
-  for (std::size_t i = 0; i < count * 32; ++i) {
-    *out++ = digits[batch.digests[i] >> 4];
-    *out++ = digits[batch.digests[i] & 15];
-    if (i % 32 == 31) *out++ = '\n';
+  for (std::size_t i = 0; i < count; ++i) {
+    out = write_hex(std::span(batch.digests).subspan(32 * i, 32), out);
+    *out++ = '\n';
   }
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
-    throw Error(Errc::io, "opkit hash --lines", std::string("writing the digests failed: ") + std::strerror(errno));
+    throw Error(Errc::io, "opkit hash --lines",
+                std::string("writing the digests failed: ") + std::generic_category().message(errno));
 }
 
 // Seconds a stage spent working (not waiting on its queues).
@@ -149,7 +150,7 @@ int hash_lines(const std::vector<std::string>& inputs, const LinesOptions& optio
   BatchQueue to_hash(2), to_write(2);
   std::exception_ptr failure;
   std::mutex failure_mutex;
-  auto fail = [&](std::exception_ptr e) {
+  auto fail = [&](const std::exception_ptr& e) {
     std::lock_guard lock(failure_mutex);
     if (!failure) failure = e;
     to_hash.abort();

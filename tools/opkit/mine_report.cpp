@@ -38,7 +38,7 @@ std::string duration_text(double seconds) {
 
 // Where an interrupted search goes on: {"start": S, "count": N} covering exactly the rest of the
 // range; null when the search was not interrupted or nothing is left.
-nlohmann::json resume_json(const ops::MineResult& r, const MineRange& range) {
+nlohmann::json resume_json(const ops::MineResult& r, const ops::NonceRange& range) {
   if (!r.interrupted || (r.searched_through && *r.searched_through == range.last)) return nullptr;
   const std::uint64_t next = r.searched_through ? *r.searched_through + 1 : range.first;
   return {{"start", next}, {"count", range.last - next + 1}};
@@ -70,7 +70,7 @@ void clear_progress() {
   std::fflush(stderr);
 }
 
-void print_result(const ops::MineResult& r, const MineRange& range, bool json) {
+void print_result(const ops::MineResult& r, const ops::NonceRange& range, bool json) {
   const double rate = r.seconds > 0 ? static_cast<double>(r.hashes) / r.seconds : 0;
   if (json) {
     nlohmann::json out = {

@@ -8,12 +8,6 @@
 
 namespace opkit::cli {
 
-// The searched range, for the messages.
-struct MineRange {
-  std::uint64_t first = 0;
-  std::uint64_t last = 0;
-};
-
 // A progress callback that redraws one stderr line; clear_progress() erases it before the result
 // is printed. For a range that can be searched to its end: rate, % of range, ETA. For a range too
 // large for that (data mode's 2^64) the percentage means nothing: rate, nonces tried and, given
@@ -22,6 +16,6 @@ std::function<void(const ops::MineProgress&)> terminal_progress(double hashes_pe
 void clear_progress();
 
 // Prints the result on stdout (and, when interrupted, how to resume on stderr).
-void print_result(const ops::MineResult& result, const MineRange& range, bool json);
+void print_result(const ops::MineResult& result, const ops::NonceRange& range, bool json);
 
 }  // namespace opkit::cli

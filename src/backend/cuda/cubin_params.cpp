@@ -2,7 +2,7 @@
 // each .nv.info.<kernel> section is a list of {u8 format, u8 attribute, value} records, where
 // format 1 has no value, 2 a byte, 3 a u16, and 4 a u16 length then that many bytes. A
 // KPARAM_INFO value is {u32 index, u16 ordinal, u16 offset, u32 flags}, size = flags >> 18.
-#include "backend/cuda/cubin_params.hpp"
+#include "cubin_params.hpp"
 
 #include <cstring>
 #include <optional>

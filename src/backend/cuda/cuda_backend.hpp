@@ -9,7 +9,7 @@
 #include <string>
 
 #include "backend/backend.hpp"
-#include "backend/cuda/driver_api.hpp"
+#include "driver_api.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::cuda {
@@ -52,7 +52,7 @@ class CudaModule;
 
 class CudaFunction final : public backend::Function {
  public:
-  CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, std::string symbol);
+  CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, const std::string& symbol);
   void launch(const LaunchConfig& config, backend::Stream& stream, void** args, const std::size_t* sizes,
               std::size_t count) override;
   KernelAttributes attributes() override;
@@ -64,7 +64,10 @@ class CudaFunction final : public backend::Function {
   const std::string* symbol_;  // interned: lives for the whole process
   std::once_flag params_once_;
   backend::ParamInfo params_;
-  int dynamic_shared_limit_ = 48 * 1024;
+  // Launch may run on several threads at once (a Kernel is shared): the limit is read without a
+  // lock, and raised under shared_limit_mutex_ so that a smaller raise never undoes a larger one.
+  std::atomic<int> dynamic_shared_limit_{48 * 1024};
+  std::mutex shared_limit_mutex_;
 };
 
 class CudaModule final : public backend::Module, public std::enable_shared_from_this<CudaModule> {
@@ -85,12 +88,11 @@ class CudaModule final : public backend::Module, public std::enable_shared_from_
 
 class CudaDevice final : public backend::Device {
  public:
-  CudaDevice(const DriverApi& api, int ordinal);
+  CudaDevice(backend::Backend& backend, const DriverApi& api, int ordinal);
   ~CudaDevice() override;
 
+  backend::Backend& backend() const override { return backend_; }
   const DeviceInfo& info() const override { return info_; }
-  CompiledProgram compile(const ProgramSpec& spec) override;
-  std::string compiler_identity() override;
   std::shared_ptr<backend::Module> load(const CompiledProgram& program) override;
 
   void* allocate(std::size_t bytes) override;
@@ -105,7 +107,6 @@ class CudaDevice final : public backend::Device {
   std::shared_ptr<backend::Stream> borrow_stream(void* native_handle) override;
   std::shared_ptr<backend::Event> create_event() override;
   void synchronize() override;
-  bool supports(std::string_view op) const override;
 
   // Makes this device's primary context current on the calling thread (cheap when it already is).
   void make_current();
@@ -122,6 +123,7 @@ class CudaDevice final : public backend::Device {
  private:
   std::shared_ptr<CudaDevice> self();
 
+  backend::Backend& backend_;
   const DriverApi& api_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;

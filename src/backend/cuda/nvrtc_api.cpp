@@ -1,12 +1,12 @@
 // Loads NVRTC once per process: $OPKIT_NVRTC if set (and only it), else the known sonames, else
 // the toolkit's lib64 folder under $CUDA_HOME, $CUDA_PATH or the default install prefix, else the
 // NVRTC that pip installs into a Python environment (pip_nvrtc.hpp).
-#include "backend/cuda/nvrtc_api.hpp"
+#include "nvrtc_api.hpp"
 
 #include <cstdlib>
 
-#include "backend/cuda/dynamic_library.hpp"
-#include "backend/cuda/pip_nvrtc.hpp"
+#include "dynamic_library.hpp"
+#include "pip_nvrtc.hpp"
 
 namespace opkit::cuda {
 namespace {

@@ -1,6 +1,6 @@
 // The NVRTC wheels' install locations (see pip_nvrtc.hpp). CuPy and PyTorch look in the same
 // places; only site-packages folders are searched, never a whole file system.
-#include "backend/cuda/pip_nvrtc.hpp"
+#include "pip_nvrtc.hpp"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // Job validation and host precomputation (see mine_plan.hpp).
-#include "ops/pow/mine_plan.hpp"
+#include "mine_plan.hpp"
 
 #include <limits>
 
@@ -55,16 +55,16 @@ MinePlan make_plan(const DataJob& job) {
   return plan;
 }
 
-Digest MinePlan::hash(std::uint64_t nonce) const {
+Sha256Digest MinePlan::hash(std::uint64_t nonce) const {
   return scheme == PowScheme::bitcoin ? bitcoin_hash(header, static_cast<std::uint32_t>(nonce))
                                       : data_hash(data, nonce);
 }
 
-bool MinePlan::meets(const Digest& digest) const {
+bool MinePlan::meets(const Sha256Digest& digest) const {
   return scheme == PowScheme::bitcoin ? bitcoin_meets(digest, target) : data_meets(digest, target);
 }
 
-std::string MinePlan::hash_hex(const Digest& digest) const {
+std::string MinePlan::hash_hex(const Sha256Digest& digest) const {
   return scheme == PowScheme::bitcoin ? bitcoin_hash_hex(digest) : data_hash_hex(digest);
 }
 
@@ -84,3 +84,17 @@ std::uint64_t power_of_ten(int k) {
 }
 
 }  // namespace opkit::ops::detail
+
+namespace opkit::ops {
+
+NonceRange nonce_range(const BitcoinJob& job) {
+  const detail::MinePlan plan = detail::make_plan(job);
+  return {plan.first, plan.last};
+}
+
+NonceRange nonce_range(const DataJob& job) {
+  const detail::MinePlan plan = detail::make_plan(job);
+  return {plan.first, plan.last};
+}
+
+}  // namespace opkit::ops
