@@ -27,6 +27,10 @@ expect() {
 }
 
 echo hello >hello.txt
+have_nvrtc=0
+"$OPKIT" doctor --json --no-smoke 2>/dev/null | python3 -c "
+import json, sys; sys.exit(0 if any(c['name'] == 'nvrtc' and c['status'] == 'ok' for c in json.load(sys.stdin)['checks']) else 1)" &&
+  have_nvrtc=1
 
 # 1. --lines memory is bounded by --batch-mib whatever the line lengths: 30 MB of empty lines in
 #    1 MiB batches once took 3 GB.
@@ -88,6 +92,11 @@ cat >t.cu <<'EOF'
 __global__ void t(float* a) { a[threadIdx.x] = 1; }
 EOF
 expect 3 "1024 threads" "cpu: block too large" -- run t.cu --kernel t --block 2048 --arg out:f32:2048 --device cpu
+# An arch this NVRTC cannot target is bad input (2), whether too new (sm_999) or too old (sm_1).
+if [ "$have_nvrtc" = 1 ]; then
+  expect 2 "cannot target sm_1" "compile --arch sm_1" -- compile t.cu --arch sm_1 -o t.cubin
+  expect 2 "sm_999" "compile --arch sm_999" -- compile t.cu --arch sm_999 -o t.cubin
+fi
 
 # 15. An unreadable sums file is a read error.
 expect 1 "read error" "hash -c DIR" -- hash -c "$WORK"
