@@ -98,6 +98,14 @@ if [ "$have_nvrtc" = 1 ]; then
   expect 2 "sm_999" "compile --arch sm_999" -- compile t.cu --arch sm_999 -o t.cubin
 fi
 
+# 8. A NUL byte in kernel source is refused, naming its offset, by NVRTC and the CPU backend alike
+#    (NVRTC used to compile the text before it and exit 0).
+printf '__global__ void a(long long*o){o[0]=1;}\n\0garbage\n' >nul.cu
+if [ "$have_nvrtc" = 1 ]; then
+  expect 2 "NUL byte at offset 40" "compile: NUL in source" -- compile nul.cu --arch sm_90 -o nul.cubin
+fi
+expect 2 "NUL byte at offset 40" "run --device cpu: NUL in source" -- run nul.cu --kernel a --block 1 --arg out:i64:1 --device cpu
+
 # 15. An unreadable sums file is a read error.
 expect 1 "read error" "hash -c DIR" -- hash -c "$WORK"
 "$OPKIT" hash -c <&- >out.txt 2>err.txt

@@ -4,8 +4,10 @@
 #include <cstdlib>
 #include <random>
 
+#include "nvrtc_required.hpp"
 #include "opkit/error.hpp"
 #include "opkit/program.hpp"
+#include "opkit/target.hpp"
 
 namespace {
 
@@ -110,6 +112,33 @@ TEST(ProgramDefine, IntegersCarryTheirTypeSuffix) {
   EXPECT_EQ(spec.defines[0].second, "5");
   EXPECT_EQ(spec.defines[1].second, "7u");
   EXPECT_EQ(spec.defines[2].second, "9ull");
+}
+
+// NVRTC would compile only the text before a NUL and the host compiler skips it: every backend
+// refuses such a source with the byte's offset, before compiling, and the same for a header.
+void expect_nul_refused(const opkit::Target& target) {
+  const std::string source("__global__ void a(long long* o) { o[0] = 1; }\n\0garbage\n", 55);
+  ASSERT_EQ(source.find('\0'), 46u);
+  try {
+    (void)opkit::compile(opkit::Program(source).name("nul.cu"), target);
+    ADD_FAILURE() << target.text() << " compiled a source with a NUL byte";
+  } catch (const opkit::Error& e) {
+    EXPECT_EQ(e.kind(), opkit::Errc::invalid_argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nul.cu holds a NUL byte at offset 46"), std::string::npos) << e.what();
+  }
+  opkit::Program with_header("#include \"h.cuh\"\n__global__ void b(int* o) { o[0] = H; }\n");
+  with_header.header("h.cuh", std::string("#define H 1\n\0", 13));
+  opkit::KernelCache no_cache = opkit::KernelCache::disabled();
+  EXPECT_THROW((void)opkit::build(with_header, target, no_cache), opkit::Error);
+}
+
+TEST(CompileSource, NulByteIsRefusedWithItsOffsetByNvrtc) {
+  OPKIT_REQUIRE_NVRTC();
+  expect_nul_refused(opkit::Target::cuda("sm_90"));
+}
+
+TEST(CompileSource, NulByteIsRefusedWithItsOffsetByTheCpuBackend) {
+  expect_nul_refused(opkit::Target::cpu());
 }
 
 }  // namespace
