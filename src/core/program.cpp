@@ -204,7 +204,9 @@ bool CompiledProgram::deserialize(const std::vector<std::uint8_t>& bytes, Compil
   for (std::uint64_t i = 0; i < count; ++i) {
     std::string k, v;
     if (!r.str(k) || !r.str(v)) return false;
-    p.lowered_names.emplace(std::move(k), std::move(v));
+    // serialize() writes the names in the map's order, each once: out of order or repeated is damage
+    if (!p.lowered_names.empty() && !(p.lowered_names.rbegin()->first < k)) return false;
+    p.lowered_names.emplace_hint(p.lowered_names.end(), std::move(k), std::move(v));
   }
   if (r.pos != bytes.size()) return false;
   p.binary.assign(binary.begin(), binary.end());

@@ -141,4 +141,26 @@ TEST(CompileSource, NulByteIsRefusedWithItsOffsetByTheCpuBackend) {
   expect_nul_refused(opkit::Target::cpu());
 }
 
+// Found by tests/fuzz/fuzz_compiled_program: names out of order were accepted (and re-serialized
+// differently), a repeated name silently dropped one of its symbols.
+TEST(CompiledProgramFormat, LoweredNamesOutOfOrderOrRepeatedAreDamage) {
+  opkit::CompiledProgram program;
+  program.binary = {1, 2, 3};
+  program.lowered_names = {{"a", "_Z1av"}, {"b", "_Z1bv"}};
+  const std::vector<std::uint8_t> good = program.serialize();
+  opkit::CompiledProgram out;
+  ASSERT_TRUE(opkit::CompiledProgram::deserialize(good, out));
+  EXPECT_EQ(out.serialize(), good);
+  // Each name is <u64 length><bytes>, so the two keys sit at known places: swap "a" and "b".
+  const std::size_t tail = good.size() - (2 * (8 + 1) + 2 * (8 + 5));
+  auto swapped = good;
+  ASSERT_EQ(swapped[tail + 8], 'a');
+  ASSERT_EQ(swapped[tail + 8 + 1 + 8 + 5 + 8], 'b');
+  std::swap(swapped[tail + 8], swapped[tail + 8 + 1 + 8 + 5 + 8]);
+  EXPECT_FALSE(opkit::CompiledProgram::deserialize(swapped, out));
+  auto repeated = good;
+  repeated[tail + 8 + 1 + 8 + 5 + 8] = 'a';
+  EXPECT_FALSE(opkit::CompiledProgram::deserialize(repeated, out));
+}
+
 }  // namespace
