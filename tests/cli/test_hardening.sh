@@ -106,6 +106,23 @@ if [ "$have_nvrtc" = 1 ]; then
 fi
 expect 2 "NUL byte at offset 40" "run --device cpu: NUL in source" -- run nul.cu --kernel a --block 1 --arg out:i64:1 --device cpu
 
+# 9. Kernels in namespaces and kernels that macros define compile and run, by qualified name.
+cat >ns.cu <<'EOF'
+namespace ns { __global__ void in_ns(int* o) { o[threadIdx.x] = 7; } }
+#define KERNEL(n) __global__ void n(int* o)
+KERNEL(k1) { o[threadIdx.x] = 5; }
+EOF
+if [ "$have_nvrtc" = 1 ]; then
+  "$OPKIT" compile ns.cu --arch sm_90 -o ns.cubin >out.txt 2>err.txt
+  check "compile of namespaced and macro kernels: exit 0 ($(head -c 300 err.txt))" [ "$?" = 0 ]
+  check "compile lists ns::in_ns" grep -q "ns::in_ns" out.txt
+fi
+"$OPKIT" run ns.cu --kernel ns::in_ns --block 2 --arg out:i32:2 --device cpu >out.txt 2>err.txt
+check "run --kernel ns::in_ns on cpu ($(head -c 300 err.txt))" grep -qx "7 7" out.txt
+"$OPKIT" run ns.cu --kernel k1 --block 2 --arg out:i32:2 --device cpu >out.txt 2>err.txt
+check "run --kernel k1 (macro) on cpu ($(head -c 300 err.txt))" grep -qx "5 5" out.txt
+expect 2 "no kernel named 'nope'" "run --kernel of an unknown name" -- run ns.cu --kernel nope --block 1 --arg out:i32:1 --device cpu
+
 # 15. An unreadable sums file is a read error.
 expect 1 "read error" "hash -c DIR" -- hash -c "$WORK"
 "$OPKIT" hash -c <&- >out.txt 2>err.txt

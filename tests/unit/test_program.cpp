@@ -50,6 +50,29 @@ TEST(FindKernelNames, KernelsAfterStructsAttributesAndMultiLineTemplates) {
             (std::vector<std::string>{"after_struct", "attributed", "nested_bounds"}));
 }
 
+// Name expressions are evaluated at file scope, so a kernel in a namespace needs its qualified
+// name; a kernel inside a #define is a pattern, not a kernel (issue 16 #9).
+TEST(FindKernelNames, NamespacedKernelsAreQualifiedAndMacroBodiesSkipped) {
+  const char* source = R"src(
+    namespace ns { __global__ void in_ns(int* a) {} }
+    namespace outer::inner {
+      struct S { int x; };
+      namespace { __global__ void unnamed(int* a) {} }
+      __global__ void nested(int* a) { if (a) { a[0] = 1; } }
+    }
+    using namespace ns;
+    namespace alias = outer::inner;
+    extern "C" { __global__ void c_block(int* a) {} }
+    #define KERNEL(n) __global__ void n(int* a)
+    #define LONG_KERNEL(n) \
+      __global__ void n##_long(int* a)
+    KERNEL(k1) {}
+    __global__ void top(int* a) {}
+  )src";
+  EXPECT_EQ(opkit::find_kernel_names(source),
+            (std::vector<std::string>{"ns::in_ns", "outer::inner::unnamed", "outer::inner::nested", "c_block", "top"}));
+}
+
 TEST(CompiledProgram, SerializeRoundTripsEveryField) {
   opkit::CompiledProgram p;
   p.format = opkit::BinaryFormat::ptx;
