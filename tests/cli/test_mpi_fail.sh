@@ -90,5 +90,13 @@ check "SIGUSR1: rank 0 says where to resume" grep -q "$resume_line" stop.err
 resume=$(sed -n 's/.*resume with --start \([0-9]*\) --count [0-9]*$/\1/p' stop.err)
 check "SIGUSR1: the search got somewhere" [ "${resume:-0}" -gt 0 ]
 
+# Bad input: every rank meets the same error, and it is printed once (by rank 0), exit 2.
+timeout 60 mpirun --oversubscribe --bind-to none -np 3 "$opkit" mine --header 00ff --device host >bad.out 2>bad.err </dev/null
+rc=$?
+check "bad input under mpirun: exit 2 (got $rc)" [ "$rc" = 2 ]
+check "bad input under mpirun: the error once ($(grep -c '160 hex digits' bad.err) times)" [ "$(grep -c '160 hex digits' bad.err)" = 1 ]
+timeout 60 mpirun --oversubscribe --bind-to none -np 3 "$opkit" mine --bogus >bad.out 2>bad.err </dev/null
+check "a usage error under mpirun: printed once" [ "$(grep -c 'not expected: --bogus' bad.err)" = 1 ]
+
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]

@@ -2,16 +2,19 @@
 // an exit status; the subcommands themselves live in cmd_*.cpp.
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <new>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include "cli_options.hpp"
 #include "commands.hpp"
 #include "opkit/error.hpp"
+#include "opkit/mpi.hpp"
 #include "opkit/version.hpp"
 
 namespace {
@@ -55,6 +58,15 @@ int finish_output(int exit_code) {
   return exit_code > 1 ? exit_code : 1;
 }
 
+// Under mpirun every rank parses the same command line, so bad input is printed by rank 0 alone.
+// The other ranks wait a moment before they exit: mpirun ends the job at the first non-zero exit,
+// which must not kill rank 0 before its message is out.
+bool leave_bad_input_to_rank_0() {
+  if (opkit::mpi::launcher_rank() == 0) return false;
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  return true;
+}
+
 }  // namespace
 
 // Only setting up the commands can throw outside the try below (allocation, CLI11 misuse), and
@@ -80,12 +92,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0 && leave_bad_input_to_rank_0()) return 2;
     int status = app.exit(e);
     return finish_output(status == 0 ? 0 : 2);
   } catch (const opkit::Error& e) {
+    const int status = exit_status_for(e.kind());
     std::fflush(stdout);
-    std::fprintf(stderr, "%s\n", e.what());
-    return finish_output(exit_status_for(e.kind()));
+    if (status != 2 || !leave_bad_input_to_rank_0()) std::fprintf(stderr, "%s\n", e.what());
+    return finish_output(status);
   } catch (const std::bad_alloc&) {
     std::fflush(stdout);
     std::fprintf(stderr, "opkit: out of memory (the input or a size option is larger than this machine can hold)\n");
