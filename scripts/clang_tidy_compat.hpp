@@ -1,7 +1,8 @@
-// Force-included by scripts/clang_tidy.sh, never by a build. clang-tidy 14 parses with clang 14,
-// which lacks __builtin_source_location, so libstdc++'s <source_location> declares nothing and
+// Force-included by scripts/clang_tidy.sh and scripts/fuzz.sh, never by the library's build.
+// clang 14 lacks __builtin_source_location, so libstdc++'s <source_location> declares nothing and
 // every file that includes opkit/error.hpp fails to parse. This stand-in declares the same
-// interface (with empty values) so that the checks can run; code generation never sees it.
+// interface (with empty values) so that the checks can run and the fuzz targets build (they throw
+// and catch opkit::Error but never read where it was thrown).
 #pragma once
 #if defined(__clang__) && __cplusplus > 201703L && !__has_builtin(__builtin_source_location)
 #include <cstdint>

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds opkit and runs every test: unit and NVRTC tests, GPU tests (they skip without a GPU,
 # saying why), CLI end-to-end tests, the Python package's tests, clang-tidy (scripts/clang_tidy.sh),
+# the libFuzzer targets (scripts/fuzz.sh),
 # and the unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer (with the CPU
 # backend's conformance semantics).
 set -euo pipefail
@@ -20,6 +21,9 @@ fi
 
 echo "== clang-tidy =="
 bash scripts/clang_tidy.sh  # says so and passes where clang-tidy is not installed
+
+echo "== Fuzz targets (tests/fuzz, about 20 s each) =="
+bash scripts/fuzz.sh  # says so and passes where clang++ is not installed
 
 if [ "${OPKIT_SKIP_SANITIZERS:-0}" != 1 ]; then
   echo "== ASan/UBSan build, unit tests =="

@@ -1,16 +1,82 @@
 #!/usr/bin/env bash
-# On the GPU machine: compute-sanitizer memcheck and racecheck over the operator kernels
-# (SHA-256 fixed and variable length, Bitcoin and data-mode mining) through the conformance suite on the GPU.
-# API errors are not reported: opkit probes a kernel's parameter list with cuFuncGetParamInfo
-# until it answers CUDA_ERROR_INVALID_VALUE, which is how the driver says "no more parameters".
+# On the GPU machine: compute-sanitizer over every operator kernel (SHA-256 fixed and variable
+# length, sha256d, Bitcoin and data-mode mining) through the conformance suite on cuda:0, plus the
+# core and kernel-semantics cases, and the CLI's GPU paths with compute-sanitizer's default options.
+#   memcheck  : Sha256, Mine, Core, KernelSemantics on cuda_0
+#   racecheck, synccheck, initcheck : Sha256, Mine and the shared-memory KernelSemantics cases
+#   CLI (memcheck, API errors reported): hash --lines, mine --data, mine --header, run
+# The suite runs with --report-api-errors no because some cases provoke API errors on purpose
+# (an unknown kernel name); the CLI runs keep the default, so an API error of opkit's own (the old
+# cuFuncGetParamInfo probe past the last parameter) counts. The four tools run at once (the
+# GPU and 16 cores have room); about 4 minutes with the build. Exit 0 only when every run
+# finished, every test passed and every error count is 0. Run from the repository root:
+#   OUT=/some/dir bash bench/device/sanitize.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/opkit-out}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
 B=build/release
-filter='On/Sha256.EmptyBatchAndBatchOfOne/*:On/Sha256.SeveralMessagesPerThreadAndPartialBlocksMatchOpenSsl/*:On/Sha256.DeviceVariableBatchOnAStreamMatchesOpenSsl/*:On/Sha256.BadOffsetsAreReportedByMessageIndex/*:On/Mine.RealHeadersGiveTheRealNonceAndHashIn2To20Nonces/*:On/Mine.CandidateThatOnlyMatchesTheTopWordIsSkipped/*:On/Core.TutorialKernelDoublesIndices/*'
-for tool in memcheck racecheck; do
-  OPKIT_TEST_DEVICES=cuda:0 timeout 200 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 99 $B/tests/opkit_conformance_tests --gtest_filter="$filter" \
-    >"$OUT/sanitizer_$tool.txt" 2>&1
-  echo "$tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$OUT/sanitizer_$tool.txt" | tr '\n' ' ')"
+if ! command -v compute-sanitizer >/dev/null; then
+  echo "compute-sanitizer not found (PATH=$PATH)"
+  exit 3
+fi
+cmake --preset release -DOPKIT_WERROR=OFF >/dev/null &&
+  cmake --build --preset release -j 16 --target opkit_conformance_tests opkit_cli 2>&1 | tail -1 || exit 3
+
+operators='On/Sha256.*/cuda_0:On/Mine.*/cuda_0'
+shared='On/KernelSemantics.SharedMemoryTreeReductionMatchesHostSum/cuda_0:On/KernelSemantics.TiledTransposeWithTwoDimensionalBlocks/cuda_0:On/KernelSemantics.DynamicSharedMemoryIsPerBlock/cuda_0:On/KernelSemantics.SyncthreadsCountAndOr/cuda_0:On/KernelSemantics.ExitedThreadsDoNotHoldBarriers/cuda_0'
+declare -A filter=(
+  [memcheck]="$operators:On/Core.*/cuda_0:On/KernelSemantics.*/cuda_0"
+  [racecheck]="$operators:$shared"
+  [synccheck]="$operators:$shared"
+  [initcheck]="$operators"
+)
+export OPKIT_TEST_DEVICES=cuda:0 OPKIT_CACHE_DIR="$OUT/cache"
+start=$(date +%s)
+for tool in memcheck racecheck synccheck initcheck; do
+  (
+    timeout 270 compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 99 \
+      $B/tests/opkit_conformance_tests --gtest_filter="${filter[$tool]}" >"$OUT/sanitize_$tool.txt" 2>&1
+    echo $? >"$OUT/sanitize_$tool.rc"
+  ) &
 done
+
+# The CLI's GPU paths, one process each, default options (API errors reported).
+opkit=$B/tools/opkit/opkit
+printf '__global__ void k(float* a, int n) { int i = threadIdx.x; if (i < n) a[i] = 2.0f * i; }\n' >"$OUT/k.cu"
+genesis=0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd7a7b12b27ac72c3e67768f617fc81bc3888a51323a9fb8aa4b1e5e4a29ab5f49ffff001d1dac2b7c
+cli_cases=(
+  "hash-lines|hash --lines --device cuda $OUT/k.cu"
+  "mine-data|mine --device cuda --data sanitize --difficulty 16 --quiet"
+  "mine-header|mine --device cuda --header $genesis --start 2083236000 --count 10000 --quiet"
+  "run|run $OUT/k.cu --kernel k --device cuda --block 64 --arg out:f32:64 --arg i32:64"
+)
+: >"$OUT/sanitize_cli.txt"
+cli_errors=0
+for entry in "${cli_cases[@]}"; do
+  name=${entry%%|*}
+  # shellcheck disable=SC2086  # the case's words are meant to split
+  timeout 120 compute-sanitizer --error-exitcode 99 $opkit ${entry#*|} >"$OUT/sanitize_cli_$name.txt" 2>&1 </dev/null
+  rc=$?
+  errors=$(grep -oE 'ERROR SUMMARY: [0-9]+' "$OUT/sanitize_cli_$name.txt" | grep -oE '[0-9]+$' | tail -1)
+  echo "cli $name: exit $rc, ${errors:-?} errors" >>"$OUT/sanitize_cli.txt"
+  if [ "$rc" != 0 ] || [ "${errors:-1}" != 0 ]; then cli_errors=$((cli_errors + 1)); fi
+done
+wait
+
+echo "== compute-sanitizer, $(($(date +%s) - start)) s (logs in $OUT/sanitize_*.txt)"
+status=0
+printf '%-10s %5s %7s %7s %7s\n' tool exit errors passed failed
+for tool in memcheck racecheck synccheck initcheck; do
+  log="$OUT/sanitize_$tool.txt"
+  rc=$(cat "$OUT/sanitize_$tool.rc" 2>/dev/null || echo '?')
+  errors=$(grep -oE 'ERROR SUMMARY: [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
+  passed=$(grep -oE '\[  PASSED  \] [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
+  failed=$(grep -cE '^\[  FAILED  \] On/' "$log")
+  printf '%-10s %5s %7s %7s %7s\n' "$tool" "$rc" "${errors:-?}" "${passed:-0}" "$failed"
+  if [ "$rc" != 0 ] || [ "${errors:-1}" != 0 ] || [ "$failed" != 0 ] || [ "${passed:-0}" = 0 ]; then status=1; fi
+done
+cat "$OUT/sanitize_cli.txt"
+[ "$cli_errors" = 0 ] || status=1
+echo "sanitize: $([ $status = 0 ] && echo clean || echo ERRORS)"
+exit $status

@@ -1,7 +1,7 @@
 // Scale-out over MPI ranks (`mpirun -np N opkit ...`): one mining range or one stream of
 // messages spread over every rank of MPI_COMM_WORLD, each rank on its share of its node's GPUs
-// or cores. mpi.h stays out of this header. launched_by_mpi(), node_share() and
-// node_share_of_cores() are always in `opkit`; the rest only in builds with MPI (OPKIT_WITH_MPI,
+// or cores. mpi.h stays out of this header. launched_by_mpi(), launcher_rank(),
+// node_share() and node_share_of_cores() are always in `opkit`; the rest only in builds with MPI (OPKIT_WITH_MPI,
 // library target opkit_mpi, opkit::mpi).
 #pragma once
 
@@ -20,6 +20,10 @@ namespace opkit::mpi {
 // Whether an MPI launcher started this process: OMPI_COMM_WORLD_SIZE (OpenMPI), PMIX_RANK
 // (PMIx: OpenMPI, Slurm) or PMI_SIZE (MPICH, Slurm PMI2) is set. Plain runs never touch MPI.
 bool launched_by_mpi() noexcept;
+// This process's rank as its launcher set it (OMPI_COMM_WORLD_RANK, PMIX_RANK or PMI_RANK), with
+// no MPI call: 0 in a plain run. Lets the CLI print an error that every rank meets alike (bad
+// input) once, from rank 0, even before MPI is initialized.
+int launcher_rank() noexcept;
 
 // Where this process sits: its rank in MPI_COMM_WORLD and on its node (ranks sharing memory).
 struct World {

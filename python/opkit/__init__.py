@@ -10,6 +10,16 @@
 CUDA is loaded at run time (driver and NVRTC); without a GPU, opkit uses the CPU.
 """
 
+import os as _os
+import sys as _sys
+
+# NVRTC from `pip install nvidia-cuda-nvrtc` lives in site-packages (nvidia/cu13/lib,
+# nvidia/cuda_nvrtc/lib): tell the library where this interpreter's site folders are, before the
+# extension first loads NVRTC. An OPKIT_SITE_PACKAGES the user set is kept in front.
+_os.environ["OPKIT_SITE_PACKAGES"] = _os.pathsep.join(
+    [p for p in [_os.environ.get("OPKIT_SITE_PACKAGES", "")] + _sys.path if p and _os.path.isdir(p)]
+)
+
 from ._opkit import CompileError, Device, DeviceAllocation, Error, Event, Stream, version as __version__
 from ._arrays import DeviceArray, empty, to_device
 from ._doctor import doctor

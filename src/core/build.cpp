@@ -2,6 +2,7 @@
 // with no device; build() puts the disk cache around it.
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 #include "opkit/backend.hpp"
 #include "opkit/error.hpp"
@@ -17,6 +18,22 @@ backend::Backend& backend_for(const Target& target) {
     throw Error(Errc::invalid_argument, "compile",
                 "no backend named '" + target.backend + "' to compile for (registered: " + backend_names() + ")");
   return *backend;
+}
+
+// CUDA C++ source is text: NVRTC stops reading at a NUL (compiling a silently truncated program)
+// while the host compiler skips it, so every backend refuses it here, before either sees it.
+void reject_nul_bytes(std::string_view text, const std::string& name) {
+  const std::size_t at = text.find('\0');
+  if (at != std::string_view::npos)
+    throw Error(Errc::invalid_argument, "compile",
+                name + " holds a NUL byte at offset " + std::to_string(at) + "; CUDA C++ source must be text");
+}
+
+const ProgramSpec& checked_spec(const Program& program) {
+  const ProgramSpec& spec = program.spec();
+  reject_nul_bytes(spec.source, spec.name);
+  for (const auto& [name, content] : spec.headers) reject_nul_bytes(content, "header " + name);
+  return spec;
 }
 
 }  // namespace
@@ -39,7 +56,7 @@ std::optional<CudaArch> parse_cuda_arch(std::string_view arch) {
 }
 
 CompiledProgram compile(const Program& program, const Target& target) {
-  return backend_for(target).compile(program.spec(), target.arch);
+  return backend_for(target).compile(checked_spec(program), target.arch);
 }
 
 std::string cache_key(const Program& program, const Target& target) {
@@ -48,8 +65,9 @@ std::string cache_key(const Program& program, const Target& target) {
 
 BuildResult build(const Program& program, const Target& target, KernelCache& cache) {
   backend::Backend& backend = backend_for(target);
+  const ProgramSpec& spec = checked_spec(program);
   BuildResult result;
-  result.key = KernelCache::key(program.spec(), backend.compiler_identity(target.arch));
+  result.key = KernelCache::key(spec, backend.compiler_identity(target.arch));
   if (cache.enabled()) {
     if (auto hit = cache.load(result.key)) {
       result.program = std::move(*hit);
@@ -57,7 +75,7 @@ BuildResult build(const Program& program, const Target& target, KernelCache& cac
       return result;
     }
   }
-  result.program = backend.compile(program.spec(), target.arch);
+  result.program = backend.compile(spec, target.arch);
   if (cache.enabled()) {
     if (KernelCache::StoreResult stored = cache.store(result.key, result.program)) {
       result.cache = CacheOutcome::miss;

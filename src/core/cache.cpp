@@ -1,13 +1,15 @@
 // The on-disk kernel cache. Entries are "<key>.bin" files holding a serialized CompiledProgram
-// followed by its SHA-256, written to a temporary file and renamed into place so that concurrent
-// processes never see half an entry. Entries that are not ours, or that others could have written,
-// are ignored: a shared cache must not let another user inject GPU code.
+// followed by the SHA-256 of the key and the payload (so an entry renamed or copied to another
+// key's name is a miss, not another kernel's binary), written to a temporary file and renamed into place so that
+// concurrent processes never see half an entry. Entries that are not ours, or that others could have written, are
+// ignored: a shared cache must not let another user inject GPU code.
 #include "opkit/cache.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +42,14 @@ bool trustworthy(int fd) {
   struct stat st {};
   return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
          (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+// No kernel binary comes near this; a larger "entry" is not read at all.
+constexpr std::size_t kMaxEntryBytes = std::size_t{1} << 30;
+
+// The checksum that closes an entry: it binds the payload to the key it was stored under.
+Sha256Digest entry_digest(const std::string& key, std::string_view payload) {
+  return Sha256Hasher().update(key).update("\n").update(payload).finish();
 }
 
 void append_field(std::string& out, std::string_view field) {
@@ -194,17 +204,21 @@ std::filesystem::path KernelCache::entry_path(const std::string& key) const {
 std::optional<CompiledProgram> KernelCache::load(const std::string& key) const {
   if (!enabled_) return std::nullopt;
   std::filesystem::path path = entry_path(key);
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO (or device) planted under an entry's name must not block the open; it is
+  // then refused by trustworthy(), which accepts only regular files.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
   std::vector<std::uint8_t> bytes;
-  if (trustworthy(fd)) {
+  struct stat st {};
+  if (trustworthy(fd) && ::fstat(fd, &st) == 0 && static_cast<std::uint64_t>(st.st_size) <= kMaxEntryBytes) {
     std::uint8_t chunk[65536];
-    for (ssize_t n; (n = ::read(fd, chunk, sizeof chunk)) > 0;) bytes.insert(bytes.end(), chunk, chunk + n);
+    for (ssize_t n; bytes.size() <= kMaxEntryBytes && (n = ::read(fd, chunk, sizeof chunk)) > 0;)
+      bytes.insert(bytes.end(), chunk, chunk + n);
   }
   ::close(fd);
-  if (bytes.size() < 32) return std::nullopt;
+  if (bytes.size() < 32 || bytes.size() > kMaxEntryBytes) return std::nullopt;
   std::string_view payload(reinterpret_cast<const char*>(bytes.data()), bytes.size() - 32);
-  const Sha256Digest digest = Sha256Hasher().digest(payload);
+  const Sha256Digest digest = entry_digest(key, payload);
   if (std::memcmp(digest.data(), bytes.data() + payload.size(), 32) != 0) return std::nullopt;
   bytes.resize(payload.size());
   CompiledProgram program;
@@ -215,7 +229,8 @@ std::optional<CompiledProgram> KernelCache::load(const std::string& key) const {
 KernelCache::StoreResult KernelCache::store(const std::string& key, const CompiledProgram& program) const {
   if (!enabled_) return {false, disabled_reason_};
   std::vector<std::uint8_t> bytes = program.serialize();
-  const Sha256Digest digest = Sha256Hasher().digest(bytes);
+  const Sha256Digest digest =
+      entry_digest(key, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
   bytes.insert(bytes.end(), digest.begin(), digest.end());
 
   std::string tmp = (directory_ / (key + ".tmp.XXXXXX")).string();

@@ -1,7 +1,9 @@
 // opkit::Error: construction and the one-block rendering the CLI prints.
 #include "opkit/error.hpp"
 
+#include <cstdlib>
 #include <sstream>
+#include <string_view>
 
 namespace opkit {
 
@@ -67,9 +69,22 @@ const char* Error::what() const noexcept {
   return rendered_.c_str();
 }
 
+namespace {
+
+// The source location of the throw helps whoever debugs opkit, not whoever uses it: it is shown
+// only with OPKIT_VERBOSE set (to anything but 0); where() always has it.
+bool show_source_location() {
+  const char* flag = std::getenv("OPKIT_VERBOSE");
+  return flag != nullptr && *flag != '\0' && std::string_view(flag) != "0";
+}
+
+}  // namespace
+
 void Error::render() {
   std::ostringstream out;
-  out << "opkit: " << stage_ << ": " << message_;
+  // A stage that already names the program ("opkit hash") is not prefixed a second time.
+  const bool named = stage_ == "opkit" || stage_.starts_with("opkit ");
+  out << (named ? "" : "opkit: ") << stage_ << ": " << message_;
   if (!code_name_.empty()) out << "\n  code:    " << code_name_ << " (" << code_ << ")";
   if (!kernel_.empty()) out << "\n  kernel:  " << kernel_;
   if (!source_name_.empty()) out << "\n  source:  " << source_name_;
@@ -77,7 +92,7 @@ void Error::render() {
     out << "\n  options:";
     for (const auto& o : options_) out << ' ' << o;
   }
-  out << "\n  at:      " << where_.file_name() << ':' << where_.line();
+  if (show_source_location()) out << "\n  at:      " << where_.file_name() << ':' << where_.line();
   if (!log_.empty()) {
     out << "\n  log:";
     std::istringstream lines(log_);

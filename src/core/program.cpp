@@ -110,6 +110,46 @@ std::string kernel_name_after(const std::string& code, std::size_t at) {
   return code.substr(begin, end - begin);
 }
 
+// Blanks preprocessor directives (with their backslash continuations): a kernel written inside a
+// #define is a pattern, not a kernel (`#define KERNEL(n) __global__ void n(int*)` names none).
+void blank_directives(std::string& code) {
+  bool line_start = true, in_directive = false, continued = false;
+  for (char& c : code) {
+    if (c == '\n') {
+      in_directive = in_directive && continued;
+      line_start = true;
+      continued = false;
+      continue;
+    }
+    if (line_start && c == '#') in_directive = true;
+    if (!is_space(c)) line_start = false;
+    if (c != '\r') continued = c == '\\';  // a CRLF file continues lines too
+    if (in_directive) c = ' ';
+  }
+}
+
+// `namespace NAME {` at `at` (NAME may be a::b, or empty for an unnamed namespace): the position
+// of its '{' and the name; npos for a using-directive or a namespace alias.
+std::size_t namespace_body(const std::string& code, std::size_t at, std::string& name) {
+  std::size_t p = at + 9;  // "namespace"
+  name.clear();
+  for (;;) {
+    while (p < code.size() && is_space(code[p])) ++p;
+    if (p < code.size() && is_identifier_start(code[p])) {
+      const std::size_t begin = p;
+      while (p < code.size() && is_identifier_char(code[p])) ++p;
+      name.append(code, begin, p - begin);
+    } else if (code.compare(p, 2, "::") == 0 && !name.empty()) {
+      name += "::";
+      p += 2;
+    } else {
+      break;
+    }
+  }
+  if (p < code.size() && code[p] == '{' && !name.ends_with("::")) return p;
+  return std::string::npos;
+}
+
 }  // namespace
 
 std::string binary_format_name(std::string_view format) {
@@ -120,18 +160,36 @@ std::string binary_format_name(std::string_view format) {
 
 // A hand-written scan rather than std::regex: libstdc++'s regex crashed (a null facet while
 // compiling a pattern) inside the Python extension on the GPU machine, and is slow on big sources.
+// Names are qualified by their enclosing named namespaces (ns::in_ns), as name expressions must be.
 std::vector<std::string> find_kernel_names(const std::string& source) {
   std::string code = code_only(source);
+  blank_directives(code);
   // Drop __launch_bounds__(...) and __attribute__((...)) so the name is the identifier before '('.
   blank_calls(code, "__launch_bounds__");
   blank_calls(code, "__attribute__");
   std::vector<std::string> names;
+  std::vector<std::string> scopes;  // per open '{': its namespace's name ("" for any other brace)
+  std::string pending;              // the namespace whose '{' comes next
+  std::size_t pending_brace = std::string::npos;
   constexpr std::string_view global = "__global__";
-  for (std::size_t at = code.find(global); at != std::string::npos; at = code.find(global, at + 1)) {
-    if (!word_at(code, at, global)) continue;
-    if (declared_as_template(code, at)) continue;  // templates need explicit name expressions: f<int>
-    const std::string name = kernel_name_after(code, at + global.size());
-    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  for (std::size_t at = 0; at < code.size(); ++at) {
+    const char c = code[at];
+    if (c == '{') {
+      scopes.push_back(at == pending_brace ? pending : std::string());
+    } else if (c == '}') {
+      if (!scopes.empty()) scopes.pop_back();
+    } else if (c == 'n' && word_at(code, at, "namespace")) {
+      pending_brace = namespace_body(code, at, pending);
+    } else if (c == '_' && word_at(code, at, global) && !declared_as_template(code, at)) {
+      // (templates need explicit name expressions: f<int>)
+      std::string name = kernel_name_after(code, at + global.size());
+      if (name.empty()) continue;
+      std::string qualified;
+      for (const std::string& scope : scopes)
+        if (!scope.empty()) qualified.append(scope).append("::");
+      qualified += name;
+      if (std::find(names.begin(), names.end(), qualified) == names.end()) names.push_back(std::move(qualified));
+    }
   }
   return names;
 }
@@ -204,7 +262,9 @@ bool CompiledProgram::deserialize(const std::vector<std::uint8_t>& bytes, Compil
   for (std::uint64_t i = 0; i < count; ++i) {
     std::string k, v;
     if (!r.str(k) || !r.str(v)) return false;
-    p.lowered_names.emplace(std::move(k), std::move(v));
+    // serialize() writes the names in the map's order, each once: out of order or repeated is damage
+    if (!p.lowered_names.empty() && !(p.lowered_names.rbegin()->first < k)) return false;
+    p.lowered_names.emplace_hint(p.lowered_names.end(), std::move(k), std::move(v));
   }
   if (r.pos != bytes.size()) return false;
   p.binary.assign(binary.begin(), binary.end());

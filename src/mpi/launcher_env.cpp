@@ -12,4 +12,10 @@ bool launched_by_mpi() noexcept {
   return false;
 }
 
+int launcher_rank() noexcept {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* value = std::getenv(name); value != nullptr) return std::atoi(value);
+  return 0;
+}
+
 }  // namespace opkit::mpi

@@ -74,7 +74,7 @@ check "bad device: exit 2" [ "$?" = 2 ]
 check "bad device: message" grep -q "'tpu' is not a device for opkit mine; use one of: auto, host, all, cuda" err
 
 # Ctrl-C: a search that cannot finish stops within a second, says where to resume, exits 130.
-"$opkit" mine --device host --quiet --data "forever" --difficulty 200 --start 1000 >out 2>err </dev/null &
+"$opkit" mine --device host --quiet --data "forever" --difficulty 200 --start 1000 --count 1000000000000 >out 2>err </dev/null &
 pid=$!
 sleep 1
 kill -INT "$pid"
@@ -87,6 +87,10 @@ check "ctrl-c: stopped within a second (${elapsed_ms} ms)" [ "$elapsed_ms" -lt 1
 check "ctrl-c: resume hint" grep -q "resume with --start [0-9]" err
 resume=$(sed -n 's/.*resume with --start \([0-9]*\).*/\1/p' err)
 check "ctrl-c: resume point past the start" [ "${resume:-0}" -gt 1000 ]
+# The resume line is the complete tail: --count is what is left of the original range, so that
+# resuming as told searches exactly [resume, 1000 + 10^12).
+remaining=$(sed -n 's/.*resume with --start [0-9]* --count \([0-9]*\)$/\1/p' err)
+check "ctrl-c: resume count is the rest of the range" [ "$((resume + ${remaining:-0}))" = 1000000001000 ]
 
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]

@@ -73,7 +73,7 @@ stop_with() {
   wait "$pid"
 }
 
-resume_line='^opkit mine: interrupted; every nonce of \[0, [0-9]*\] was searched; resume with --start [0-9]*$'
+resume_line='^opkit mine: interrupted; every nonce of \[0, [0-9]*\] was searched; resume with --start [0-9]* --count [0-9]*$'
 # mpirun sends SIGTERM about a second after Ctrl-C and SIGKILL a second later; a longer grace here
 # keeps the test from depending on the speed of a loaded 2-core machine.
 stop_with INT --mca odls_base_sigkill_timeout 3
@@ -87,8 +87,16 @@ stop_with USR1
 rc=$?
 check "SIGUSR1: exit status 130 (got $rc)" [ "$rc" = 130 ]
 check "SIGUSR1: rank 0 says where to resume" grep -q "$resume_line" stop.err
-resume=$(sed -n 's/.*resume with --start \([0-9]*\)$/\1/p' stop.err)
+resume=$(sed -n 's/.*resume with --start \([0-9]*\) --count [0-9]*$/\1/p' stop.err)
 check "SIGUSR1: the search got somewhere" [ "${resume:-0}" -gt 0 ]
+
+# Bad input: every rank meets the same error, and it is printed once (by rank 0), exit 2.
+timeout 60 mpirun --oversubscribe --bind-to none -np 3 "$opkit" mine --header 00ff --device host >bad.out 2>bad.err </dev/null
+rc=$?
+check "bad input under mpirun: exit 2 (got $rc)" [ "$rc" = 2 ]
+check "bad input under mpirun: the error once ($(grep -c '160 hex digits' bad.err) times)" [ "$(grep -c '160 hex digits' bad.err)" = 1 ]
+timeout 60 mpirun --oversubscribe --bind-to none -np 3 "$opkit" mine --bogus >bad.out 2>bad.err </dev/null
+check "a usage error under mpirun: printed once" [ "$(grep -c 'not expected: --bogus' bad.err)" = 1 ]
 
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]

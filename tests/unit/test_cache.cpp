@@ -311,10 +311,30 @@ TEST(CacheEntry, IntactChecksumOverADamagedProgramIsAMiss) {
   auto bytes = read_bytes(cache.entry_path("feed"));
   std::vector<std::uint8_t> payload(bytes.begin(), bytes.end() - 32);
   payload[8 + 8 + 7] = 0x7f;
-  const opkit::Sha256Digest digest = opkit::Sha256Hasher().digest(payload);
+  // The closing checksum covers the key and the payload (cache.cpp's entry_digest).
+  const opkit::Sha256Digest digest =
+      opkit::Sha256Hasher().update("feed\n").update(std::span<const std::uint8_t>(payload)).finish();
   payload.insert(payload.end(), digest.begin(), digest.end());
   write_bytes(cache.entry_path("feed"), payload);
   EXPECT_FALSE(cache.load("feed").has_value());
+}
+
+TEST(CacheEntry, AnEntryCopiedUnderAnotherKeyIsAMiss) {
+  TempDir dir;
+  opkit::KernelCache cache(dir.path());
+  ASSERT_TRUE(cache.store("a", random_program(100)));
+  ASSERT_TRUE(cache.store("b", random_program(100)));
+  fs::copy_file(cache.entry_path("b"), cache.entry_path("a"), fs::copy_options::overwrite_existing);
+  EXPECT_FALSE(cache.load("a").has_value()) << "kernel b's entry was served for key a";
+  EXPECT_TRUE(cache.load("b").has_value());
+}
+
+TEST(CacheEntry, AFifoUnderAnEntryNameIsAMissAndDoesNotBlock) {
+  TempDir dir;
+  opkit::KernelCache cache(dir.path());
+  ASSERT_EQ(::mkfifo(cache.entry_path("fifo").c_str(), 0600), 0);
+  // Without O_NONBLOCK the open would wait for a writer forever; the test would then time out.
+  EXPECT_FALSE(cache.load("fifo").has_value());
 }
 
 TEST(CacheEntry, StoreFailureIsReportedNotThrown) {

@@ -138,16 +138,17 @@ TEST(CpuBackendFaults, ArgumentCountAndSizeMismatchesAreRejected) {
   EXPECT_EQ(out.to_host()[0], 5);
 }
 
-TEST(CpuBackendFaults, LaunchesBeyondCudaLimitsAreRejected) {
+TEST(CpuBackendFaults, LaunchesBeyondCudaLimitsFailAsGpuLaunchesDo) {
   auto out = cpu().alloc<int>(1);
   opkit::Kernel k = faults().kernel("takes_two");
-  EXPECT_EQ(launch_error([&] { k.launch({.grid = 1, .block = 2048}, out, 1); }).kind(), opkit::Errc::invalid_argument);
-  EXPECT_EQ(launch_error([&] {
-              k.launch({.grid = {1, 70000}, .block = 1}, out, 1);
-            }).kind(),
-            opkit::Errc::invalid_argument);
-  EXPECT_EQ(launch_error([&] { k.launch({.grid = 1, .block = 1, .shared_bytes = 1u << 20}, out, 1); }).kind(),
-            opkit::Errc::invalid_argument);
+  // A launch error with CUDA's code, as cuLaunchKernel reports it (the CLI's exit status 3).
+  const auto expect_launch_error = [](const opkit::Error& e) {
+    EXPECT_EQ(e.kind(), opkit::Errc::launch) << e.what();
+    EXPECT_EQ(e.code_name(), "CUDA_ERROR_INVALID_VALUE");
+  };
+  expect_launch_error(launch_error([&] { k.launch({.grid = 1, .block = 2048}, out, 1); }));
+  expect_launch_error(launch_error([&] { k.launch({.grid = {1, 70000}, .block = 1}, out, 1); }));
+  expect_launch_error(launch_error([&] { k.launch({.grid = 1, .block = 1, .shared_bytes = 1u << 20}, out, 1); }));
 }
 
 TEST(CpuBackendFaults, TrapEndsTheLaunchAndNamesTheThread) {

@@ -107,6 +107,24 @@ TEST(NvrtcCompile, TemplateKernelsResolveThroughNameExpressions) {
   EXPECT_EQ(compiled.lowered_names.at("scale<float>"), "_Z5scaleIfEvPT_S0_");
 }
 
+// Kernels in namespaces resolve by their qualified names (NVRTC once failed with `identifier
+// "in_ns" is undefined`); a kernel that a macro defines compiles, and resolves through a name
+// expression (what `opkit run --kernel` adds when the scan did not find the name).
+TEST(NvrtcCompile, NamespacedAndMacroDefinedKernelsCompileAndResolve) {
+  OPKIT_REQUIRE_NVRTC();
+  const char* source = R"(
+    namespace ns { __global__ void in_ns(int* o) { o[0] = 1; } }
+    #define KERNEL(n) __global__ void n(int* o)
+    KERNEL(k1) { o[0] = 2; }
+  )";
+  auto compiled = opkit::compile(opkit::Program(source), opkit::Target::cuda("sm_90"));
+  ASSERT_EQ(compiled.lowered_names.count("ns::in_ns"), 1u);
+  EXPECT_EQ(compiled.lowered_names.at("ns::in_ns"), "_ZN2ns5in_nsEPi");
+  auto named = opkit::compile(opkit::Program(source).name_expression("k1"), opkit::Target::cuda("sm_90"));
+  ASSERT_EQ(named.lowered_names.count("k1"), 1u);
+  EXPECT_EQ(named.lowered_names.at("k1"), "_Z2k1Pi");
+}
+
 TEST(NvrtcCompile, UnknownArchIsAClearError) {
   OPKIT_REQUIRE_NVRTC();
   try {

@@ -2,12 +2,14 @@
 // type, so `u8:300` or `i32:1.5` is an error instead of a silently different number.
 #include "cli_kernel_args.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
 #include <initializer_list>
-#include <iterator>
 #include <limits>
 #include <system_error>
 #include <type_traits>
@@ -98,12 +100,42 @@ void append_parsed(std::vector<std::uint8_t>& out, std::string_view spec, Elemen
   }
 }
 
+// The most an @FILE argument may hold: files are read whole into host memory (and then device
+// memory), so an endless input (/dev/zero, a pipe) must stop with an error, not exhaust memory.
+constexpr std::size_t kMaxFileArgBytes = std::size_t{1} << 30;
+
 std::vector<std::uint8_t> read_file(std::string_view spec, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+  const auto fail = [&](Errc kind, const std::string& why) {
+    throw Error(kind, "--arg", "'" + std::string(spec) + "': " + path + " " + why);
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     throw Error(Errc::not_found, "--arg",
                 "'" + std::string(spec) + "': cannot open " + path + ": " + std::generic_category().message(errno));
-  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    fail(Errc::invalid_argument, "is a directory, not a file");
+  }
+  std::vector<std::uint8_t> bytes;
+  std::uint8_t chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      ::close(fd);
+      fail(Errc::io, std::string("read failed: ") + std::generic_category().message(err));
+    }
+    if (bytes.size() + static_cast<std::size_t>(n) > kMaxFileArgBytes) {
+      ::close(fd);
+      fail(Errc::invalid_argument, "larger than the 1 GiB that an @FILE argument may hold");
+    }
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  }
+  ::close(fd);
+  return bytes;
 }
 
 template <class T>

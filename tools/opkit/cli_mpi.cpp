@@ -4,14 +4,12 @@
 
 #include <unistd.h>
 
-#include <array>
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
 
+#include "cli_stop_signals.hpp"
 #include "opkit/error.hpp"
 #include "opkit/mpi.hpp"
 
@@ -35,42 +33,11 @@ int exit_status_for(Errc kind) {
 
 #ifdef OPKIT_WITH_MPI
 
-std::atomic<bool> stop_requested{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
-
-extern "C" void on_stop_signal(int) {
-  stop_requested.store(true);
-}
-
-// mpirun turns Ctrl-C into SIGTERM to every rank (and SIGKILL about a second later), srun
-// forwards SIGINT, and `kill -USR1 <mpirun pid>` reaches every rank without ending the job. Each
-// only stops the search, which ends with the round and the report of where to resume.
-class StopSignals {
- public:
-  StopSignals() {
-    stop_requested.store(false);
-    struct sigaction action {};
-    action.sa_handler = on_stop_signal;
-    sigemptyset(&action.sa_mask);
-    for (std::size_t i = 0; i < signals_.size(); ++i) sigaction(signals_[i], &action, &previous_[i]);
-  }
-  ~StopSignals() {
-    for (std::size_t i = 0; i < signals_.size(); ++i) sigaction(signals_[i], &previous_[i], nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-  const std::atomic<bool>& flag() const { return stop_requested; }
-
- private:
-  static constexpr std::array<int, 3> signals_{SIGINT, SIGTERM, SIGUSR1};
-  std::array<struct sigaction, 3> previous_{};
-};
-
 template <class Job>
 int mine_job(const Job& job, ops::MineOptions options, const MineOutput& output) {
   try {
     const mpi::World& world = mpi::init();
-    StopSignals stop;
+    StopSignals stop(/*with_usr1=*/true);  // see cli_stop_signals.hpp for why each signal
     options.stop = &stop.flag();
     const bool progress = world.rank == 0 && !output.quiet && isatty(STDERR_FILENO);
     if (progress) options.progress = terminal_progress();

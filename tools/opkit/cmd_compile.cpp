@@ -4,9 +4,10 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli_json.hpp"
+#include "cli_output_file.hpp"
 #include "cli_source_file.hpp"
 #include "commands.hpp"
 #include "opkit/opkit.hpp"
@@ -85,11 +86,9 @@ void compile(const CompileOptions& options, int& exit_code) {
                     "); write -o " + fs::path(output).replace_extension(".ptx").string() +
                     ", or use the NVRTC of a CUDA release that knows sm_" + std::to_string(sm));
 
-  std::ofstream out(output, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(compiled->binary.data()),
-            static_cast<std::streamsize>(compiled->binary.size()));
-  out.close();
-  if (!out) throw Error(Errc::io, "opkit compile", "cannot write " + output.string());
+  OutputFile out(output);  // a full disk or a Ctrl-C leaves no half-written binary behind
+  out.write(compiled->binary.data(), compiled->binary.size());
+  out.commit();
 
   if (!compiled->log.empty()) std::fprintf(stderr, "%s\n", compiled->log.c_str());
   if (options.json) {
@@ -104,7 +103,7 @@ void compile(const CompileOptions& options, int& exit_code) {
                              {"cache", cache_state},
                              {"cache_key", key},
                              {"log", compiled->log}};
-    std::printf("%s\n", result.dump().c_str());
+    std::printf("%s\n", json_text(result).c_str());
   } else {
     std::string names;
     for (const auto& [name, symbol] : compiled->lowered_names) names += (names.empty() ? "" : ", ") + name;

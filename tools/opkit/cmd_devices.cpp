@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "cli_json.hpp"
 #include "commands.hpp"
 #include "opkit/device.hpp"
 #include "opkit/registry.hpp"
@@ -39,7 +40,7 @@ void list_devices(bool json, int& exit_code) {
                       {"clock_khz", info.clock_khz},
                       {"driver", info.driver}});
     }
-    std::printf("%s\n", nlohmann::json({{"devices", list}, {"backends", backends}}).dump(2).c_str());
+    std::printf("%s\n", json_text({{"devices", list}, {"backends", backends}}, 2).c_str());
   } else {
     for (const auto& device : devices) {
       const DeviceInfo& info = device.info();

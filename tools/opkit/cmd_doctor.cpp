@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli_json.hpp"
 #include "commands.hpp"
 #include "opkit/doctor.hpp"
 #include "opkit/version.hpp"
@@ -41,7 +42,7 @@ void run_doctor(const DoctorOptions& options, int& exit_code) {
                              {"cpu_backend_works", report.cpu_backend_works},
                              {"summary", verdict.summary},
                              {"exit_code", exit_code}};
-    std::printf("%s\n", result.dump(2).c_str());
+    std::printf("%s\n", json_text(result, 2).c_str());
     return;
   }
   std::fputs(doctor::render(report, verdict).c_str(), stdout);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -11,8 +12,9 @@
 
 #include "cli_device.hpp"
 #include "cli_mpi.hpp"
+#include "cli_options.hpp"
+#include "cli_stop_signals.hpp"
 #include "commands.hpp"
-#include "mine_interrupt.hpp"
 #include "mine_report.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/pow.hpp"
@@ -26,6 +28,8 @@ struct MineArgs {
   std::string start, count;
   int difficulty = 0;
   bool json = false, quiet = false;
+  // Whether --data was given at all: the empty STRING is a valid message.
+  const CLI::Option* data_option = nullptr;
 };
 
 // "cuda: <why it has no device>" for each GPU backend.
@@ -71,7 +75,7 @@ ops::MineOptions options_for(const std::string& device) {
 
 void run_mine(const MineArgs& args, int& exit_code) {
   const bool bitcoin = !args.header.empty();
-  if (bitcoin == !args.data.empty())
+  if (bitcoin == (args.data_option->count() > 0))
     throw Error(Errc::invalid_argument, "opkit mine", "give exactly one of --header HEX and --data STRING");
   if (bitcoin && args.difficulty != 0)
     throw Error(Errc::invalid_argument, "opkit mine", "--difficulty is for --data; with --header use --target");
@@ -106,15 +110,15 @@ void run_mine(const MineArgs& args, int& exit_code) {
     exit_code = bitcoin ? mine_over_ranks(bitcoin_job, options, output) : mine_over_ranks(data_job, options, output);
     return;
   }
-  SigintFlag sigint;
-  options.stop = &sigint.flag();
+  StopSignals stop;
+  options.stop = &stop.flag();
   const bool progress = !args.quiet && isatty(STDERR_FILENO);
-  if (progress) options.progress = terminal_progress();
+  if (progress) options.progress = terminal_progress(bitcoin ? 0 : std::ldexp(1.0, args.difficulty));
   const ops::MineResult result = bitcoin ? ops::mine(bitcoin_job, options) : ops::mine(data_job, options);
   if (progress) clear_progress();
   print_result(result, range, args.json);
   exit_code = result.found ? 0 : (result.interrupted ? 130 : 1);
-  if (sigint.flag().load()) {
+  if (stop.requested()) {
     // A stopped search leaves its kernel compiles running (a stop does not wait for NVRTC); a
     // normal exit would wait for them in the compile queue's destructor: leave at once instead.
     std::fflush(stdout);
@@ -134,7 +138,7 @@ void add_mine_command(CLI::App& app, int& exit_code) {
       "  Data:    sha256(STRING || decimal(nonce)) < 2^(256 - BITS).\n"
       "Exit status: 0 found, 1 not found in the range, 2 bad input, 130 interrupted (Ctrl-C).");
   command->add_option("--header", args->header, "80-byte block header as serialized, 160 hex digits (nonce ignored)");
-  command->add_option("--data", args->data, "STRING for data mode (any length)");
+  args->data_option = allow_empty_value(command->add_option("--data", args->data, "STRING for data mode (any length)"));
   command->add_option("--difficulty", args->difficulty, "Data mode: leading zero bits of the hash, 1..255");
   command->add_option("--target", args->target, "Bitcoin mode: target as 64 hex digits (default: the header's nBits)");
   command->add_option("--start", args->start, "First nonce (default 0)");

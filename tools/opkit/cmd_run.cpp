@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli_device.hpp"
+#include "cli_json.hpp"
 #include "cli_kernel_args.hpp"
 #include "cli_source_file.hpp"
 #include "commands.hpp"
@@ -62,6 +63,23 @@ class ArgBuffer {
   void* data_;
 };
 
+// The kernel `name` of the program. A kernel that the source scan cannot see (one that a macro
+// defines) is looked up again with its name as a name expression; if that does not compile
+// either, the name is unknown, and the error lists the kernels there are.
+Kernel find_kernel(const Device& device, Program& program, const std::string& name) {
+  Module module = device.compile(program);
+  try {
+    return module.kernel(name);
+  } catch (const Error& unknown) {
+    if (unknown.kind() != Errc::not_found) throw;
+    try {
+      return device.compile(program.name_expression(name)).kernel(name);
+    } catch (const Error&) {
+      throw unknown;
+    }
+  }
+}
+
 void run(const RunOptions& options, int& exit_code) {
   std::vector<KernelArg> args;
   for (const auto& spec : options.args) args.push_back(parse_kernel_arg(spec));
@@ -73,8 +91,7 @@ void run(const RunOptions& options, int& exit_code) {
   Program program = load_program(options.source);
   if (options.kernel.find('<') != std::string::npos) program.name_expression(options.kernel);  // f<int>
   Device device = pick_device(options.device);
-  Module module = device.compile(program);
-  Kernel kernel = module.kernel(options.kernel);
+  Kernel kernel = find_kernel(device, program, options.kernel);
 
   // The launch reads each argument through a pointer: buffers as their device address.
   std::vector<std::unique_ptr<ArgBuffer>> buffers(args.size());
@@ -126,7 +143,7 @@ void run(const RunOptions& options, int& exit_code) {
                              {"device", device.id()},
                              {"device_name", device.info().name},
                              {"outputs", std::move(outputs)}};
-    std::printf("%s\n", result.dump().c_str());
+    std::printf("%s\n", json_text(result).c_str());
   }
   exit_code = 0;
 }

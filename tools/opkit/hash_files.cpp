@@ -9,6 +9,7 @@
 #include <system_error>
 #include <vector>
 
+#include "cli_stop_signals.hpp"
 #include "opkit/sha256_hasher.hpp"
 
 namespace opkit::cli {
@@ -39,6 +40,7 @@ FileDigest hash_file(const std::string& path, ops::HashAlgo algo) {
   Sha256Hasher hasher;
   std::vector<std::uint8_t> buffer(read_bytes);
   for (;;) {
+    if (stop_requested()) return {std::nullopt, "interrupted"};
     const ssize_t n = ::read(in.fd, buffer.data(), buffer.size());
     if (n == 0) break;
     if (n < 0) {

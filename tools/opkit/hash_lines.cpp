@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "bounded_queue.hpp"
+#include "cli_stop_signals.hpp"
 #include "hash_names.hpp"
 #include "input_chunks.hpp"
 #include "opkit/error.hpp"
@@ -34,15 +35,21 @@ struct Batch {
 
 using BatchQueue = BoundedQueue<Batch>;
 
-// Splits inputs into batches of whole lines of about batch_bytes input bytes.
+// What one line costs in memory besides its bytes: its offset (8), its digest (32) and its hex
+// line (65). Counted against the batch size, so that memory stays bounded by --batch-mib however
+// short the lines are (a stream of empty lines would otherwise never fill a batch).
+constexpr std::size_t kBytesPerLine = sizeof(std::uint64_t) + 32 + 65;
+
+// Splits inputs into batches of whole lines of about batch_bytes bytes of memory.
 class LineReader {
  public:
   LineReader(std::size_t batch_bytes, BatchQueue& out) : batch_bytes_(batch_bytes), out_(out) { start_batch(); }
 
   // Reads one input; false when it could not be read (the error line is printed).
   bool read_input(const std::string& path) {
-    const ChunksEnd end =
-        read_chunks(path, batch_bytes_, [&](const std::uint8_t* data, std::size_t size) { return add(data, size); });
+    const ChunksEnd end = read_chunks(path, batch_bytes_, [&](const std::uint8_t* data, std::size_t size) {
+      return !stop_requested() && add(data, size);  // Ctrl-C: the lines read so far are still hashed
+    });
     end_line_if_open();  // a last line without a newline is still a line
     return end != ChunksEnd::unreadable;
   }
@@ -73,10 +80,12 @@ class LineReader {
       line_open_ = false;
       p += take + 1;
       n -= take + 1;
-      if (current_.data.size() >= batch_bytes_ && !send()) return false;
+      if (batch_full() && !send()) return false;
     }
     return true;
   }
+
+  bool batch_full() const { return current_.data.size() + current_.offsets.size() * kBytesPerLine >= batch_bytes_; }
 
   void end_line_if_open() {
     if (!line_open_) return;
@@ -183,8 +192,10 @@ int hash_lines(const std::vector<std::string>& inputs, const LinesOptions& optio
   bool all_read = true;
   try {
     LineReader reader(options.batch_bytes, to_hash);
-    for (const std::string& input : inputs)
+    for (const std::string& input : inputs) {
+      if (stop_requested()) break;
       all_read = read_clock.time([&] { return reader.read_input(input); }) && all_read;
+    }
     reader.finish();
   } catch (...) {
     fail(std::current_exception());
@@ -202,6 +213,11 @@ int hash_lines(const std::vector<std::string>& inputs, const LinesOptions& optio
                  "read+split %.3f s (incl. back-pressure), hash %.3f s, format+write %.3f s\n",
                  static_cast<unsigned long long>(lines), static_cast<unsigned long long>(bytes), wall,
                  static_cast<double>(lines) / wall, read_clock.seconds(), hash_clock.seconds(), write_clock.seconds());
+  }
+  if (stop_requested()) {
+    std::fprintf(stderr, "opkit hash: interrupted; the digests of the first %llu lines were written\n",
+                 static_cast<unsigned long long>(lines));
+    return 130;
   }
   return all_read ? 0 : 1;
 }

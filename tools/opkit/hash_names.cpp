@@ -1,6 +1,8 @@
 // sha256sum's name escaping (digest lines, --check results) and shell quoting (error messages).
 #include "hash_names.hpp"
 
+#include <vector>
+
 #include <cstdio>
 
 namespace opkit::cli {
@@ -47,8 +49,41 @@ std::optional<std::string> unescape_digest_name(std::string_view text) {
   return out;
 }
 
+namespace {
+
+// Which bytes of `name` belong to well-formed UTF-8 sequences of two or more bytes. Those print as
+// themselves in a UTF-8 locale; any other byte of 0x80 or above is shown as $'\ooo', as gnulib
+// quotes bytes that do not decode.
+std::vector<bool> utf8_multibyte(std::string_view name) {
+  std::vector<bool> valid(name.size(), false);
+  for (std::size_t i = 0; i < name.size();) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    const std::size_t length = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 1;
+    bool ok = length > 1 && i + length <= name.size();
+    for (std::size_t k = 1; ok && k < length; ++k) ok = (static_cast<unsigned char>(name[i + k]) & 0xC0) == 0x80;
+    if (ok && length == 3) {  // no overlong forms, no surrogates
+      const auto next = static_cast<unsigned char>(name[i + 1]);
+      ok = !(c == 0xE0 && next < 0xA0) && !(c == 0xED && next >= 0xA0);
+    } else if (ok && length == 4) {
+      const auto next = static_cast<unsigned char>(name[i + 1]);
+      ok = !(c == 0xF0 && next < 0x90) && !(c == 0xF4 && next >= 0x90);
+    }
+    if (!ok) {
+      ++i;
+      continue;
+    }
+    for (std::size_t k = 0; k < length; ++k) valid[i + k] = true;
+    i += length;
+  }
+  return valid;
+}
+
+}  // namespace
+
 std::string quote_name(std::string_view name) {
   // gnulib's shell-escape quoting, as coreutils uses for names in messages.
+  const std::vector<bool> multibyte = utf8_multibyte(name);
+  const auto undecodable = [&](std::size_t i) { return static_cast<unsigned char>(name[i]) >= 0x80 && !multibyte[i]; };
   auto safe = [](unsigned char c, bool first) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
            std::string_view("%+,-./@_").find(static_cast<char>(c)) != std::string_view::npos ||
@@ -57,8 +92,8 @@ std::string quote_name(std::string_view name) {
   bool plain = !name.empty(), control = false;
   for (std::size_t i = 0; i < name.size(); ++i) {
     const auto c = static_cast<unsigned char>(name[i]);
-    plain = plain && safe(c, i == 0);
-    control = control || c < 0x20 || c == 0x7f;
+    plain = plain && safe(c, i == 0) && !undecodable(i);
+    control = control || c < 0x20 || c == 0x7f || undecodable(i);
   }
   if (plain) return std::string(name);
   if (name.find('\'') != std::string_view::npos && !control && name.find_first_of("\"$`\\") == std::string_view::npos) {
@@ -74,11 +109,12 @@ std::string quote_name(std::string_view name) {
     if (open) out += '\'';
     open = false;
   };
-  for (unsigned char c : name) {
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const auto c = static_cast<unsigned char>(name[i]);
     if (c == '\'') {
       close_quote();
       out += "\\'";
-    } else if (c < 0x20 || c == 0x7f) {
+    } else if (c < 0x20 || c == 0x7f || undecodable(i)) {
       close_quote();
       switch (c) {
         case '\n':

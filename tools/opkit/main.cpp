@@ -1,12 +1,20 @@
 // The `opkit` command-line tool. Turns every opkit::Error into one readable block on stderr and
 // an exit status; the subcommands themselves live in cmd_*.cpp.
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <new>
 #include <string>
+#include <system_error>
+#include <thread>
 
+#include "cli_options.hpp"
 #include "commands.hpp"
 #include "opkit/error.hpp"
+#include "opkit/mpi.hpp"
 #include "opkit/version.hpp"
 
 namespace {
@@ -28,6 +36,37 @@ int exit_status_for(opkit::Errc kind) {
   }
 }
 
+// A word that is not an option, where a subcommand must stand, names no known subcommand: say so
+// with the word (CLI11 would only say that a subcommand is required).
+const char* unknown_subcommand(const CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return nullptr;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (sub->check_name(argv[1])) return nullptr;
+  return argv[1];
+}
+
+// Everything a command printed must reach its destination: a full disk or a closed stdout is an
+// error (exit 1, as sha256sum says "write error"), not a silent success.
+int finish_output(int exit_code) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && std::ferror(stdout) == 0) return exit_code;
+  // errno names the cause only when this flush failed; an earlier failed flush left just the flag.
+  if (errno != 0)
+    std::fprintf(stderr, "opkit: write error: %s\n", std::generic_category().message(errno).c_str());
+  else
+    std::fprintf(stderr, "opkit: write error\n");
+  return exit_code > 1 ? exit_code : 1;
+}
+
+// Under mpirun every rank parses the same command line, so bad input is printed by rank 0 alone.
+// The other ranks wait a moment before they exit: mpirun ends the job at the first non-zero exit,
+// which must not kill rank 0 before its message is out.
+bool leave_bad_input_to_rank_0() {
+  if (opkit::mpi::launcher_rank() == 0) return false;
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  return true;
+}
+
 }  // namespace
 
 // Only setting up the commands can throw outside the try below (allocation, CLI11 misuse), and
@@ -45,17 +84,30 @@ int main(int argc, char** argv) {
   add_run_command(app, exit_code);
   add_hash_command(app, exit_code);
   add_mine_command(app, exit_code);
+  reject_empty_values(app);
+  if (const char* word = unknown_subcommand(app, argc, argv)) {
+    std::fprintf(stderr, "opkit: '%s' is not an opkit command; run 'opkit --help' for the list\n", word);
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0 && leave_bad_input_to_rank_0()) return 2;
     int status = app.exit(e);
-    return status == 0 ? 0 : 2;
+    return finish_output(status == 0 ? 0 : 2);
   } catch (const opkit::Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
-    return exit_status_for(e.kind());
+    const int status = exit_status_for(e.kind());
+    std::fflush(stdout);
+    if (status != 2 || !leave_bad_input_to_rank_0()) std::fprintf(stderr, "%s\n", e.what());
+    return finish_output(status);
+  } catch (const std::bad_alloc&) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "opkit: out of memory (the input or a size option is larger than this machine can hold)\n");
+    return finish_output(3);
   } catch (const std::exception& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "opkit: %s\n", e.what());
-    return 3;
+    return finish_output(3);
   }
-  return exit_code;
+  return finish_output(exit_code);
 }

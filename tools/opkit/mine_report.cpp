@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_json.hpp"
+
 namespace opkit::cli {
 namespace {
 
@@ -34,15 +36,31 @@ std::string duration_text(double seconds) {
   return text;
 }
 
+// Where an interrupted search goes on: {"start": S, "count": N} covering exactly the rest of the
+// range; null when the search was not interrupted or nothing is left.
+nlohmann::json resume_json(const ops::MineResult& r, const ops::NonceRange& range) {
+  if (!r.interrupted || (r.searched_through && *r.searched_through == range.last)) return nullptr;
+  const std::uint64_t next = r.searched_through ? *r.searched_through + 1 : range.first;
+  return {{"start", next}, {"count", range.last - next + 1}};
+}
+
 }  // namespace
 
-std::function<void(const ops::MineProgress&)> terminal_progress() {
-  return [](const ops::MineProgress& p) {
+std::function<void(const ops::MineProgress&)> terminal_progress(double hashes_per_find) {
+  return [hashes_per_find](const ops::MineProgress& p) {
     const double total = static_cast<double>(p.total);
     const double done = static_cast<double>(p.hashes);
-    const double percent = total > 0 ? 100.0 * done / total : 0;
-    const std::string eta = p.rate > 0 ? duration_text((total - done) / p.rate) : "?";
-    std::fprintf(stderr, "\r\033[K%s  %.2f%% of range  ETA %s", rate_text(p.rate).c_str(), percent, eta.c_str());
+    // Past 2^40 nonces a search is not expected to reach its end: say what is meaningful instead.
+    if (total > 0x1p40) {
+      const std::string expected = p.rate > 0 && hashes_per_find > 0
+                                       ? "  a find expected every " + duration_text(hashes_per_find / p.rate)
+                                       : std::string();
+      std::fprintf(stderr, "\r\033[K%s  %.4g nonces tried%s", rate_text(p.rate).c_str(), done, expected.c_str());
+    } else {
+      const double percent = total > 0 ? 100.0 * done / total : 0;
+      const std::string eta = p.rate > 0 ? duration_text((total - done) / p.rate) : "?";
+      std::fprintf(stderr, "\r\033[K%s  %.2f%% of range  ETA %s", rate_text(p.rate).c_str(), percent, eta.c_str());
+    }
     std::fflush(stderr);
   };
 }
@@ -66,8 +84,9 @@ void print_result(const ops::MineResult& r, const ops::NonceRange& range, bool j
         {"last", range.last},
         {"interrupted", r.interrupted},
         {"searched_through", r.searched_through ? nlohmann::json(*r.searched_through) : nlohmann::json(nullptr)},
+        {"resume", resume_json(r, range)},
         {"devices", r.engines}};
-    std::printf("%s\n", out.dump().c_str());
+    std::printf("%s\n", json_text(out).c_str());
   } else {
     if (r.found) {
       std::printf("nonce     %llu\nhash      %s\n", static_cast<unsigned long long>(r.nonce), r.hash_hex.c_str());
@@ -80,14 +99,18 @@ void print_result(const ops::MineResult& r, const ops::NonceRange& range, bool j
     for (const auto& engine : r.engines) std::printf("device    %s\n", engine.c_str());
   }
   if (r.interrupted) {
+    const std::uint64_t next = r.searched_through ? *r.searched_through + 1 : range.first;
+    const bool done = r.searched_through && *r.searched_through == range.last;
     if (r.searched_through)
-      std::fprintf(stderr,
-                   "opkit mine: interrupted; every nonce of [%llu, %llu] was searched; resume with --start %llu\n",
-                   static_cast<unsigned long long>(range.first), static_cast<unsigned long long>(*r.searched_through),
-                   static_cast<unsigned long long>(*r.searched_through) + 1);
+      std::fprintf(stderr, "opkit mine: interrupted; every nonce of [%llu, %llu] was searched; ",
+                   static_cast<unsigned long long>(range.first), static_cast<unsigned long long>(*r.searched_through));
     else
-      std::fprintf(stderr, "opkit mine: interrupted before any nonce was searched; resume with --start %llu\n",
-                   static_cast<unsigned long long>(range.first));
+      std::fprintf(stderr, "opkit mine: interrupted before any nonce was searched; ");
+    if (done)
+      std::fprintf(stderr, "nothing of the range is left\n");
+    else  // the complete tail: resuming as told searches exactly the rest of the original range
+      std::fprintf(stderr, "resume with --start %llu --count %llu\n", static_cast<unsigned long long>(next),
+                   static_cast<unsigned long long>(range.last - next + 1));
   }
 }
 

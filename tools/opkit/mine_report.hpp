@@ -8,9 +8,11 @@
 
 namespace opkit::cli {
 
-// A progress callback that redraws one stderr line (rate, % of range, ETA); clear_progress()
-// erases it before the result is printed.
-std::function<void(const ops::MineProgress&)> terminal_progress();
+// A progress callback that redraws one stderr line; clear_progress() erases it before the result
+// is printed. For a range that can be searched to its end: rate, % of range, ETA. For a range too
+// large for that (data mode's 2^64) the percentage means nothing: rate, nonces tried and, given
+// `hashes_per_find` (2^BITS in data mode; 0 if unknown), the expected time to a find.
+std::function<void(const ops::MineProgress&)> terminal_progress(double hashes_per_find = 0);
 void clear_progress();
 
 // Prints the result on stdout (and, when interrupted, how to resume on stderr).

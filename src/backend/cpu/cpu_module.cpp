@@ -21,10 +21,13 @@ std::string dims(const Dim3& d) {
   return "(" + std::to_string(d.x) + "," + std::to_string(d.y) + "," + std::to_string(d.z) + ")";
 }
 
-// CUDA's launch limits, so that a launch that works here also works on a GPU.
+// CUDA's launch limits, so that a launch that works here also works on a GPU, failing as a GPU
+// launch fails: a launch error (cuLaunchKernel's CUDA_ERROR_INVALID_VALUE), exit status 3.
 void check_geometry(const LaunchConfig& config, const std::string& kernel) {
   auto invalid = [&](const std::string& message) {
-    return Error(Errc::invalid_argument, "CPU kernel launch", message).with_kernel(kernel);
+    return Error(Errc::launch, "CPU kernel launch", message)
+        .with_code(1, "CUDA_ERROR_INVALID_VALUE")
+        .with_kernel(kernel);
   };
   if (config.grid.count() == 0 || config.block.count() == 0)
     throw invalid("grid " + dims(config.grid) + " and block " + dims(config.block) + " must not be empty");

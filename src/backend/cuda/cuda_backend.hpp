@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -71,14 +72,18 @@ class CudaFunction final : public backend::Function {
 
 class CudaModule final : public backend::Module, public std::enable_shared_from_this<CudaModule> {
  public:
-  CudaModule(std::shared_ptr<CudaDevice> device, CUmodule module);
+  // param_sizes: each kernel's parameter sizes as the binary records them (cubin_params.hpp).
+  CudaModule(std::shared_ptr<CudaDevice> device, CUmodule module,
+             std::map<std::string, std::vector<std::size_t>> param_sizes = {});
   ~CudaModule() override;
   std::shared_ptr<backend::Function> function(const std::string& symbol) override;
   CudaDevice& device() { return *device_; }
+  const std::vector<std::size_t>* recorded_params(const std::string& symbol) const;
 
  private:
   std::shared_ptr<CudaDevice> device_;
   CUmodule module_;
+  std::map<std::string, std::vector<std::size_t>> param_sizes_;
 };
 
 class CudaDevice final : public backend::Device {

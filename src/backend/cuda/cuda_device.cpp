@@ -1,6 +1,7 @@
 // CudaDevice: context, memory, compilation and module loading for one GPU.
 #include <cstring>
 
+#include "cubin_params.hpp"
 #include "cuda_backend.hpp"
 
 namespace opkit::cuda {
@@ -106,7 +107,10 @@ std::shared_ptr<backend::Module> CudaDevice::load(const CompiledProgram& program
         .with_code(rc, cu_error_name(rc))
         .with_source_name(program.source_name);
   }
-  return std::make_shared<CudaModule>(self(), module);
+  return std::make_shared<CudaModule>(self(), module,
+                                      program.format == BinaryFormat::cubin
+                                          ? cubin_param_sizes(program.binary)
+                                          : std::map<std::string, std::vector<std::size_t>>{});
 }
 
 void* CudaDevice::allocate(std::size_t bytes) {

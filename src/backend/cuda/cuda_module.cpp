@@ -17,8 +17,14 @@ const std::string* intern(const std::string& symbol) {
 
 }  // namespace
 
-CudaModule::CudaModule(std::shared_ptr<CudaDevice> device, CUmodule module)
-    : device_(std::move(device)), module_(module) {}
+CudaModule::CudaModule(std::shared_ptr<CudaDevice> device, CUmodule module,
+                       std::map<std::string, std::vector<std::size_t>> param_sizes)
+    : device_(std::move(device)), module_(module), param_sizes_(std::move(param_sizes)) {}
+
+const std::vector<std::size_t>* CudaModule::recorded_params(const std::string& symbol) const {
+  auto it = param_sizes_.find(symbol);
+  return it == param_sizes_.end() ? nullptr : &it->second;
+}
 
 CudaModule::~CudaModule() {
   if (module_ != nullptr) device_->api().cuModuleUnload(module_);
@@ -78,11 +84,20 @@ KernelAttributes CudaFunction::attributes() {
 
 backend::ParamInfo CudaFunction::params() {
   std::call_once(params_once_, [this] {
+    // The cubin's own records first; else a driver that can count. Never probe past the last
+    // parameter: that is an API error that compute-sanitizer reports (cubin_params.hpp).
+    if (const auto* recorded = module_->recorded_params(*symbol_)) {
+      params_ = {true, *recorded};
+      return;
+    }
     const DriverApi& api = module_->device().api();
-    if (api.cuFuncGetParamInfo == nullptr) return;
-    for (std::size_t i = 0;; ++i) {
+    std::size_t count = 0;
+    if (api.cuFuncGetParamCount == nullptr || api.cuFuncGetParamInfo == nullptr ||
+        api.cuFuncGetParamCount(function_, &count) != CUDA_SUCCESS)
+      return;  // unknown: launches go unchecked, as before CUDA 12.4
+    for (std::size_t i = 0; i < count; ++i) {
       std::size_t offset = 0, size = 0;
-      if (api.cuFuncGetParamInfo(function_, i, &offset, &size) != CUDA_SUCCESS) break;
+      if (api.cuFuncGetParamInfo(function_, i, &offset, &size) != CUDA_SUCCESS) return;
       params_.sizes.push_back(size);
     }
     params_.known = true;

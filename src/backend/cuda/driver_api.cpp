@@ -69,6 +69,7 @@ LoadedDriver load_driver() {
   a.cuEventElapsedTime = reinterpret_cast<decltype(a.cuEventElapsedTime)>(l.symbol("cuEventElapsedTime_v2"));
   if (a.cuEventElapsedTime == nullptr) l.bind(a.cuEventElapsedTime, "cuEventElapsedTime", missing);
   a.cuFuncGetParamInfo = reinterpret_cast<decltype(a.cuFuncGetParamInfo)>(l.symbol("cuFuncGetParamInfo"));
+  a.cuFuncGetParamCount = reinterpret_cast<decltype(a.cuFuncGetParamCount)>(l.symbol("cuFuncGetParamCount"));
   if (!missing.empty()) {
     d.reason = d.library.path + " is too old: it lacks " + missing + "; update the NVIDIA driver";
     return d;

@@ -83,6 +83,7 @@ struct DriverApi {
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
   // Optional (CUDA >= 12.4): lets launches check argument count and sizes. May be null.
   CUresult (*cuFuncGetParamInfo)(CUfunction, std::size_t, std::size_t*, std::size_t*);
+  CUresult (*cuFuncGetParamCount)(CUfunction, std::size_t*);  // newer drivers only; may be null
 };
 
 // The loaded driver, or nullptr with `reason` set ("libcuda.so.1 not found: ...").

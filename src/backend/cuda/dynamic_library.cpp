@@ -3,11 +3,19 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/stat.h>
 
 namespace opkit::cuda {
 
 bool DynamicLibrary::open_first(const std::vector<std::string>& names, std::string& reason) {
   for (const auto& name : names) {
+    // dlopen of a FIFO or device blocks or misbehaves: a path must name a regular file.
+    struct stat st {};
+    if (name.find('/') != std::string::npos && ::stat(name.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      if (!reason.empty()) reason += "; ";
+      reason += name + ": not a regular file";
+      continue;
+    }
     dlerror();
     handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle != nullptr) {

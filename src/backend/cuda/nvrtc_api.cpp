@@ -1,10 +1,12 @@
 // Loads NVRTC once per process: $OPKIT_NVRTC if set (and only it), else the known sonames, else
-// the toolkit's lib64 folder under $CUDA_HOME, $CUDA_PATH or the default install prefix.
+// the toolkit's lib64 folder under $CUDA_HOME, $CUDA_PATH or the default install prefix, else the
+// NVRTC that pip installs into a Python environment (pip_nvrtc.hpp).
 #include "nvrtc_api.hpp"
 
 #include <cstdlib>
 
 #include "dynamic_library.hpp"
+#include "pip_nvrtc.hpp"
 
 namespace opkit::cuda {
 namespace {
@@ -27,6 +29,7 @@ std::vector<std::string> candidate_names() {
         names.push_back(std::string(root) + "/lib64/" + so);
   for (const char* so : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"})
     names.push_back(std::string("/usr/local/cuda/lib64/") + so);
+  for (std::string& wheel : pip_nvrtc_candidates()) names.push_back(std::move(wheel));
   return names;
 }
 

@@ -39,8 +39,8 @@ Target resolve_target(int sm, bool ptx) {
   int best = 0;
   for (int a : archs)
     if (a <= sm && a > best) best = a;
-  if (best == 0)
-    throw Error(Errc::unavailable, "nvrtcCompileProgram",
+  if (best == 0)  // bad input, as an arch too new for any cubin or PTX is (exit 2 in the CLI)
+    throw Error(Errc::invalid_argument, "nvrtcCompileProgram",
                 "NVRTC " + std::to_string(nvrtc_info().major) + "." + std::to_string(nvrtc_info().minor) +
                     " cannot target sm_" + std::to_string(sm) + ": the oldest arch it supports is sm_" +
                     std::to_string(archs.front()) + "; use an older CUDA toolkit's NVRTC (OPKIT_NVRTC)");

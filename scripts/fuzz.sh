@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz/ with clang (-fsanitize=fuzzer,address,undefined) and
+# runs each for FUZZ_SECONDS (default 20) from its checked-in seed corpus (tests/fuzz/corpus/NAME;
+# new inputs go to a temporary copy, not into the repository). A crash, leak, timeout or failed
+# property leaves its input in build/fuzz/artifacts/ and fails the script; add that input to the
+# target's corpus and a regression test. Where clang++ is not installed, says so and passes.
+# Each target compiles only the few sources it parses with, not the library.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CXX_FUZZ=${CXX_FUZZ:-clang++}
+seconds=${FUZZ_SECONDS:-20}
+if ! command -v "$CXX_FUZZ" >/dev/null; then
+  echo "fuzz: $CXX_FUZZ not found; the fuzz targets are skipped (install clang to run them)"
+  exit 0
+fi
+out=build/fuzz
+mkdir -p "$out/artifacts"
+flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+  -Iinclude -Isrc -Itools/opkit -include scripts/clang_tidy_compat.hpp)
+declare -A sources=(
+  [hex]="src/core/hex.cpp src/core/error.cpp"
+  [sums_line]="tools/opkit/hash_sums_line.cpp tools/opkit/hash_names.cpp"
+  [kernel_args]="tools/opkit/cli_kernel_args.cpp src/core/error.cpp"
+  [kernel_names]="src/core/program.cpp src/core/error.cpp"
+  [compiled_program]="src/core/program.cpp src/core/error.cpp"
+  [pow_target]="src/ops/pow/target.cpp src/core/hex.cpp src/core/error.cpp"
+)
+targets=${FUZZ_TARGETS:-"hex sums_line kernel_args kernel_names compiled_program pow_target"}
+failed=0
+for name in $targets; do
+  # shellcheck disable=SC2086  # the source list is meant to split
+  "$CXX_FUZZ" "${flags[@]}" "tests/fuzz/fuzz_$name.cpp" ${sources[$name]} -o "$out/fuzz_$name"
+  corpus=$(mktemp -d)
+  cp -r "tests/fuzz/corpus/$name/." "$corpus/"
+  if "$out/fuzz_$name" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+    -artifact_prefix="$out/artifacts/${name}-" -print_final_stats=1 >"$out/fuzz_$name.log" 2>&1; then
+    echo "fuzz $name: ok, $(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$out/fuzz_$name.log" | grep -oE '[0-9]+$') runs in ${seconds} s"
+  else
+    echo "fuzz $name: FAILED (log: $out/fuzz_$name.log)"
+    grep -E "ERROR|SUMMARY|Test unit written" "$out/fuzz_$name.log" | head -5
+    failed=1
+  fi
+  rm -rf "$corpus"
+done
+exit $failed

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Regression tests for the hostile-user cases of the hardening issue: each case below failed
+# before its fix (a crash, a hang, unbounded memory, a silent success or a misleading message).
+# Usage: test_hardening.sh /path/to/opkit
+set -u
+OPKIT=$(realpath "${1:?usage: test_hardening.sh /path/to/opkit}")
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export OPKIT_CACHE_DIR="$WORK/cache"
+cd "$WORK"
+
+pass=0
+failures=0
+check() {  # check WHAT COMMAND...: the command must succeed
+  local what=$1
+  shift
+  if "$@"; then pass=$((pass + 1)); else echo "FAIL: $what" >&2; failures=$((failures + 1)); fi
+}
+# expect STATUS PATTERN WHAT -- opkit args...: exit status and a stderr line matching PATTERN
+expect() {
+  local status=$1 pattern=$2 what=$3
+  shift 4
+  timeout 60 "$OPKIT" "$@" >out.txt 2>err.txt </dev/null
+  local got=$?
+  check "$what: exit $got, expected $status ($(head -c 300 err.txt))" [ "$got" = "$status" ]
+  check "$what: stderr lacks [$pattern]: $(head -c 300 err.txt)" grep -q -- "$pattern" err.txt
+}
+
+echo hello >hello.txt
+have_nvrtc=0
+"$OPKIT" doctor --json --no-smoke 2>/dev/null | python3 -c "
+import json, sys; sys.exit(0 if any(c['name'] == 'nvrtc' and c['status'] == 'ok' for c in json.load(sys.stdin)['checks']) else 1)" &&
+  have_nvrtc=1
+
+# 1. --lines memory is bounded by --batch-mib whatever the line lengths: 30 MB of empty lines in
+#    1 MiB batches once took 3 GB.
+peak_kib=$(python3 - "$OPKIT" <<'PY'
+import resource, subprocess, sys
+lines = b"\n" * 30_000_000
+subprocess.run([sys.argv[1], "hash", "--lines", "--batch-mib", "1"], input=lines, stdout=subprocess.DEVNULL, check=True)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+PY
+)
+check "--lines of empty lines stays under 600 MB (peak ${peak_kib} KiB)" [ "${peak_kib:-99999999}" -lt 600000 ]
+
+# 2. An endless @FILE stops at the documented 1 GiB cap instead of exhausting memory.
+cat >k.cu <<'EOF'
+__global__ void k(float* in, int n) {}
+EOF
+expect 2 "larger than the 1 GiB" "@/dev/zero" -- run k.cu --kernel k --block 4 --device cpu --arg "in:f32:@/dev/zero" --arg i32:0
+expect 2 "is a directory" "@DIR" -- run k.cu --kernel k --block 4 --device cpu --arg "in:f32:@$WORK" --arg i32:0
+
+# 4. An NVRTC path that is a FIFO is refused, not waited on.
+mkfifo nvrtc.fifo
+OPKIT_NVRTC=$WORK/nvrtc.fifo timeout 20 "$OPKIT" doctor --no-smoke >out.txt 2>err.txt
+check "OPKIT_NVRTC=FIFO: doctor returns (exit $?, 124 is a hang)" [ "$?" != 124 ]
+check "OPKIT_NVRTC=FIFO: the reason is given" grep -q "not a regular file" out.txt
+
+# 6. Output that cannot be written is an error, as sha256sum's "write error".
+for args in "hash hello.txt" "devices" "doctor --json --no-smoke"; do
+  # shellcheck disable=SC2086
+  "$OPKIT" $args >/dev/full 2>err.txt
+  rc=$?
+  check "$args > /dev/full: exit $rc, expected 1" [ "$rc" = 1 ]
+  check "$args > /dev/full: says write error" grep -q "write error" err.txt
+done
+"$OPKIT" hash hello.txt >&- 2>err.txt
+check "hash with stdout closed: exit 1" [ "$?" = 1 ]
+
+# 11 / 12. An empty option value is an error, not "not given"; the empty --data STRING is valid.
+expect 2 "needs a value" "--start ''" -- mine --data x --difficulty 4 --start ''
+expect 2 "needs a value" "--count ''" -- mine --data x --difficulty 4 --count ''
+expect 2 "needs a value" "run --device ''" -- run k.cu --kernel k --device '' --arg i32:0 --arg i32:0
+expect 2 "needs a value" "compile --arch ''" -- compile k.cu --arch '' -o k.cubin
+"$OPKIT" mine --data '' --difficulty 4 --device cpu --quiet >out.txt 2>err.txt
+check "mine --data '': exit 0 ($(head -c 200 err.txt))" [ "$?" = 0 ]
+nonce=$(awk '$1 == "nonce" {print $2}' out.txt)
+check "mine --data '': the nonce is right (sha256(decimal nonce) has 4 zero bits)" python3 -c "
+import hashlib, sys; h = hashlib.sha256(b'$nonce').digest(); sys.exit(0 if h[0] >> 4 == 0 else 1)"
+
+# 13. Sizes out of range and non-UTF-8 names in --json.
+expect 2 "not in range" "--batch-mib -1" -- hash --lines --batch-mib -1 hello.txt
+cp k.cu "$(printf 'k\377.cu')"
+if "$OPKIT" doctor --json --no-smoke 2>/dev/null | grep -q '"name": "nvrtc", "status": "ok"\|"status": "ok"' &&
+  "$OPKIT" compile "$(printf 'k\377.cu')" --arch sm_90 -o k.cubin --json >out.txt 2>err.txt; then
+  check "compile --json of a non-UTF-8 name is valid JSON" python3 -c "import json; json.load(open('out.txt'))"
+fi
+
+# 14. Exit statuses as docs/cli.md says: a block over CUDA's limits is a launch failure (3) on the
+#     CPU backend as on a GPU.
+cat >t.cu <<'EOF'
+__global__ void t(float* a) { a[threadIdx.x] = 1; }
+EOF
+expect 3 "1024 threads" "cpu: block too large" -- run t.cu --kernel t --block 2048 --arg out:f32:2048 --device cpu
+# An arch this NVRTC cannot target is bad input (2), whether too new (sm_999) or too old (sm_1).
+if [ "$have_nvrtc" = 1 ]; then
+  expect 2 "cannot target sm_1" "compile --arch sm_1" -- compile t.cu --arch sm_1 -o t.cubin
+  expect 2 "sm_999" "compile --arch sm_999" -- compile t.cu --arch sm_999 -o t.cubin
+fi
+
+# 8. A NUL byte in kernel source is refused, naming its offset, by NVRTC and the CPU backend alike
+#    (NVRTC used to compile the text before it and exit 0).
+printf '__global__ void a(long long*o){o[0]=1;}\n\0garbage\n' >nul.cu
+if [ "$have_nvrtc" = 1 ]; then
+  expect 2 "NUL byte at offset 40" "compile: NUL in source" -- compile nul.cu --arch sm_90 -o nul.cubin
+fi
+expect 2 "NUL byte at offset 40" "run --device cpu: NUL in source" -- run nul.cu --kernel a --block 1 --arg out:i64:1 --device cpu
+
+# 9. Kernels in namespaces and kernels that macros define compile and run, by qualified name.
+cat >ns.cu <<'EOF'
+namespace ns { __global__ void in_ns(int* o) { o[threadIdx.x] = 7; } }
+#define KERNEL(n) __global__ void n(int* o)
+KERNEL(k1) { o[threadIdx.x] = 5; }
+EOF
+if [ "$have_nvrtc" = 1 ]; then
+  "$OPKIT" compile ns.cu --arch sm_90 -o ns.cubin >out.txt 2>err.txt
+  check "compile of namespaced and macro kernels: exit 0 ($(head -c 300 err.txt))" [ "$?" = 0 ]
+  check "compile lists ns::in_ns" grep -q "ns::in_ns" out.txt
+fi
+"$OPKIT" run ns.cu --kernel ns::in_ns --block 2 --arg out:i32:2 --device cpu >out.txt 2>err.txt
+check "run --kernel ns::in_ns on cpu ($(head -c 300 err.txt))" grep -qx "7 7" out.txt
+"$OPKIT" run ns.cu --kernel k1 --block 2 --arg out:i32:2 --device cpu >out.txt 2>err.txt
+check "run --kernel k1 (macro) on cpu ($(head -c 300 err.txt))" grep -qx "5 5" out.txt
+expect 2 "no kernel named 'nope'" "run --kernel of an unknown name" -- run ns.cu --kernel nope --block 1 --arg out:i32:1 --device cpu
+
+# 15. An unreadable sums file is a read error.
+expect 1 "read error" "hash -c DIR" -- hash -c "$WORK"
+"$OPKIT" hash -c <&- >out.txt 2>err.txt
+check "hash -c with stdin closed: exit 1" [ "$?" = 1 ]
+check "hash -c with stdin closed: read error" grep -q "read error" err.txt
+
+# 16. Ctrl-C and SIGTERM stop `hash` cleanly, saying how far it got.
+for signal in INT TERM; do
+  mkfifo "slow.$signal"
+  (printf 'a\nb\n'; sleep 30) >"slow.$signal" &
+  writer=$!
+  "$OPKIT" hash --lines "slow.$signal" >out.txt 2>err.txt &
+  pid=$!
+  sleep 1
+  kill -"$signal" "$pid"
+  wait "$pid"
+  rc=$?
+  kill "$writer" 2>/dev/null
+  check "hash --lines SIG$signal: exit 130 (got $rc)" [ "$rc" = 130 ]
+  check "hash --lines SIG$signal: says where it got to" grep -q "interrupted" err.txt
+done
+
+# 17. Errors are for users: no source location, no doubled prefix, an unknown command named.
+expect 2 "'bogus' is not an opkit command" "unknown subcommand" -- bogus
+expect 2 "" "bad --algo" -- hash --check --lines hello.txt
+check "errors carry no source location" bash -c "! grep -q '  at: ' err.txt"
+check "errors carry no doubled prefix" bash -c "! grep -q 'opkit: opkit' err.txt"
+OPKIT_VERBOSE=1 "$OPKIT" hash --check --lines hello.txt >out.txt 2>err.txt
+check "OPKIT_VERBOSE=1 shows the source location" grep -q '  at: ' err.txt
+
+# 19. `compile -o` writes a temporary and renames: a failure leaves nothing behind, and a device
+#     destination is written in place, never replaced.
+"$OPKIT" compile k.cu --arch sm_1 -o never.cubin >out.txt 2>err.txt
+check "a failed compile leaves no output file" [ ! -e never.cubin ]
+check "a failed compile leaves no temporary" bash -c "! ls -a | grep -q opkit-tmp"
+
+echo "$pass passed, $failures failed"
+[ "$failures" = 0 ]
