@@ -77,8 +77,7 @@ struct BatchLayout {
 // count * 16 bytes; in and out share `layout` (in place allowed).
 void aes_ctr_xor_batch(const Device& device, std::size_t key_bytes, BufferView<const std::uint8_t> keys,
                        BufferView<const std::uint8_t> counter_blocks, const BatchLayout& layout,
-                       BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
-                       const Stream* stream = nullptr);
+                       BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out, const Stream* stream = nullptr);
 
 // Batch GCM seal: ivs holds count * iv_bytes bytes (iv_bytes >= 1, the same for all messages);
 // message i's AAD is per `aad_layout` in `aad` (aad_layout.count == layout.count; fixed_bytes 0
