@@ -1,0 +1,55 @@
+// Cipher names and sizes, and the authentication error.
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+
+#include "opkit/ops/cipher.hpp"
+
+namespace opkit::ops {
+namespace {
+
+constexpr std::array<Cipher, 8> ciphers = {Cipher::aes_128_ctr, Cipher::aes_192_ctr, Cipher::aes_256_ctr,
+                                           Cipher::aes_128_gcm, Cipher::aes_192_gcm, Cipher::aes_256_gcm,
+                                           Cipher::chacha20,    Cipher::chacha20_poly1305};
+
+constexpr std::array<CipherTraits, 8> traits = {{
+    {"aes-128-ctr", 16, 16, false},
+    {"aes-192-ctr", 24, 16, false},
+    {"aes-256-ctr", 32, 16, false},
+    {"aes-128-gcm", 16, 16, true},
+    {"aes-192-gcm", 24, 16, true},
+    {"aes-256-gcm", 32, 16, true},
+    {"chacha20", 32, 64, false},
+    {"chacha20-poly1305", 32, 64, true},
+}};
+
+std::string message_for(const std::vector<std::size_t>& failed) {
+  if (failed.size() <= 1) return "authentication failed: the tag does not match (output zeroed)";
+  std::string text = "authentication failed for " + std::to_string(failed.size()) + " messages (";
+  for (std::size_t i = 0; i < failed.size() && i < 8; ++i) text += (i ? ", " : "") + std::to_string(failed[i]);
+  return text + (failed.size() > 8 ? ", ...)" : ")") + "; their output is zeroed";
+}
+
+}  // namespace
+
+const CipherTraits& cipher_traits(Cipher cipher) noexcept {
+  return traits[static_cast<std::size_t>(cipher)];
+}
+
+std::optional<Cipher> cipher_from_name(std::string_view name) noexcept {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (Cipher c : ciphers)
+    if (cipher_traits(c).name == lower) return c;
+  return std::nullopt;
+}
+
+std::span<const Cipher> all_ciphers() noexcept {
+  return ciphers;
+}
+
+AuthenticationError::AuthenticationError(std::vector<std::size_t> failed_indices)
+    : Error(Errc::invalid_argument, "decrypt", message_for(failed_indices)), failed_(std::move(failed_indices)) {}
+
+}  // namespace opkit::ops
