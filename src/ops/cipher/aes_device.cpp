@@ -21,6 +21,8 @@ constexpr std::size_t batch_slice = std::size_t{1} << 16;
 // Bulk GHASH: blocks per chunk, sized so that about 2^18 threads share a large message.
 constexpr std::uint64_t min_ghash_chunk = 32;
 constexpr std::uint64_t ghash_threads = std::uint64_t{1} << 18;
+// Round-key masks of one message: 128 words for each of up to 15 round keys (AES_MASK_WORDS).
+constexpr std::size_t mask_words = 128 * 15;
 
 enum class Mode : std::uint32_t { ctr = 0, gcm = 1 };
 
@@ -51,19 +53,23 @@ std::uint32_t grid_for(std::uint64_t threads) {
 }
 
 // Scratch of one call: the states and the key / IV bytes, wiped by work queued on the stream.
+// Bulk calls also hold the round keys as precomputed masks (aes_ctr_masked).
 struct Scratch {
   DeviceBuffer<AesState> states;
   DeviceBuffer<std::uint8_t> secrets;
+  DeviceBuffer<std::uint32_t> masks;
   const Stream* stream;
 
-  Scratch(const Device& device, std::size_t count, std::size_t secret_bytes, const Stream* s)
+  Scratch(const Device& device, std::size_t count, std::size_t secret_bytes, const Stream* s, bool with_masks = false)
       : states(device.alloc<AesState>(count)),
         secrets(device.alloc<std::uint8_t>(std::max<std::size_t>(secret_bytes, 1))),
+        masks(device.alloc<std::uint32_t>(with_masks ? mask_words : 1)),
         stream(s) {}
   ~Scratch() {
     try {
       wipe(states.device(), states.data(), states.bytes());
       wipe(secrets.device(), secrets.data(), secrets.bytes());
+      wipe(masks.device(), masks.data(), masks.bytes());
       if (stream != nullptr)
         stream->synchronize();
       else
@@ -90,16 +96,19 @@ void setup_bulk(const AesKernels& k, Scratch& scratch, std::span<const std::uint
   const std::uint8_t* base = scratch.secrets.data();
   k.setup.launch({.grid = 1, .block = 1, .stream = stream}, scratch.states.data(), base,
                  static_cast<std::uint32_t>(key.size()), base + key.size(), static_cast<std::uint32_t>(iv.size()),
-                 static_cast<std::uint32_t>(mode), 1ull, static_cast<unsigned long long>(ghash_chunk));
+                 static_cast<std::uint32_t>(mode), 1ull, static_cast<unsigned long long>(ghash_chunk),
+                 scratch.masks.data());
 }
 
-void ctr_bulk(const AesKernels& k, const AesState* state, BufferView<const std::uint8_t> in,
+void ctr_bulk(const AesKernels& k, const Scratch& scratch, BufferView<const std::uint8_t> in,
               BufferView<std::uint8_t> out, const std::uint8_t* verdict, const Stream* stream) {
   const std::uint64_t units = 32 * ((blocks_of(in.size()) + 1023) / 1024);
-  k.ctr.launch({.grid = grid_for(units), .block = threads_per_block, .stream = stream}, state, in.data(), out.data(),
-               static_cast<const unsigned long long*>(nullptr), static_cast<unsigned long long>(in.size()), 1ull,
-               static_cast<unsigned long long>(units), static_cast<const unsigned long long*>(nullptr),
-               static_cast<unsigned long long>(units), 32u, verdict);
+  k.ctr_masked.launch({.grid = grid_for(units), .block = threads_per_block, .stream = stream},
+                      static_cast<const AesState*>(scratch.states.data()), in.data(), out.data(),
+                      static_cast<const unsigned long long*>(nullptr), static_cast<unsigned long long>(in.size()), 1ull,
+                      static_cast<unsigned long long>(units), static_cast<const unsigned long long*>(nullptr),
+                      static_cast<unsigned long long>(units), 32u, verdict,
+                      static_cast<const std::uint32_t*>(scratch.masks.data()));
 }
 
 // Chunks for bulk GHASH over n blocks: a power-of-two chunk size so that ~ghash_threads run.
@@ -183,7 +192,8 @@ struct BatchCall {
     k.setup.launch({.grid = grid_for(n), .block = threads_per_block, .stream = stream}, scratch.states.data(),
                    keys.data() + first * key_bytes, static_cast<std::uint32_t>(key_bytes),
                    ivs.data() + first * iv_bytes, static_cast<std::uint32_t>(iv_bytes),
-                   static_cast<std::uint32_t>(mode), static_cast<unsigned long long>(n), 0ull);
+                   static_cast<std::uint32_t>(mode), static_cast<unsigned long long>(n), 0ull,
+                   static_cast<std::uint32_t*>(nullptr));
   }
 
   void ctr(Scratch& scratch, std::size_t first, std::size_t n, const std::uint8_t* verdicts) const {
@@ -281,9 +291,9 @@ void aes_ctr_xor(const Device& device, std::span<const std::uint8_t> key,
   check_in_out(device, in, out);
   if (in.empty()) return;
   const AesKernels& k = aes_kernels(device);
-  Scratch scratch(device, 1, key.size() + block_bytes, stream);
+  Scratch scratch(device, 1, key.size() + block_bytes, stream, true);
   setup_bulk(k, scratch, key, counter_block, Mode::ctr, 0, stream);
-  ctr_bulk(k, scratch.states.data(), in, out, nullptr, stream);
+  ctr_bulk(k, scratch, in, out, nullptr, stream);
 }
 
 void aes_gcm_seal(const Device& device, std::span<const std::uint8_t> key, std::span<const std::uint8_t> iv,
@@ -291,10 +301,10 @@ void aes_gcm_seal(const Device& device, std::span<const std::uint8_t> key, std::
                   BufferView<std::uint8_t> tag, const Stream* stream) {
   check_gcm(device, key, iv, aad, in, out, tag.size(), tag.device());
   const AesKernels& k = aes_kernels(device);
-  Scratch scratch(device, 1, key.size() + iv.size(), stream);
+  Scratch scratch(device, 1, key.size() + iv.size(), stream, true);
   const std::uint64_t chunk = ghash_chunk_blocks(aad.size(), in.size());
   setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
-  if (!in.empty()) ctr_bulk(k, scratch.states.data(), in, out, nullptr, stream);
+  if (!in.empty()) ctr_bulk(k, scratch, in, out, nullptr, stream);
   ghash_bulk(k, scratch.states.data(), aad, out, chunk, stream);
   k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states.data()), 1ull,
                static_cast<std::uint32_t>(tag.size()), tag.data(), static_cast<const std::uint8_t*>(nullptr),
@@ -309,7 +319,7 @@ bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key, std::
   DeviceBuffer<std::uint8_t> verdict = device.alloc<std::uint8_t>(1);
   std::uint8_t ok = 0;
   {
-    Scratch scratch(device, 1, key.size() + iv.size(), stream);
+    Scratch scratch(device, 1, key.size() + iv.size(), stream, true);
     const std::uint64_t chunk = ghash_chunk_blocks(aad.size(), in.size());
     setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
     ghash_bulk(k, scratch.states.data(), aad, in, chunk, stream);
@@ -317,7 +327,7 @@ bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key, std::
                  static_cast<std::uint32_t>(tag.size()), static_cast<std::uint8_t*>(nullptr), tag.data(),
                  verdict.data());
     // Decrypt only behind a matching tag: the CTR kernel reads the verdict and writes nothing if 0.
-    if (!in.empty()) ctr_bulk(k, scratch.states.data(), in, out, verdict.data(), stream);
+    if (!in.empty()) ctr_bulk(k, scratch, in, out, verdict.data(), stream);
   }
   verdict.copy_to(std::span<std::uint8_t>(&ok, 1), stream);
   if (stream != nullptr) stream->synchronize();

@@ -37,7 +37,8 @@ const AesKernels& aes_kernels(const Device& device) {
   if (!slot) {
     const Module module = device.compile(aes_program());
     slot = std::make_unique<const AesKernels>(AesKernels{module.kernel("aes_setup"), module.kernel("aes_ctr"),
-                                                         module.kernel("aes_ghash"), module.kernel("aes_gcm_tag")});
+                                                         module.kernel("aes_ctr_masked"), module.kernel("aes_ghash"),
+                                                         module.kernel("aes_gcm_tag")});
   }
   return *slot;
 }

@@ -44,7 +44,7 @@ Program chacha20_batch_program(bool aead, bool aligned, bool decrypt) {
 namespace detail {
 namespace {
 
-constexpr unsigned block_threads = 256;  // BLOCK of the kernels (their default)
+constexpr unsigned block_threads = 256;   // BLOCK of the kernels (their default)
 constexpr std::size_t piece_bytes = 256;  // PIECE_BYTES of chacha20_bulk.cu
 constexpr std::size_t poly1305_elem_bytes = 20;
 constexpr std::size_t poly1305_key_bytes = 40 * poly1305_elem_bytes + 16;
@@ -160,10 +160,11 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
   const std::uint64_t per_thread = next_pow2((groups + block_threads - 1) / block_threads);
   module.kernel("chacha20_poly1305_finish")
       .launch({.grid = 1, .block = block_threads, .stream = stream}, in, out, static_cast<unsigned long long>(bytes),
-              static_cast<unsigned long long>(full * piece_bytes), params_ptr, static_cast<const std::uint8_t*>(poly_key),
-              static_cast<const std::uint8_t*>(partials.data()), static_cast<unsigned long long>(groups),
-              static_cast<unsigned long long>(per_thread), static_cast<const std::uint8_t*>(aad_device.data()),
-              static_cast<unsigned long long>(aad.size()), tag_device.data());
+              static_cast<unsigned long long>(full * piece_bytes), params_ptr,
+              static_cast<const std::uint8_t*>(poly_key), static_cast<const std::uint8_t*>(partials.data()),
+              static_cast<unsigned long long>(groups), static_cast<unsigned long long>(per_thread),
+              static_cast<const std::uint8_t*>(aad_device.data()), static_cast<unsigned long long>(aad.size()),
+              tag_device.data());
   tag_device.copy_to(std::span<std::uint8_t>(tag, aead_tag_bytes), stream);
   synchronize(device, stream);
 }
@@ -178,7 +179,8 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
 
   std::vector<Params> params(batch.count);
   const std::size_t key_bytes = batch.keys.size() / batch.count;
-  for (std::size_t i = 0; i < batch.count; ++i) params[i] = params_for(batch.keys.data() + i * key_bytes, checked.ivs[i]);
+  for (std::size_t i = 0; i < batch.count; ++i)
+    params[i] = params_for(batch.keys.data() + i * key_bytes, checked.ivs[i]);
   SecretBuffer secret(device, params.size() * sizeof(Params), stream);
   secret.upload(params.data(), params.size() * sizeof(Params));
   OPENSSL_cleanse(params.data(), params.size() * sizeof(Params));
@@ -186,7 +188,8 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
   DeviceBuffer<std::uint64_t> offsets_device = device.alloc<std::uint64_t>(fixed ? 1 : offsets.size());
   if (!fixed) offsets_device.copy_from(std::span<const std::uint64_t>(offsets), stream);
   const bool with_aad = aead && !batch.aad_offsets.empty();
-  DeviceBuffer<std::uint8_t> aad = device.alloc<std::uint8_t>(std::max<std::size_t>(with_aad ? batch.aad.size() : 0, 1));
+  DeviceBuffer<std::uint8_t> aad =
+      device.alloc<std::uint8_t>(std::max<std::size_t>(with_aad ? batch.aad.size() : 0, 1));
   DeviceBuffer<std::uint64_t> aad_offsets = device.alloc<std::uint64_t>(with_aad ? batch.count + 1 : 1);
   if (with_aad) {
     if (!batch.aad.empty()) aad.view().subview(0, batch.aad.size()).copy_from(batch.aad, stream);

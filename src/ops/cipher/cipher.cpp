@@ -79,9 +79,8 @@ bool host_through_device(const Device& device, Cipher cipher, bool encrypt, cons
   DeviceBuffer<std::uint8_t> buffer = device.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
   auto view = buffer.view().subview(0, in.size());
   if (!in.empty()) view.copy_from(in);
-  const bool ok =
-      device_bulk(device, cipher, encrypt, key, iv, buffer.data(), buffer.data(), in.size(), tag_out, tag_expected,
-                  nullptr);
+  const bool ok = device_bulk(device, cipher, encrypt, key, iv, buffer.data(), buffer.data(), in.size(), tag_out,
+                              tag_expected, nullptr);
   if (ok && !in.empty()) view.copy_to(out);
   if (!ok && !out.empty()) OPENSSL_cleanse(out.data(), out.size());
   return ok;
@@ -96,8 +95,8 @@ void bulk_host(Cipher cipher, bool encrypt, const CipherKey& key, Bytes in, std:
   const char* stage = stage_of(encrypt);
   detail::check_in_out(in.data(), in.size(), out.data(), out.size(), stage);
   const std::size_t tag_bytes = encrypt ? tag_out.size() : tag_expected.size();
-  const Iv16 iv = detail::check_message(cipher, key.key.size(), key.iv, tag_bytes, in.size(), options.chacha20_counter,
-                                        stage);
+  const Iv16 iv =
+      detail::check_message(cipher, key.key.size(), key.iv, tag_bytes, in.size(), options.chacha20_counter, stage);
   if (!cipher_traits(cipher).aead && !key.aad.empty())
     throw Error(Errc::invalid_argument, stage, std::string(cipher_traits(cipher).name) + " takes no AAD");
   bool ok = true;
@@ -107,8 +106,8 @@ void bulk_host(Cipher cipher, bool encrypt, const CipherKey& key, Bytes in, std:
     const bool gcm = cipher_traits(cipher).aead && !is_chacha(cipher);
     std::array<std::uint8_t, aead_tag_bytes> tag{};
     if (!encrypt) std::copy(tag_expected.begin(), tag_expected.end(), tag.begin());
-    ok = detail::evp_bulk(cipher, encrypt, key.key, gcm ? key.iv : Bytes(iv), key.aad, in.data(), out.data(),
-                          in.size(), tag.data(), tag_bytes, options.threads);
+    ok = detail::evp_bulk(cipher, encrypt, key.key, gcm ? key.iv : Bytes(iv), key.aad, in.data(), out.data(), in.size(),
+                          tag.data(), tag_bytes, options.threads);
     if (encrypt) std::copy(tag.begin(), tag.begin() + static_cast<std::ptrdiff_t>(tag_bytes), tag_out.begin());
   }
   if (!ok) throw AuthenticationError({0});
@@ -121,8 +120,8 @@ void bulk_device(Cipher cipher, bool encrypt, const CipherKey& key, BufferView<c
   const Device& device = buffer_device(in.device(), out.device(), options, stage);
   detail::check_in_out(in.data(), in.size(), out.data(), out.size(), stage);
   const std::size_t tag_bytes = encrypt ? tag_out.size() : tag_expected.size();
-  const Iv16 iv = detail::check_message(cipher, key.key.size(), key.iv, tag_bytes, in.size(), options.chacha20_counter,
-                                        stage);
+  const Iv16 iv =
+      detail::check_message(cipher, key.key.size(), key.iv, tag_bytes, in.size(), options.chacha20_counter, stage);
   if (!cipher_traits(cipher).aead && !key.aad.empty())
     throw Error(Errc::invalid_argument, stage, std::string(cipher_traits(cipher).name) + " takes no AAD");
   if (!device_bulk(device, cipher, encrypt, key, iv, in.data(), out.data(), in.size(), tag_out, tag_expected,
@@ -156,11 +155,11 @@ void batch_on_device(const Device& device, Cipher cipher, bool encrypt, const Ci
     std::copy(tags.begin(), tags.end(), tags_out.begin());
     return;
   }
-  std::vector<std::size_t> failed = verify_batch(batch.count, checked.tag_bytes, tags.data(), tags_expected,
-                                                 [&](std::size_t i) {
-                                                   const std::size_t n = offsets[i + 1] - offsets[i];
-                                                   if (n != 0) device.fill(out + offsets[i], 0, 1, n, stream);
-                                                 });
+  std::vector<std::size_t> failed =
+      verify_batch(batch.count, checked.tag_bytes, tags.data(), tags_expected, [&](std::size_t i) {
+        const std::size_t n = offsets[i + 1] - offsets[i];
+        if (n != 0) device.fill(out + offsets[i], 0, 1, n, stream);
+      });
   if (!failed.empty()) {
     if (stream != nullptr)
       stream->synchronize();
@@ -194,8 +193,8 @@ void batch_host(Cipher cipher, bool encrypt, const CipherBatch& batch, Bytes in,
       }
       if (bytes != 0) buffer.view().subview(0, bytes).copy_to(out);
     } else {
-      batch_on_device(*device, cipher, encrypt, batch, offsets, checked, in.data(), out.data(), tags_out,
-                      tags_expected, nullptr);
+      batch_on_device(*device, cipher, encrypt, batch, offsets, checked, in.data(), out.data(), tags_out, tags_expected,
+                      nullptr);
     }
     return;
   }

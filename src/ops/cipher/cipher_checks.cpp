@@ -62,8 +62,8 @@ Iv16 check_message(Cipher cipher, std::size_t key_bytes, Bytes iv, std::size_t t
     case Cipher::chacha20: {
       std::uint32_t counter = chacha20_counter;
       if (iv.size() == 16) {
-        counter = std::uint32_t{iv[0]} | std::uint32_t{iv[1]} << 8 | std::uint32_t{iv[2]} << 16 |
-                  std::uint32_t{iv[3]} << 24;
+        counter =
+            std::uint32_t{iv[0]} | std::uint32_t{iv[1]} << 8 | std::uint32_t{iv[2]} << 16 | std::uint32_t{iv[3]} << 24;
         std::memcpy(out.data(), iv.data(), 16);
       } else if (iv.size() == 12) {
         for (int i = 0; i < 4; ++i) out[i] = static_cast<std::uint8_t>(counter >> (8 * i));
@@ -82,8 +82,8 @@ Iv16 check_message(Cipher cipher, std::size_t key_bytes, Bytes iv, std::size_t t
       if (iv.size() != 12)
         throw bad(stage, "chacha20-poly1305 needs a 12-byte nonce, got " + std::to_string(iv.size()) + " bytes");
       if (blocks > (std::uint64_t{1} << 32) - 1)
-        throw bad(stage, "chacha20-poly1305 encrypts at most 274,877,906,880 bytes per nonce; got " +
-                             std::to_string(bytes));
+        throw bad(stage,
+                  "chacha20-poly1305 encrypts at most 274,877,906,880 bytes per nonce; got " + std::to_string(bytes));
       std::memcpy(out.data() + 4, iv.data(), 12);
       return out;
   }

@@ -17,14 +17,22 @@ namespace {
 
 const EVP_CIPHER* evp_cipher(Cipher cipher) {
   switch (cipher) {
-    case Cipher::aes_128_ctr: return EVP_aes_128_ctr();
-    case Cipher::aes_192_ctr: return EVP_aes_192_ctr();
-    case Cipher::aes_256_ctr: return EVP_aes_256_ctr();
-    case Cipher::aes_128_gcm: return EVP_aes_128_gcm();
-    case Cipher::aes_192_gcm: return EVP_aes_192_gcm();
-    case Cipher::aes_256_gcm: return EVP_aes_256_gcm();
-    case Cipher::chacha20: return EVP_chacha20();
-    case Cipher::chacha20_poly1305: return EVP_chacha20_poly1305();
+    case Cipher::aes_128_ctr:
+      return EVP_aes_128_ctr();
+    case Cipher::aes_192_ctr:
+      return EVP_aes_192_ctr();
+    case Cipher::aes_256_ctr:
+      return EVP_aes_256_ctr();
+    case Cipher::aes_128_gcm:
+      return EVP_aes_128_gcm();
+    case Cipher::aes_192_gcm:
+      return EVP_aes_192_gcm();
+    case Cipher::aes_256_gcm:
+      return EVP_aes_256_gcm();
+    case Cipher::chacha20:
+      return EVP_chacha20();
+    case Cipher::chacha20_poly1305:
+      return EVP_chacha20_poly1305();
   }
   return nullptr;
 }
@@ -59,8 +67,8 @@ void update(EVP_CIPHER_CTX* ctx, std::uint8_t* out, const std::uint8_t* in, std:
 Iv16 advance(Cipher cipher, const Iv16& iv, std::uint64_t blocks) {
   Iv16 out = iv;
   if (cipher == Cipher::chacha20) {
-    std::uint32_t c = std::uint32_t{iv[0]} | std::uint32_t{iv[1]} << 8 | std::uint32_t{iv[2]} << 16 |
-                      std::uint32_t{iv[3]} << 24;
+    std::uint32_t c =
+        std::uint32_t{iv[0]} | std::uint32_t{iv[1]} << 8 | std::uint32_t{iv[2]} << 16 | std::uint32_t{iv[3]} << 24;
     c += static_cast<std::uint32_t>(blocks);
     for (int i = 0; i < 4; ++i) out[i] = static_cast<std::uint8_t>(c >> (8 * i));
     return out;
@@ -81,14 +89,13 @@ unsigned worker_count(unsigned threads) {
 
 }  // namespace
 
-bool evp_message(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, const std::uint8_t* in,
-                 std::uint8_t* out, std::size_t bytes, std::uint8_t* tag, std::size_t tag_bytes) {
+bool evp_message(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, const std::uint8_t* in, std::uint8_t* out,
+                 std::size_t bytes, std::uint8_t* tag, std::size_t tag_bytes) {
   const bool aead = cipher_traits(cipher).aead;
   CipherCtx ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
   if (!ctx) fail("EVP_CIPHER_CTX_new");
   const int enc = encrypt ? 1 : 0;
-  if (EVP_CipherInit_ex(ctx.get(), evp_cipher(cipher), nullptr, nullptr, nullptr, enc) != 1)
-    fail("EVP_CipherInit_ex");
+  if (EVP_CipherInit_ex(ctx.get(), evp_cipher(cipher), nullptr, nullptr, nullptr, enc) != 1) fail("EVP_CipherInit_ex");
   const std::uint8_t* nonce = iv.data();
   if (aead) {
     if (cipher == Cipher::chacha20_poly1305) nonce += 4;  // the 16-byte form's counter word is not part of it
@@ -96,8 +103,7 @@ bool evp_message(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, co
     if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_IVLEN, iv_len, nullptr) != 1) fail("EVP_CTRL_AEAD_SET_IVLEN");
   }
   if (EVP_CipherInit_ex(ctx.get(), nullptr, nullptr, key.data(), nonce, enc) != 1) fail("EVP_CipherInit_ex");
-  if (aead && !encrypt &&
-      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag_bytes), tag) != 1)
+  if (aead && !encrypt && EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag_bytes), tag) != 1)
     fail("EVP_CTRL_AEAD_SET_TAG");
   if (aead && !aad.empty()) update(ctx.get(), nullptr, aad.data(), aad.size());
   update(ctx.get(), out, in, bytes);
@@ -111,8 +117,7 @@ bool evp_message(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, co
     }
     fail("EVP_CipherFinal_ex");
   }
-  if (aead && encrypt &&
-      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, static_cast<int>(tag_bytes), tag) != 1)
+  if (aead && encrypt && EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, static_cast<int>(tag_bytes), tag) != 1)
     fail("EVP_CTRL_AEAD_GET_TAG");
   return true;
 }
@@ -130,7 +135,7 @@ bool evp_bulk(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, const
   Iv16 base{};
   std::copy(iv.begin(), iv.end(), base.begin());
   std::exception_ptr error;
-#pragma omp parallel for num_threads(static_cast<int>(ranges)) schedule(static)
+#pragma omp parallel for num_threads(static_cast <int>(ranges)) schedule(static)
   for (std::size_t r = 0; r < ranges; ++r) {
     const std::size_t at = r * range;
     if (at >= bytes) continue;
@@ -153,7 +158,7 @@ std::vector<std::size_t> evp_batch(Cipher cipher, bool encrypt, const CipherBatc
   const auto count = static_cast<std::ptrdiff_t>(batch.count);
   std::vector<unsigned char> failed(batch.count, 0);
   std::exception_ptr error;
-#pragma omp parallel for num_threads(static_cast<int>(worker_count(threads))) schedule(dynamic, 64)
+#pragma omp parallel for num_threads(static_cast <int>(worker_count(threads))) schedule(dynamic, 64)
   for (std::ptrdiff_t s = 0; s < count; ++s) {
     const auto i = static_cast<std::size_t>(s);
     try {

@@ -13,8 +13,8 @@ namespace opkit::ops::detail {
 // One message, sequentially. iv: the GCM nonce, else the 16-byte form (chacha20-poly1305: its
 // last 12 bytes). Encryption writes `tag_bytes` of tag; decryption checks them and on a mismatch
 // zeroes out and returns false.
-bool evp_message(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, const std::uint8_t* in,
-                 std::uint8_t* out, std::size_t bytes, std::uint8_t* tag, std::size_t tag_bytes);
+bool evp_message(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, const std::uint8_t* in, std::uint8_t* out,
+                 std::size_t bytes, std::uint8_t* tag, std::size_t tag_bytes);
 
 // One message over up to `threads` cores (0: all). AEADs run on one core: EVP's GHASH and
 // Poly1305 are sequential.

@@ -9,8 +9,8 @@
 namespace opkit::ops {
 namespace {
 
-constexpr std::array<Cipher, 8> ciphers = {Cipher::aes_128_ctr, Cipher::aes_192_ctr, Cipher::aes_256_ctr,
-                                           Cipher::aes_128_gcm, Cipher::aes_192_gcm, Cipher::aes_256_gcm,
+constexpr std::array<Cipher, 8> ciphers = {Cipher::aes_128_ctr, Cipher::aes_192_ctr,      Cipher::aes_256_ctr,
+                                           Cipher::aes_128_gcm, Cipher::aes_192_gcm,      Cipher::aes_256_gcm,
                                            Cipher::chacha20,    Cipher::chacha20_poly1305};
 
 constexpr std::array<CipherTraits, 8> traits = {{

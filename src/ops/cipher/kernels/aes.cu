@@ -63,16 +63,25 @@ __device__ __forceinline__ void aes_message_span(const unsigned long long* offse
   }
 }
 
+// Precomputed round-key masks of one message (bulk): 128 words for each of up to 15 round keys.
+#define AES_MASK_WORDS (128 * 15)
+
 // mode AES_MODE_CTR: ivs holds 16-byte counter blocks. AES_MODE_GCM: ivs holds iv_bytes-byte IVs,
-// and ghash_chunk_blocks > 0 asks for the powers H^(chunk_blocks * 2^s) of bulk GHASH.
+// and ghash_chunk_blocks > 0 asks for the powers H^(chunk_blocks * 2^s) of bulk GHASH; masks, if not
+// null, receives each message's round keys as masks (AES_MASK_WORDS words per message).
 extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys, unsigned int key_bytes,
                                      const unsigned char* ivs, unsigned int iv_bytes, unsigned int mode,
-                                     unsigned long long count, unsigned long long ghash_chunk_blocks) {
+                                     unsigned long long count, unsigned long long ghash_chunk_blocks, aes_word* masks) {
   const unsigned long long m = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (m >= count) return;
   AesState& st = states[m];
   const int rounds = aes_expand_key(keys + m * key_bytes, key_bytes, st.round_keys);
   st.rounds = static_cast<unsigned int>(rounds);
+  if (masks != nullptr) {
+    const AesKeyBits bits{st.round_keys};
+    for (int r = 0; r <= rounds; ++r)
+      for (int j = 0; j < 128; ++j) masks[m * AES_MASK_WORDS + 128 * r + j] = bits.mask(r, j);
+  }
   const unsigned char* iv = ivs + m * iv_bytes;
   if (mode == AES_MODE_CTR) {
     st.counter_bits = 128;
@@ -130,12 +139,15 @@ extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys
 // unit v (batch). stride 32: a warp covers 1024 consecutive blocks and lane t of it the blocks
 // t, t + 32, ... (bulk: each store instruction of a warp writes 512 consecutive bytes).
 // Messages use units_per_message units each, or unit_starts[m] .. unit_starts[m + 1] - 1.
-// verdicts (GCM open): messages whose verdict is 0 are skipped (not written).
-extern "C" __global__ void __launch_bounds__(128)
-    aes_ctr(const AesState* states, const unsigned char* in, unsigned char* out, const unsigned long long* offsets,
-            unsigned long long fixed_bytes, unsigned long long count, unsigned long long units_per_message,
-            const unsigned long long* unit_starts, unsigned long long total_units, unsigned int stride,
-            const unsigned char* verdicts) {
+// verdicts (GCM open): messages whose verdict is 0 are skipped (not written). Masked: the round
+// keys come from aes_setup's precomputed masks, else from the key bytes of the state.
+template <bool Masked>
+__device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsigned char* in, unsigned char* out,
+                                             const unsigned long long* offsets, unsigned long long fixed_bytes,
+                                             unsigned long long count, unsigned long long units_per_message,
+                                             const unsigned long long* unit_starts, unsigned long long total_units,
+                                             unsigned int stride, const unsigned char* verdicts,
+                                             const aes_word* masks) {
   const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (u >= total_units) return;
   unsigned long long m, v;
@@ -161,7 +173,8 @@ extern "C" __global__ void __launch_bounds__(128)
   const unsigned long long first = stride == 1 ? 32 * v : 1024 * (v >> 5) + (v & 31);
   if (first >= blocks) return;
   const AesState& st = states[m];
-  const unsigned int* rk = st.round_keys;
+  AesKeyBits key_bits{st.round_keys};
+  AesKeyMasks key_masks{masks + (Masked ? m * AES_MASK_WORDS : 0)};
 
   // Counter of block `first`: the message's first counter plus `first`, modulo 2^counter_bits.
   unsigned int c[4] = {st.counter[0], st.counter[1], st.counter[2], st.counter[3]};
@@ -196,9 +209,12 @@ extern "C" __global__ void __launch_bounds__(128)
       carry = (b & k) | (carry & (b ^ k));
     }
     const int j = 8 * (15 - (p >> 3)) + (p & 7);
-    s[j] = bit ^ aes_key_mask(rk, j);
+    s[j] = bit ^ (Masked ? key_masks.mask(0, j) : key_bits.mask(0, j));
   }
-  aes_encrypt_rounds(s, rk, static_cast<int>(st.rounds));
+  if (Masked)
+    aes_encrypt_rounds(s, key_masks, static_cast<int>(st.rounds));
+  else
+    aes_encrypt_rounds(s, key_bits, static_cast<int>(st.rounds));
   aes_transpose_state(s);
 
   const unsigned char* src = in + start;
@@ -224,6 +240,25 @@ extern "C" __global__ void __launch_bounds__(128)
       }
     }
   }
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+    aes_ctr(const AesState* states, const unsigned char* in, unsigned char* out, const unsigned long long* offsets,
+            unsigned long long fixed_bytes, unsigned long long count, unsigned long long units_per_message,
+            const unsigned long long* unit_starts, unsigned long long total_units, unsigned int stride,
+            const unsigned char* verdicts) {
+  aes_ctr_body<false>(states, in, out, offsets, fixed_bytes, count, units_per_message, unit_starts, total_units, stride,
+                      verdicts, nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+    aes_ctr_masked(const AesState* states, const unsigned char* in, unsigned char* out,
+                   const unsigned long long* offsets, unsigned long long fixed_bytes, unsigned long long count,
+                   unsigned long long units_per_message, const unsigned long long* unit_starts,
+                   unsigned long long total_units, unsigned int stride, const unsigned char* verdicts,
+                   const aes_word* masks) {
+  aes_ctr_body<true>(states, in, out, offsets, fixed_bytes, count, units_per_message, unit_starts, total_units, stride,
+                     verdicts, masks);
 }
 
 // GHASH block i of message m's stream AAD || 0-pad || C || 0-pad || [8 len(A)]_64 [8 len(C)]_64.

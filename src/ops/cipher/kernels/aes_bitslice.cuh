@@ -6,10 +6,19 @@
 
 typedef unsigned int aes_word;
 
-// Round key r, bit j (0..127) of the key block as a mask: the words are uniform across blocks.
-__device__ __forceinline__ aes_word aes_key_mask(const unsigned int* round_key, int j) {
-  return 0u - ((round_key[j >> 5] >> (j & 31)) & 1u);
-}
+// Where round keys come from, as 0 / ~0 masks (uniform across the 32 blocks): mask(r, j) is bit j
+// (0..127) of round key r. AesKeyBits derives it from the key bytes (two ALU operations);
+// AesKeyMasks loads it precomputed (128 words per round, at addresses that depend on r and j only).
+struct AesKeyBits {
+  const unsigned int* round_keys;  // 4 little-endian words per round
+  __device__ __forceinline__ aes_word mask(int r, int j) const {
+    return 0u - ((round_keys[4 * r + (j >> 5)] >> (j & 31)) & 1u);
+  }
+};
+struct AesKeyMasks {
+  const aes_word* masks;  // 128 words per round
+  __device__ __forceinline__ aes_word mask(int r, int j) const { return masks[128 * r + j]; }
+};
 
 // The AES S-box on 8 bitsliced words x[0..7] (x[b] = bit b), in place (Boyar and Peralta,
 // "A depth-16 circuit for the AES S-box", 2011: 32 AND, 81 XOR/XNOR).
@@ -58,36 +67,35 @@ __device__ __forceinline__ void aes_sub_bytes(aes_word* s) {
   for (int i = 0; i < 16; ++i) aes_sbox(s + 8 * i);
 }
 
-__device__ __forceinline__ void aes_add_round_key(aes_word* s, const unsigned int* round_key) {
-#pragma unroll
-  for (int j = 0; j < 128; ++j) s[j] ^= aes_key_mask(round_key, j);
-}
-
 // Byte (row r, column c) of the state is byte r + 4 c; ShiftRows moves byte (r, c + r) to (r, c).
 __device__ __forceinline__ int aes_shifted_byte(int r, int c) {
   return r + 4 * ((c + r) & 3);
 }
 
-// ShiftRows, MixColumns and AddRoundKey of one middle round. Output byte r of a column is
-// 2 a_r + 3 a_{r+1} + a_{r+2} + a_{r+3} = xtime(a_r + a_{r+1}) + a_{r+1} + a_{r+2} + a_{r+3}.
-__device__ __forceinline__ void aes_shift_mix_add(aes_word* s, const unsigned int* round_key) {
+// ShiftRows, MixColumns and AddRoundKey of middle round r. With a_0..a_3 a column after
+// ShiftRows and t_i = a_i + a_{i+1}, output byte i is 2 a_i + 3 a_{i+1} + a_{i+2} + a_{i+3}
+// = xtime(t_i) + a_{i+1} + t_{i+2}: each output bit is two 3-input XORs (LOP3) with the key bit.
+template <class Keys>
+__device__ __forceinline__ void aes_shift_mix_add(aes_word* s, const Keys& keys, int round) {
   aes_word out[128];
 #pragma unroll
   for (int c = 0; c < 4; ++c) {
+    aes_word t[4][8];
 #pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const aes_word* a0 = s + 8 * aes_shifted_byte(r, c);
-      const aes_word* a1 = s + 8 * aes_shifted_byte((r + 1) & 3, c);
-      const aes_word* a2 = s + 8 * aes_shifted_byte((r + 2) & 3, c);
-      const aes_word* a3 = s + 8 * aes_shifted_byte((r + 3) & 3, c);
-      aes_word t[8];
+    for (int i = 0; i < 4; ++i)
 #pragma unroll
-      for (int b = 0; b < 8; ++b) t[b] = a0[b] ^ a1[b];
+      for (int b = 0; b < 8; ++b)
+        t[i][b] = s[8 * aes_shifted_byte(i, c) + b] ^ s[8 * aes_shifted_byte((i + 1) & 3, c) + b];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const aes_word* a1 = s + 8 * aes_shifted_byte((i + 1) & 3, c);
+      const aes_word* t0 = t[i];
+      const aes_word* t2 = t[(i + 2) & 3];
       // xtime: multiply by x modulo x^8 + x^4 + x^3 + x + 1.
-      const aes_word x2[8] = {t[7], t[0] ^ t[7], t[1], t[2] ^ t[7], t[3] ^ t[7], t[4], t[5], t[6]};
-      const int o = 8 * (r + 4 * c);
+      const aes_word x2[8] = {t0[7], t0[0] ^ t0[7], t0[1], t0[2] ^ t0[7], t0[3] ^ t0[7], t0[4], t0[5], t0[6]};
+      const int o = 8 * (i + 4 * c);
 #pragma unroll
-      for (int b = 0; b < 8; ++b) out[o + b] = x2[b] ^ a1[b] ^ a2[b] ^ a3[b] ^ aes_key_mask(round_key, o + b);
+      for (int b = 0; b < 8; ++b) out[o + b] = x2[b] ^ a1[b] ^ t2[b] ^ keys.mask(round, o + b);
     }
   }
 #pragma unroll
@@ -95,7 +103,8 @@ __device__ __forceinline__ void aes_shift_mix_add(aes_word* s, const unsigned in
 }
 
 // ShiftRows and AddRoundKey of the last round (no MixColumns).
-__device__ __forceinline__ void aes_shift_add(aes_word* s, const unsigned int* round_key) {
+template <class Keys>
+__device__ __forceinline__ void aes_shift_add(aes_word* s, const Keys& keys, int round) {
   aes_word out[128];
 #pragma unroll
   for (int c = 0; c < 4; ++c)
@@ -104,32 +113,42 @@ __device__ __forceinline__ void aes_shift_add(aes_word* s, const unsigned int* r
 #pragma unroll
       for (int b = 0; b < 8; ++b) out[8 * (r + 4 * c) + b] = s[8 * aes_shifted_byte(r, c) + b];
 #pragma unroll
-  for (int j = 0; j < 128; ++j) s[j] = out[j] ^ aes_key_mask(round_key, j);
+  for (int j = 0; j < 128; ++j) s[j] = out[j] ^ keys.mask(round, j);
 }
 
-// Encrypts the 32 bitsliced blocks in s with `rounds` rounds (10, 12, 14); round_keys holds
-// rounds + 1 keys of 4 words (little-endian words of the key bytes). The first AddRoundKey is
-// the caller's (it may be folded into building s).
-__device__ __forceinline__ void aes_encrypt_rounds(aes_word* s, const unsigned int* round_keys, int rounds) {
+// Encrypts the 32 bitsliced blocks in s with `rounds` rounds (10, 12, 14). The first AddRoundKey
+// (round key 0) is the caller's: it may be folded into building s.
+template <class Keys>
+__device__ __forceinline__ void aes_encrypt_rounds(aes_word* s, const Keys& keys, int rounds) {
 #pragma unroll 1
   for (int r = 1; r < rounds; ++r) {
     aes_sub_bytes(s);
-    aes_shift_mix_add(s, round_keys + 4 * r);
+    aes_shift_mix_add(s, keys, r);
   }
   aes_sub_bytes(s);
-  aes_shift_add(s, round_keys + 4 * rounds);
+  aes_shift_add(s, keys, rounds);
 }
 
 // Transposes the 32x32 bit matrix a (a[j] bit k -> a[k] bit j). Applied to words 32 g .. 32 g + 31
 // of a state it turns bit planes into blocks: a[k] becomes little-endian word g of block k.
 __device__ __forceinline__ void aes_transpose32(aes_word* a) {
+  // Shifts 16 and 8 move whole bytes: one PRMT per output word.
 #pragma unroll
-  for (int shift = 16; shift >= 1; shift >>= 1) {
-    const aes_word m = shift == 16  ? 0x0000ffffu
-                       : shift == 8 ? 0x00ff00ffu
-                       : shift == 4 ? 0x0f0f0f0fu
-                       : shift == 2 ? 0x33333333u
-                                    : 0x55555555u;
+  for (int j = 0; j < 16; ++j) {
+    const aes_word x = a[j], y = a[j + 16];
+    a[j] = __byte_perm(x, y, 0x5410);
+    a[j + 16] = __byte_perm(x, y, 0x7632);
+  }
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    if (j & 8) continue;
+    const aes_word x = a[j], y = a[j + 8];
+    a[j] = __byte_perm(x, y, 0x6240);
+    a[j + 8] = __byte_perm(x, y, 0x7351);
+  }
+#pragma unroll
+  for (int shift = 4; shift >= 1; shift >>= 1) {
+    const aes_word m = shift == 4 ? 0x0f0f0f0fu : shift == 2 ? 0x33333333u : 0x55555555u;
 #pragma unroll
     for (int j = 0; j < 32; ++j) {
       if (j & shift) continue;

@@ -50,7 +50,7 @@ __device__ __forceinline__ void aes_encrypt_block(const unsigned int* round_keys
   aes_word s[128];
 #pragma unroll
   for (int j = 0; j < 128; ++j) s[j] = ((in[j >> 5] ^ round_keys[j >> 5]) >> (j & 31)) & 1u;
-  aes_encrypt_rounds(s, round_keys, rounds);
+  aes_encrypt_rounds(s, AesKeyBits{round_keys}, rounds);
 #pragma unroll
   for (int g = 0; g < 4; ++g) {
     unsigned int v = 0;
