@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "nvrtc_required.hpp"
-#include "opkit/nvrtc.hpp"
+#include "opkit/target.hpp"
 #include "ops/cipher/aes_kernels.hpp"
 
 namespace {
@@ -25,7 +25,7 @@ bool on_path(const std::string& tool) {
 
 TEST(AesSass, KernelsCompileForSm90AndTheirSassHasNoDataDependentLoads) {
   OPKIT_REQUIRE_NVRTC();
-  const opkit::CompiledProgram compiled = opkit::nvrtc::compile(opkit::ops::aes::aes_program(), "sm_90");
+  const opkit::CompiledProgram compiled = opkit::compile(opkit::ops::aes::aes_program(), opkit::Target::cuda("sm_90"));
   ASSERT_EQ(compiled.format, opkit::BinaryFormat::cubin);
   ASSERT_FALSE(compiled.binary.empty());
 

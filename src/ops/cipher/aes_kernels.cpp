@@ -31,9 +31,9 @@ Program aes_program() {
 
 const AesKernels& aes_kernels(const Device& device) {
   static std::mutex mutex;
-  static std::map<const void*, std::unique_ptr<const AesKernels>> by_device;
+  static std::map<std::string, std::unique_ptr<const AesKernels>> by_device;  // by Device::id()
   std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = by_device[device.shared_impl().get()];
+  auto& slot = by_device[device.id()];
   if (!slot) {
     const Module module = device.compile(aes_program());
     slot = std::make_unique<const AesKernels>(AesKernels{module.kernel("aes_setup"), module.kernel("aes_ctr"),
