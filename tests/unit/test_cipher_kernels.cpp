@@ -5,7 +5,6 @@
 
 #include <algorithm>
 
-#include "core/embedded.hpp"
 #include "opkit/module.hpp"
 #include "unit/cipher_test_support.hpp"
 
@@ -169,11 +168,10 @@ __global__ void poly1305_mac(const unsigned char* m, unsigned long long n, const
   }
   cipher_store_partial(tag, poly1305_finish(h, key + 4), 16);
 })";
-  const opkit::Program program =
-      opkit::Program(source)
-          .name("poly1305_test.cu")
-          .header("chacha20.cuh", std::string(opkit::detail::embedded_source("cipher/chacha20.cuh")))
-          .header("poly1305.cuh", std::string(opkit::detail::embedded_source("cipher/poly1305.cuh")));
+  opkit::Program program = opkit::Program(source).name("poly1305_test.cu");
+  // The operator's own headers, as its bulk program carries them.
+  for (const auto& [name, text] : opkit::ops::chacha20_bulk_program(false, false).spec().headers)
+    program.header(name, text);
   const opkit::Kernel kernel = cpu.compile(program).kernel("poly1305_mac");
   auto mac = [&](const Bytes& key, const Bytes& m) {
     auto k = cpu.alloc<std::uint8_t>(32);

@@ -1,15 +1,15 @@
 // AES-CTR / AES-GCM on a device: argument checks, scratch state, and the kernel sequence
 // setup -> CTR -> GHASH -> tag (seal) or setup -> GHASH -> tag check -> CTR (open). Key schedules
 // are computed on the device (the host never expands a key) and wiped there when the call ends.
-#include "ops/cipher/aes_device.hpp"
+#include "aes_device.hpp"
 
 #include <algorithm>
 #include <string>
 
 #include "opkit/error.hpp"
 #include "opkit/kernel.hpp"
-#include "ops/cipher/aes_kernels.hpp"
-#include "ops/cipher/kernels/aes_state.cuh"
+#include "aes_kernels.hpp"
+#include "kernels/aes_state.cuh"
 
 namespace opkit::ops::aes {
 namespace {

@@ -1,12 +1,12 @@
 // AesKernels: the embedded AES kernel source, compiled once per device and kept for the process.
-#include "ops/cipher/aes_kernels.hpp"
+#include "aes_kernels.hpp"
 
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
-#include "core/embedded.hpp"
+#include "opkit_embedded.hpp"
 #include "opkit/error.hpp"
 #include "opkit/module.hpp"
 

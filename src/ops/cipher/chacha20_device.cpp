@@ -1,6 +1,6 @@
 // Launchers of the ChaCha20 / ChaCha20-Poly1305 kernels (see chacha20_device.hpp and the kernel
 // sources for the work split).
-#include "ops/cipher/chacha20_device.hpp"
+#include "chacha20_device.hpp"
 
 #include <openssl/crypto.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/embedded.hpp"
+#include "opkit_embedded.hpp"
 #include "opkit/module.hpp"
 
 namespace opkit::ops {

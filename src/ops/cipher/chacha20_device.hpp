@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ops/cipher/cipher_checks.hpp"
+#include "cipher_checks.hpp"
 
 namespace opkit::ops::detail {
 

@@ -7,9 +7,9 @@
 #include <array>
 #include <cstring>
 
-#include "ops/cipher/chacha20_device.hpp"
-#include "ops/cipher/cipher_checks.hpp"
-#include "ops/cipher/cipher_evp.hpp"
+#include "chacha20_device.hpp"
+#include "cipher_checks.hpp"
+#include "cipher_evp.hpp"
 
 namespace opkit::ops {
 namespace {

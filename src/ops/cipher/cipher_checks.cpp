@@ -1,5 +1,5 @@
 // Validation of cipher arguments (see cipher_checks.hpp).
-#include "ops/cipher/cipher_checks.hpp"
+#include "cipher_checks.hpp"
 
 #include <cstring>
 #include <string>

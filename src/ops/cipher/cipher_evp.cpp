@@ -1,5 +1,5 @@
 // OpenSSL EVP implementation of the cipher operators (see cipher_evp.hpp).
-#include "ops/cipher/cipher_evp.hpp"
+#include "cipher_evp.hpp"
 
 #include <omp.h>
 #include <openssl/crypto.h>
