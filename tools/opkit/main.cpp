@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
 #ifdef OPKIT_HAVE_CMD_HASH
   add_hash_command(app, exit_code);
 #endif
+#ifdef OPKIT_HAVE_CMD_ENCRYPT
+  add_encrypt_command(app, exit_code);
+#endif
 #ifdef OPKIT_HAVE_CMD_MINE
   add_mine_command(app, exit_code);
 #endif

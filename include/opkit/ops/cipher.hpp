@@ -13,6 +13,7 @@
 // are wiped (OPENSSL_cleanse) and device copies zeroed before the call returns.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -48,6 +49,12 @@ const CipherTraits& cipher_traits(Cipher cipher) noexcept;
 // Parses OpenSSL's name (case-insensitive); nullopt for an unknown one.
 std::optional<Cipher> cipher_from_name(std::string_view name) noexcept;
 std::span<const Cipher> all_ciphers() noexcept;
+
+// The IV that continues the keystream of a CTR cipher or chacha20 (16-byte IV form) at keystream
+// block `block` (16-byte blocks for AES, 64-byte for ChaCha20): how a long stream is cut into
+// pieces that are encrypted independently. CTR's counter wraps modulo 2^128 as OpenSSL's does;
+// chacha20's 32-bit counter is not checked here (the encrypt calls check it).
+std::array<std::uint8_t, 16> keystream_iv_at(Cipher cipher, std::span<const std::uint8_t, 16> iv, std::uint64_t block);
 
 // AEAD tags are 16 bytes; GCM also allows the truncations SP 800-38D permits (12..16, 8, 4).
 inline constexpr std::size_t aead_tag_bytes = 16;
