@@ -13,6 +13,7 @@
 // are wiped (OPENSSL_cleanse) and device copies zeroed before the call returns.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -23,6 +24,8 @@
 #include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
 #include "opkit/error.hpp"
+#include "opkit/kernel_set.hpp"
+#include "opkit/program.hpp"
 #include "opkit/stream.hpp"
 
 namespace opkit::ops {
@@ -48,6 +51,12 @@ const CipherTraits& cipher_traits(Cipher cipher) noexcept;
 // Parses OpenSSL's name (case-insensitive); nullopt for an unknown one.
 std::optional<Cipher> cipher_from_name(std::string_view name) noexcept;
 std::span<const Cipher> all_ciphers() noexcept;
+
+// The IV that continues the keystream of a CTR cipher or chacha20 (16-byte IV form) at keystream
+// block `block` (16-byte blocks for AES, 64-byte for ChaCha20): how a long stream is cut into
+// pieces that are encrypted independently. CTR's counter wraps modulo 2^128 as OpenSSL's does;
+// chacha20's 32-bit counter is not checked here (the encrypt calls check it).
+std::array<std::uint8_t, 16> keystream_iv_at(Cipher cipher, std::span<const std::uint8_t, 16> iv, std::uint64_t block);
 
 // AEAD tags are 16 bytes; GCM also allows the truncations SP 800-38D permits (12..16, 8, 4).
 inline constexpr std::size_t aead_tag_bytes = 16;
@@ -130,6 +139,10 @@ void encrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std
 void decrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std::uint8_t> in,
                    BufferView<std::uint8_t> out, std::span<const std::uint8_t> tags = {},
                    const CipherOptions& options = {});
+
+// Where the cipher kernels (every cipher, bulk and batch) run: every backend that compiles CUDA C++
+// (cuda, cpu, ...). A device of another backend is refused with an Error naming it.
+const KernelSupport& cipher_support();
 
 // The ChaCha20 kernel programs as the device path compiles them (for NVRTC tests, SASS dumps).
 // aligned: in and out (and every batch message) are 16-byte aligned (vector loads and stores);

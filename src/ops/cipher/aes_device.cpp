@@ -171,7 +171,7 @@ std::vector<std::uint64_t> layout_bounds(const BatchLayout& layout, std::size_t 
 
 // Everything a batch call shares between CTR and GCM, per slice of messages.
 struct BatchCall {
-  const AesKernels& k;
+  AesKernels k;  // handles of the kernel set's kernels
   const Device& device;
   std::size_t key_bytes;
   BufferView<const std::uint8_t> keys;

@@ -1,46 +1,24 @@
-// AesKernels: the embedded AES kernel source, compiled once per device and kept for the process.
+// The AES program (embedded kernel source and headers) and its kernels through the cipher kernel
+// set, which compiles it once per device.
 #include "aes_kernels.hpp"
 
-#include <map>
-#include <memory>
-#include <mutex>
-#include <string>
-
-#include "opkit_embedded.hpp"
-#include "opkit/error.hpp"
-#include "opkit/module.hpp"
+#include "cipher_kernels.hpp"
 
 namespace opkit::ops::aes {
-namespace {
-
-std::string embedded(const std::string& name) {
-  std::string_view text = opkit::detail::embedded_source(("cipher/" + name).c_str());
-  if (text.empty()) throw Error(Errc::not_found, "aes", "kernel source cipher/" + name + " is not embedded");
-  return std::string(text);
-}
-
-}  // namespace
 
 Program aes_program() {
-  Program program(embedded("aes.cu"));
+  Program program(detail::cipher_source("aes.cu"));
   program.name("aes.cu");
   for (const char* header : {"aes_bitslice.cuh", "aes_gf128.cuh", "aes_key.cuh", "aes_state.cuh"})
-    program.header(header, embedded(header));
+    program.header(header, detail::cipher_source(header));
   return program;
 }
 
-const AesKernels& aes_kernels(const Device& device) {
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<const AesKernels>> by_device;  // by Device::id()
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = by_device[device.id()];
-  if (!slot) {
-    const Module module = device.compile(aes_program());
-    slot = std::make_unique<const AesKernels>(AesKernels{module.kernel("aes_setup"), module.kernel("aes_ctr"),
-                                                         module.kernel("aes_ctr_masked"), module.kernel("aes_ghash"),
-                                                         module.kernel("aes_gcm_tag")});
-  }
-  return *slot;
+AesKernels aes_kernels(const Device& device) {
+  const detail::CipherProgram aes{.source = detail::CipherProgram::Source::aes};
+  auto kernel = [&](const char* name) { return detail::cipher_kernel(device, aes, name); };
+  return AesKernels{kernel("aes_setup"), kernel("aes_ctr"), kernel("aes_ctr_masked"), kernel("aes_ghash"),
+                    kernel("aes_gcm_tag")};
 }
 
 }  // namespace opkit::ops::aes

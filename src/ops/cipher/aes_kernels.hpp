@@ -1,5 +1,5 @@
-// The AES kernels of one device: the embedded kernel source compiled once per device (the one
-// place that knows about programs, for an easy move to a per-backend kernel set).
+// The AES kernels of one device: the embedded kernel source, compiled once per device by the
+// cipher kernel set (cipher_kernels.hpp).
 #pragma once
 
 #include "opkit/device.hpp"
@@ -20,6 +20,6 @@ struct AesKernels {
 Program aes_program();
 
 // The kernels compiled for `device` (compiled on first use, then reused).
-const AesKernels& aes_kernels(const Device& device);
+AesKernels aes_kernels(const Device& device);
 
 }  // namespace opkit::ops::aes

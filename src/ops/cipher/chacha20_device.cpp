@@ -8,23 +8,17 @@
 #include <cstring>
 #include <string>
 
-#include "opkit_embedded.hpp"
-#include "opkit/module.hpp"
+#include "cipher_kernels.hpp"
+#include "device_secret.hpp"
 
 namespace opkit::ops {
 namespace {
 
-std::string embedded(const std::string& name) {
-  std::string_view text = opkit::detail::embedded_source("cipher/" + name);
-  if (text.empty()) throw Error(Errc::not_found, "cipher", "kernel source cipher/" + name + " is not embedded");
-  return std::string(text);
-}
-
 Program kernel_program(const std::string& file) {
-  return Program(embedded(file))
+  return Program(detail::cipher_source(file))
       .name(file)
-      .header("chacha20.cuh", embedded("chacha20.cuh"))
-      .header("poly1305.cuh", embedded("poly1305.cuh"));
+      .header("chacha20.cuh", detail::cipher_source("chacha20.cuh"))
+      .header("poly1305.cuh", detail::cipher_source("poly1305.cuh"));
 }
 
 }  // namespace
@@ -77,42 +71,6 @@ std::uint32_t blocks_for(std::uint64_t threads) {
   return static_cast<std::uint32_t>((threads + block_threads - 1) / block_threads);
 }
 
-// Device memory holding key material: zeroed (on the work's stream, then waited for) and freed
-// when it goes out of scope, whether the work succeeded or threw.
-class SecretBuffer {
- public:
-  SecretBuffer(const Device& device, std::size_t bytes, const Stream* stream)
-      : buffer_(device.alloc<std::uint8_t>(std::max<std::size_t>(bytes, 1))), stream_(stream) {}
-  ~SecretBuffer() {
-    try {
-      buffer_.fill(0, stream_);
-      if (stream_ != nullptr)
-        stream_->synchronize();
-      else
-        buffer_.device().default_stream().synchronize();
-    } catch (...) {  // a faulted context: the memory goes with it
-    }
-  }
-  SecretBuffer(const SecretBuffer&) = delete;
-  SecretBuffer& operator=(const SecretBuffer&) = delete;
-
-  std::uint8_t* data() const { return buffer_.data(); }
-  void upload(const void* host, std::size_t bytes) const {
-    buffer_.view().subview(0, bytes).copy_from(std::span(static_cast<const std::uint8_t*>(host), bytes), stream_);
-  }
-
- private:
-  DeviceBuffer<std::uint8_t> buffer_;
-  const Stream* stream_;
-};
-
-void synchronize(const Device& device, const Stream* stream) {
-  if (stream != nullptr)
-    stream->synchronize();
-  else
-    device.default_stream().synchronize();
-}
-
 std::uint64_t next_pow2(std::uint64_t x) {
   std::uint64_t p = 1;
   while (p < x) p <<= 1;
@@ -125,31 +83,34 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
                           const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::uint8_t* tag,
                           const Stream* stream) {
   Params params = params_for(key.data(), iv);
-  SecretBuffer secret(device, sizeof(Params) + poly1305_key_bytes, stream);
-  secret.upload(&params, sizeof params);
+  DeviceSecret secret(device, sizeof(Params) + poly1305_key_bytes, stream);
+  secret.upload(std::span(reinterpret_cast<const std::uint8_t*>(&params), sizeof params));
   OPENSSL_cleanse(&params, sizeof params);
   // The upload above is queued before the host copy is wiped: synchronous for pageable memory.
-  const Module module = device.compile(chacha20_bulk_program(aligned16(in) && aligned16(out), aead && decrypt));
+  const CipherProgram program{.source = CipherProgram::Source::chacha20_bulk,
+                              .aligned = aligned16(in) && aligned16(out),
+                              .decrypt = aead && decrypt};
+  auto kernel = [&](const char* name) { return cipher_kernel(device, program, name); };
   const std::uint8_t* params_ptr = secret.data();
   if (!aead) {
     const std::uint64_t blocks = (bytes + 63) / 64;
     if (blocks != 0)
-      module.kernel("chacha20_xor")
+      kernel("chacha20_xor")
           .launch({.grid = blocks_for(blocks), .block = block_threads, .stream = stream}, in, out,
                   static_cast<unsigned long long>(bytes), params_ptr);
     synchronize(device, stream);
     return;
   }
   std::uint8_t* poly_key = secret.data() + sizeof(Params);
-  module.kernel("chacha20_poly1305_setup").launch({.grid = 1, .block = 1, .stream = stream}, params_ptr, poly_key);
+  kernel("chacha20_poly1305_setup").launch({.grid = 1, .block = 1, .stream = stream}, params_ptr, poly_key);
 
   const std::uint64_t pieces = (bytes + piece_bytes - 1) / piece_bytes;
   const std::uint64_t full = pieces == 0 ? 0 : pieces - 1;  // the last piece goes to the finish kernel
   const std::uint64_t groups = blocks_for(full);
-  SecretBuffer partials(device, std::max<std::uint64_t>(groups, 1) * poly1305_elem_bytes, stream);
+  DeviceSecret partials(device, std::max<std::uint64_t>(groups, 1) * poly1305_elem_bytes, stream);
   if (groups != 0) {
     const std::uint64_t pad = groups * block_threads - full;
-    module.kernel("chacha20_poly1305_main")
+    kernel("chacha20_poly1305_main")
         .launch({.grid = static_cast<std::uint32_t>(groups), .block = block_threads, .stream = stream}, in, out,
                 static_cast<unsigned long long>(full), static_cast<unsigned long long>(pad), params_ptr,
                 static_cast<const std::uint8_t*>(poly_key), partials.data());
@@ -158,7 +119,7 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
   if (!aad.empty()) aad_device.view().subview(0, aad.size()).copy_from(aad, stream);
   DeviceBuffer<std::uint8_t> tag_device = device.alloc<std::uint8_t>(aead_tag_bytes);
   const std::uint64_t per_thread = next_pow2((groups + block_threads - 1) / block_threads);
-  module.kernel("chacha20_poly1305_finish")
+  kernel("chacha20_poly1305_finish")
       .launch({.grid = 1, .block = block_threads, .stream = stream}, in, out, static_cast<unsigned long long>(bytes),
               static_cast<unsigned long long>(full * piece_bytes), params_ptr,
               static_cast<const std::uint8_t*>(poly_key), static_cast<const std::uint8_t*>(partials.data()),
@@ -181,8 +142,8 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
   const std::size_t key_bytes = batch.keys.size() / batch.count;
   for (std::size_t i = 0; i < batch.count; ++i)
     params[i] = params_for(batch.keys.data() + i * key_bytes, checked.ivs[i]);
-  SecretBuffer secret(device, params.size() * sizeof(Params), stream);
-  secret.upload(params.data(), params.size() * sizeof(Params));
+  DeviceSecret secret(device, params.size() * sizeof(Params), stream);
+  secret.upload(std::span(reinterpret_cast<const std::uint8_t*>(params.data()), params.size() * sizeof(Params)));
   OPENSSL_cleanse(params.data(), params.size() * sizeof(Params));
 
   DeviceBuffer<std::uint64_t> offsets_device = device.alloc<std::uint64_t>(fixed ? 1 : offsets.size());
@@ -197,9 +158,10 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
   }
   DeviceBuffer<std::uint8_t> tags_device = device.alloc<std::uint8_t>(aead ? batch.count * aead_tag_bytes : 1);
 
-  const Module module = device.compile(chacha20_batch_program(aead, aligned, aead && decrypt));
+  const CipherProgram program{
+      .source = CipherProgram::Source::chacha20_batch, .aead = aead, .aligned = aligned, .decrypt = aead && decrypt};
   const std::uint64_t* no_offsets = nullptr;
-  module.kernel("chacha20_batch")
+  cipher_kernel(device, program, "chacha20_batch")
       .launch({.grid = blocks_for(batch.count), .block = block_threads, .stream = stream}, in, out,
               static_cast<unsigned long long>(batch.count), static_cast<unsigned long long>(batch.message_bytes),
               fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets_device.data()),

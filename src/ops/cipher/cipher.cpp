@@ -7,7 +7,10 @@
 #include <array>
 #include <cstring>
 
+#include "aes_cipher.hpp"
 #include "chacha20_device.hpp"
+#include "cipher_kernels.hpp"
+#include "device_secret.hpp"
 #include "cipher_checks.hpp"
 #include "cipher_evp.hpp"
 
@@ -33,15 +36,13 @@ const Device& buffer_device(const Device& in, const Device& out, const CipherOpt
   return in;
 }
 
-[[noreturn]] void no_device_aes(const Device& device, Cipher cipher) {
-  throw Error(Errc::unavailable, "cipher",
-              std::string(cipher_traits(cipher).name) + " has no device kernels in this build yet (" +
-                  device.info().name + "); use the host CPU path (no CipherOptions::device)");
-}
-
 // Compares the computed tag with the expected one in constant time.
 bool tags_match(const std::uint8_t* computed, Bytes expected) {
   return CRYPTO_memcmp(computed, expected.data(), expected.size()) == 0;
+}
+
+void zero_device(const Device& device, std::uint8_t* out, std::size_t bytes, const Stream* stream) {
+  if (bytes != 0) device.fill(out, 0, 1, bytes, stream);
 }
 
 // One message at device pointers of `device`. Returns false when the tag did not verify (out
@@ -49,23 +50,20 @@ bool tags_match(const std::uint8_t* computed, Bytes expected) {
 bool device_bulk(const Device& device, Cipher cipher, bool encrypt, const CipherKey& key, const Iv16& iv,
                  const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::span<std::uint8_t> tag_out,
                  Bytes tag_expected, const Stream* stream) {
-  if (!is_chacha(cipher)) no_device_aes(device, cipher);
-  const bool aead = cipher == Cipher::chacha20_poly1305;
-  std::array<std::uint8_t, aead_tag_bytes> tag{};
-  detail::chacha20_device_bulk(device, aead, !encrypt, key.key, iv, key.aad, in, out, bytes, tag.data(), stream);
-  if (!aead) return true;
-  if (encrypt) {
-    std::memcpy(tag_out.data(), tag.data(), tag_out.size());
-    return true;
+  detail::cipher_kernel_set().require(device);
+  bool ok = true;
+  if (!is_chacha(cipher)) {
+    ok = detail::aes_device_bulk(device, cipher, encrypt, key, iv, in, out, bytes, tag_out, tag_expected, stream);
+  } else {
+    const bool aead = cipher == Cipher::chacha20_poly1305;
+    std::array<std::uint8_t, aead_tag_bytes> tag{};
+    detail::chacha20_device_bulk(device, aead, !encrypt, key.key, iv, key.aad, in, out, bytes, tag.data(), stream);
+    if (aead && encrypt) std::memcpy(tag_out.data(), tag.data(), tag_out.size());
+    if (aead && !encrypt) ok = tags_match(tag.data(), tag_expected);
   }
-  if (tags_match(tag.data(), tag_expected)) return true;
-  if (bytes != 0) {
-    device.fill(out, 0, 1, bytes, stream);
-    if (stream != nullptr)
-      stream->synchronize();
-    else
-      device.default_stream().synchronize();
-  }
+  if (ok) return true;
+  zero_device(device, out, bytes, stream);
+  detail::synchronize(device, stream);
   return false;
 }
 
@@ -129,16 +127,12 @@ void bulk_device(Cipher cipher, bool encrypt, const CipherKey& key, BufferView<c
     throw AuthenticationError({0});
 }
 
-// Batch tags: which failed (their messages zeroed by zero_message).
-template <class ZeroMessage>
+// Batch tags computed on a device (16 bytes each) against the expected ones: which failed.
 std::vector<std::size_t> verify_batch(std::size_t count, std::size_t tag_bytes, const std::uint8_t* computed,
-                                      Bytes expected, ZeroMessage zero_message) {
+                                      Bytes expected) {
   std::vector<std::size_t> failed;
   for (std::size_t i = 0; i < count; ++i)
-    if (!tags_match(computed + i * aead_tag_bytes, expected.subspan(i * tag_bytes, tag_bytes))) {
-      failed.push_back(i);
-      zero_message(i);
-    }
+    if (!tags_match(computed + i * aead_tag_bytes, expected.subspan(i * tag_bytes, tag_bytes))) failed.push_back(i);
   return failed;
 }
 
@@ -146,27 +140,23 @@ void batch_on_device(const Device& device, Cipher cipher, bool encrypt, const Ci
                      const std::vector<std::uint64_t>& offsets, const detail::CheckedBatch& checked,
                      const std::uint8_t* in, std::uint8_t* out, std::span<std::uint8_t> tags_out, Bytes tags_expected,
                      const Stream* stream) {
-  if (!is_chacha(cipher)) no_device_aes(device, cipher);
-  const bool aead = cipher == Cipher::chacha20_poly1305;
-  std::vector<std::uint8_t> tags(aead ? batch.count * aead_tag_bytes : 0);
-  detail::chacha20_device_batch(device, aead, !encrypt, batch, offsets, checked, in, out, tags.data(), stream);
-  if (!aead) return;
-  if (encrypt) {
-    std::copy(tags.begin(), tags.end(), tags_out.begin());
-    return;
+  detail::cipher_kernel_set().require(device);
+  std::vector<std::size_t> failed;
+  if (!is_chacha(cipher)) {
+    failed = detail::aes_device_batch(device, cipher, encrypt, batch, offsets, checked, in, out, tags_out,
+                                      tags_expected, stream);
+  } else {
+    const bool aead = cipher == Cipher::chacha20_poly1305;
+    std::vector<std::uint8_t> tags(aead ? batch.count * aead_tag_bytes : 0);
+    detail::chacha20_device_batch(device, aead, !encrypt, batch, offsets, checked, in, out, tags.data(), stream);
+    if (aead && encrypt) std::copy(tags.begin(), tags.end(), tags_out.begin());
+    if (aead && !encrypt)
+      failed = verify_batch(batch.count, checked.tag_bytes, tags.data(), tags_expected);
   }
-  std::vector<std::size_t> failed =
-      verify_batch(batch.count, checked.tag_bytes, tags.data(), tags_expected, [&](std::size_t i) {
-        const std::size_t n = offsets[i + 1] - offsets[i];
-        if (n != 0) device.fill(out + offsets[i], 0, 1, n, stream);
-      });
-  if (!failed.empty()) {
-    if (stream != nullptr)
-      stream->synchronize();
-    else
-      device.default_stream().synchronize();
-    throw AuthenticationError(std::move(failed));
-  }
+  if (failed.empty()) return;
+  for (std::size_t i : failed) zero_device(device, out + offsets[i], offsets[i + 1] - offsets[i], stream);
+  detail::synchronize(device, stream);
+  throw AuthenticationError(std::move(failed));
 }
 
 void batch_host(Cipher cipher, bool encrypt, const CipherBatch& batch, Bytes in, std::span<std::uint8_t> out,

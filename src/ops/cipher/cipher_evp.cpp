@@ -62,27 +62,6 @@ void update(EVP_CIPHER_CTX* ctx, std::uint8_t* out, const std::uint8_t* in, std:
   }
 }
 
-// iv advanced by `blocks` keystream blocks: CTR's 128-bit big-endian counter (wrapping as
-// OpenSSL's), chacha20's 32-bit little-endian one (checked not to wrap).
-Iv16 advance(Cipher cipher, const Iv16& iv, std::uint64_t blocks) {
-  Iv16 out = iv;
-  if (cipher == Cipher::chacha20) {
-    std::uint32_t c =
-        std::uint32_t{iv[0]} | std::uint32_t{iv[1]} << 8 | std::uint32_t{iv[2]} << 16 | std::uint32_t{iv[3]} << 24;
-    c += static_cast<std::uint32_t>(blocks);
-    for (int i = 0; i < 4; ++i) out[i] = static_cast<std::uint8_t>(c >> (8 * i));
-    return out;
-  }
-  unsigned carry = 0;
-  for (int i = 15; i >= 0; --i) {
-    const unsigned sum = out[i] + static_cast<unsigned>(blocks & 0xff) + carry;
-    out[i] = static_cast<std::uint8_t>(sum);
-    carry = sum >> 8;
-    blocks >>= 8;
-  }
-  return out;
-}
-
 unsigned worker_count(unsigned threads) {
   return threads != 0 ? threads : static_cast<unsigned>(std::max(1, omp_get_max_threads()));
 }
@@ -140,7 +119,7 @@ bool evp_bulk(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, const
     const std::size_t at = r * range;
     if (at >= bytes) continue;
     try {
-      const Iv16 part = advance(cipher, base, at / unit);
+      const Iv16 part = keystream_iv_at(cipher, base, at / unit);
       evp_message(cipher, encrypt, key, part, {}, in + at, out + at, std::min(range, bytes - at), nullptr, 0);
     } catch (...) {
 #pragma omp critical(opkit_cipher_error)

@@ -49,6 +49,26 @@ std::span<const Cipher> all_ciphers() noexcept {
   return ciphers;
 }
 
+std::array<std::uint8_t, 16> keystream_iv_at(Cipher cipher, std::span<const std::uint8_t, 16> iv, std::uint64_t block) {
+  std::array<std::uint8_t, 16> out{};
+  std::copy(iv.begin(), iv.end(), out.begin());
+  if (cipher == Cipher::chacha20) {  // little-endian 32-bit counter in the first word
+    std::uint32_t c = std::uint32_t{iv[0]} | std::uint32_t{iv[1]} << 8 | std::uint32_t{iv[2]} << 16 |
+                      std::uint32_t{iv[3]} << 24;
+    c += static_cast<std::uint32_t>(block);
+    for (int i = 0; i < 4; ++i) out[i] = static_cast<std::uint8_t>(c >> (8 * i));
+    return out;
+  }
+  unsigned carry = 0;  // big-endian 128-bit counter block
+  for (int i = 15; i >= 0; --i) {
+    const unsigned sum = out[i] + static_cast<unsigned>(block & 0xff) + carry;
+    out[i] = static_cast<std::uint8_t>(sum);
+    carry = sum >> 8;
+    block >>= 8;
+  }
+  return out;
+}
+
 AuthenticationError::AuthenticationError(std::vector<std::size_t> failed_indices)
     : Error(Errc::invalid_argument, "decrypt", message_for(failed_indices)), failed_(std::move(failed_indices)) {}
 
