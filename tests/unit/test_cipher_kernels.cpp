@@ -170,8 +170,8 @@ __global__ void poly1305_mac(const unsigned char* m, unsigned long long n, const
 })";
   opkit::Program program = opkit::Program(source).name("poly1305_test.cu");
   // The operator's own headers, as its bulk program carries them.
-  for (const auto& [name, text] : opkit::ops::chacha20_bulk_program(false, false).spec().headers)
-    program.header(name, text);
+  const opkit::Program bulk = opkit::ops::chacha20_bulk_program(false, false);
+  for (const auto& [name, text] : bulk.spec().headers) program.header(name, text);
   const opkit::Kernel kernel = cpu.compile(program).kernel("poly1305_mac");
   auto mac = [&](const Bytes& key, const Bytes& m) {
     auto k = cpu.alloc<std::uint8_t>(32);

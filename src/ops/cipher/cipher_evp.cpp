@@ -110,7 +110,9 @@ bool evp_bulk(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, const
   if (traits.aead || ranges <= 1) return evp_message(cipher, encrypt, key, iv, aad, in, out, bytes, tag, tag_bytes);
 
   const std::size_t unit = traits.block_bytes;
-  const std::size_t range = (bytes / ranges + unit - 1) / unit * unit;
+  // ceil(bytes / ranges) rounded up to whole blocks: the ranges cover every byte (bytes / ranges
+  // would drop the tail whenever it is already a whole number of blocks).
+  const std::size_t range = ((bytes + ranges - 1) / ranges + unit - 1) / unit * unit;
   Iv16 base{};
   std::copy(iv.begin(), iv.end(), base.begin());
   std::exception_ptr error;
