@@ -3,17 +3,19 @@
 - PyCUDA-style kernels: SourceModule(source).get_function(name)(args..., block=, grid=), with
   mem_alloc / memcpy_htod / memcpy_dtoh and In / Out / InOut (also as opkit.driver and
   opkit.compiler, so that `import pycuda.driver as cuda` ports as `import opkit.driver as cuda`).
-- Operators on framework arrays through DLPack, on the array's own device: sha256, sha256d.
+- Operators on framework arrays through DLPack, on the array's own device: sha256, sha256d,
+  encrypt / decrypt (AES-CTR/GCM, ChaCha20, ChaCha20-Poly1305).
 - Proof-of-work mining: mine.
 - doctor(): `opkit doctor`'s environment checks, run inside this process.
 
 CUDA is loaded at run time (driver and NVRTC); without a GPU, opkit uses the CPU.
 """
 
-from ._opkit import CompileError, Device, DeviceAllocation, Error, Event, Stream, version as __version__
+from ._opkit import AuthenticationError, CompileError, Device, DeviceAllocation, Error, Event, Stream, version as __version__
 from ._arrays import DeviceArray, empty, to_device
 from ._doctor import doctor
 from ._devices import backends, default_device, devices, get_device, set_default_device, synchronize
+from ._cipher import decrypt, encrypt
 from ._hash import sha256, sha256d
 from ._kernels import Function, SourceModule
 from ._memory import (
@@ -35,6 +37,7 @@ from ._mine import MineProgress, MineResult, mine
 
 __all__ = [
     "__version__",
+    "AuthenticationError",
     "CompileError",
     "Device",
     "DeviceAllocation",
@@ -50,10 +53,12 @@ __all__ = [
     "SourceModule",
     "Stream",
     "backends",
+    "decrypt",
     "default_device",
     "doctor",
     "devices",
     "empty",
+    "encrypt",
     "get_device",
     "mem_alloc",
     "mem_get_info",
