@@ -9,17 +9,22 @@
 //
 // usage: opkit_cipher_bench [--device D] [--bytes N] [--reps N] [--batch N] [--small N] [--packet N]
 //   --device D   any device name (default cuda:0; cpu:0 checks this program without a GPU)
+//   --cubins DIR only write the bulk kernels' sm_90 cubins there (aes.cu, chacha20_bulk.cu aligned,
+//                chacha20-poly1305 encrypt) for tools/sass_count.py; needs NVRTC, not a GPU
 // Prints one line per case: ROW cipher shape op bytes ms GB/s ok|WRONG
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "cipher/aes_kernels.hpp"
 #include "cipher/cipher_kernels.hpp"
 #include "opkit/opkit.hpp"
 #include "opkit/ops/cipher.hpp"
+#include "opkit/target.hpp"
 
 namespace {
 
@@ -90,7 +95,7 @@ struct Bench {
     const bool enc_ok = out.to_host() == want && tag == want_tag;
     const double dec = median_ms(gpu, stream, reps, [&] { ops::decrypt(cipher, k, sealed, back.view(), tag, options()); });
     const bool dec_ok = back.to_host() == host_in;
-    const std::string shape = std::to_string(host_in.size() >> 20) + " MiB";
+    const std::string shape = std::to_string(host_in.size() >> 20) + "MiB";
     row(std::string(t.name), shape, "encrypt", host_in.size(), enc, enc_ok);
     row(std::string(t.name), shape, t.aead ? "decrypt+verify" : "decrypt", host_in.size(), dec, dec_ok);
     all_ok = all_ok && enc_ok && dec_ok;
@@ -143,10 +148,17 @@ struct Bench {
     Bytes want(host_in.size()), none;
     ops::encrypt(ops::Cipher::chacha20, {key, iv}, host_in, want, none);
     const bool ok = out.to_host() == want;
-    row("chacha20", std::to_string(host_in.size() >> 20) + " MiB", "kernel-only", host_in.size(), ms, ok);
+    row("chacha20", std::to_string(host_in.size() >> 20) + "MiB", "kernel-only", host_in.size(), ms, ok);
     all_ok = all_ok && ok;
   }
 };
+
+void write_cubin(const opkit::Program& program, const std::string& path) {
+  const opkit::CompiledProgram compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(compiled.binary.data()), static_cast<std::streamsize>(compiled.binary.size()));
+  std::printf("wrote %s\n", path.c_str());
+}
 
 }  // namespace
 
@@ -159,6 +171,12 @@ int main(int argc, char** argv) {
     if (a == "--device") {
       device = argv[i + 1];
       continue;
+    }
+    if (a == "--cubins") {
+      const std::string dir = argv[i + 1];
+      write_cubin(ops::aes::aes_program(), dir + "/aes.cubin");
+      write_cubin(ops::chacha20_bulk_program(true, false), dir + "/chacha20_bulk.cubin");
+      return 0;
     }
     const std::size_t v = std::stoull(argv[i + 1]);
     if (a == "--bytes") bytes = v;
