@@ -93,7 +93,8 @@ struct Bench {
     const double enc = median_ms(gpu, stream, reps, [&] { ops::encrypt(cipher, k, src, out.view(), tag, options()); });
     ops::encrypt(cipher, k, host_in, want, want_tag);  // the host path: OpenSSL EVP, all cores
     const bool enc_ok = out.to_host() == want && tag == want_tag;
-    const double dec = median_ms(gpu, stream, reps, [&] { ops::decrypt(cipher, k, sealed, back.view(), tag, options()); });
+    const double dec =
+        median_ms(gpu, stream, reps, [&] { ops::decrypt(cipher, k, sealed, back.view(), tag, options()); });
     const bool dec_ok = back.to_host() == host_in;
     const std::string shape = std::to_string(host_in.size() >> 20) + "MiB";
     row(std::string(t.name), shape, "encrypt", host_in.size(), enc, enc_ok);
@@ -108,9 +109,9 @@ struct Bench {
     Bytes ivs = random_bytes(count * iv_bytes, 23);
     if (cipher == ops::Cipher::chacha20)
       for (std::size_t i = 0; i < count; ++i) std::fill_n(ivs.begin() + static_cast<std::ptrdiff_t>(16 * i), 4, 0);
-    const ops::CipherBatch b{
-        .count = count, .message_bytes = length, .keys = keys, .ivs = ivs, .iv_bytes = iv_bytes};
-    auto in = gpu.alloc<std::uint8_t>(total), out = gpu.alloc<std::uint8_t>(total), back = gpu.alloc<std::uint8_t>(total);
+    const ops::CipherBatch b{.count = count, .message_bytes = length, .keys = keys, .ivs = ivs, .iv_bytes = iv_bytes};
+    auto in = gpu.alloc<std::uint8_t>(total), out = gpu.alloc<std::uint8_t>(total),
+         back = gpu.alloc<std::uint8_t>(total);
     in.copy_from(std::span<const std::uint8_t>(host_in));
     Bytes tags(t.aead ? count * ops::aead_tag_bytes : 0), want(total), want_tags(tags.size());
     const opkit::BufferView<const std::uint8_t> src(in.view()), sealed(out.view());
@@ -156,7 +157,8 @@ struct Bench {
 void write_cubin(const opkit::Program& program, const std::string& path) {
   const opkit::CompiledProgram compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
   std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(compiled.binary.data()), static_cast<std::streamsize>(compiled.binary.size()));
+      .write(reinterpret_cast<const char*>(compiled.binary.data()),
+             static_cast<std::streamsize>(compiled.binary.size()));
   std::printf("wrote %s\n", path.c_str());
 }
 

@@ -97,11 +97,10 @@ void check_data(const AnyArray& data) {
 }
 
 // One message. Returns (output array, tag bytes: the new tag when encrypting an AEAD, else empty).
-std::pair<nb::object, nb::bytes> bulk(AnyArray data, const std::string& cipher_name, bool encrypt,
-                                      const nb::bytes& key, const nb::bytes& iv, const nb::bytes& aad,
-                                      std::optional<nb::bytes> tag, std::size_t tag_bytes,
-                                      std::optional<Device> device, std::optional<std::uintptr_t> stream,
-                                      std::uint32_t chacha20_counter) {
+std::pair<nb::object, nb::bytes> bulk(AnyArray data, const std::string& cipher_name, bool encrypt, const nb::bytes& key,
+                                      const nb::bytes& iv, const nb::bytes& aad, std::optional<nb::bytes> tag,
+                                      std::size_t tag_bytes, std::optional<Device> device,
+                                      std::optional<std::uintptr_t> stream, std::uint32_t chacha20_counter) {
   const ops::Cipher cipher = parse_cipher(cipher_name);
   check_data(data);
   const std::size_t n = data.size();
@@ -191,8 +190,7 @@ nb::dict cipher_info(const std::string& name) {
 
 void bind_cipher(nb::module_& m) {
   m.def("cipher_bulk", &bulk, "data"_a, "cipher"_a, "encrypt"_a, "key"_a, "iv"_a, "aad"_a, "tag"_a = nb::none(),
-        "tag_bytes"_a = ops::aead_tag_bytes, "device"_a = nb::none(), "stream"_a = nb::none(),
-        "chacha20_counter"_a = 0,
+        "tag_bytes"_a = ops::aead_tag_bytes, "device"_a = nb::none(), "stream"_a = nb::none(), "chacha20_counter"_a = 0,
         "One message encrypted or decrypted where it lives: (output, new tag or b'').");
   m.def("cipher_batch", &batch, "data"_a, "cipher"_a, "encrypt"_a, "keys"_a, "ivs"_a, "tags"_a = nb::none(),
         "device"_a = nb::none(), "stream"_a = nb::none(), "chacha20_counter"_a = 0,

@@ -146,7 +146,8 @@ struct Batch {
   std::uint64_t begin(std::size_t i) const { return offsets.empty() ? i * fixed_bytes : offsets[i]; }
   std::uint64_t end(std::size_t i) const { return offsets.empty() ? (i + 1) * fixed_bytes : offsets[i + 1]; }
   Bytes slice(const Bytes& bytes, std::size_t i) const {
-    return Bytes(bytes.begin() + static_cast<std::ptrdiff_t>(begin(i)), bytes.begin() + static_cast<std::ptrdiff_t>(end(i)));
+    return Bytes(bytes.begin() + static_cast<std::ptrdiff_t>(begin(i)),
+                 bytes.begin() + static_cast<std::ptrdiff_t>(end(i)));
   }
   Bytes part(const Bytes& bytes, std::size_t i, std::size_t width) const {
     return Bytes(bytes.begin() + static_cast<std::ptrdiff_t>(i * width),
@@ -253,7 +254,10 @@ TEST_P(Ciphers, ForgedBulkMessagesFailAndReleaseNothing) {
         Bytes out;
         try {
           run_bulk(target(), cipher, false, {key, iv, aad}, sealed.data, out, sealed.tag, in_place);
-          FAIL() << name(cipher) << ": a forged " << (where == 0 ? "ciphertext" : where == 1 ? "tag" : "AAD")
+          FAIL() << name(cipher) << ": a forged "
+                 << (where == 0   ? "ciphertext"
+                     : where == 1 ? "tag"
+                                  : "AAD")
                  << " was accepted";
         } catch (const ops::AuthenticationError& e) {
           EXPECT_EQ(e.failed_indices(), std::vector<std::size_t>{0});
@@ -294,7 +298,8 @@ TEST_P(Ciphers, ForgedBatchMessagesAreReportedByIndexAndZeroed) {
       for (std::size_t i = 0; i < b.count; ++i) {
         const bool bad = std::find(forged.begin(), forged.end(), i) != forged.end();
         EXPECT_EQ(b.slice(opened, i), bad ? Bytes(b.end(i) - b.begin(i), 0) : b.slice(b.data, i))
-            << name(cipher) << " message " << i << (bad ? " (forged) not zeroed" : " wrong") << (in_place ? " in place" : "");
+            << name(cipher) << " message " << i << (bad ? " (forged) not zeroed" : " wrong")
+            << (in_place ? " in place" : "");
       }
     }
   }

@@ -14,13 +14,13 @@ using namespace cipher_test;
 using opkit::ops::Cipher;
 namespace ops = opkit::ops;
 
-#define CPU_BACKEND_OR_SKIP()                                       \
-  std::optional<opkit::Device> cpu_holder;                          \
-  try {                                                             \
-    cpu_holder = opkit::Device::cpu();                              \
-  } catch (const opkit::Error& e) {                                 \
-    GTEST_SKIP() << "no CPU backend: " << e.message();              \
-  }                                                                 \
+#define CPU_BACKEND_OR_SKIP()                          \
+  std::optional<opkit::Device> cpu_holder;             \
+  try {                                                \
+    cpu_holder = opkit::Device::cpu();                 \
+  } catch (const opkit::Error& e) {                    \
+    GTEST_SKIP() << "no CPU backend: " << e.message(); \
+  }                                                    \
   const opkit::Device& cpu = *cpu_holder
 
 bool all_zero(const Bytes& b) {
@@ -119,7 +119,10 @@ TEST(CipherKernels, BatchesMatchOpenSslAndReportForgedIndices) {
         offsets.push_back(data.size());
         aad_offsets.push_back(aad.size());
       }
-      ops::CipherBatch batch{.count = count, .message_bytes = layout == 0 ? 0 : fixed_len, .keys = keys, .ivs = ivs,
+      ops::CipherBatch batch{.count = count,
+                             .message_bytes = layout == 0 ? 0 : fixed_len,
+                             .keys = keys,
+                             .ivs = ivs,
                              .iv_bytes = aead ? 12u : 16u};
       if (layout == 0) batch.offsets = offsets;
       if (aead) batch.aad = aad, batch.aad_offsets = aad_offsets;

@@ -82,8 +82,8 @@ std::size_t aead(const CipherCommand& c, ops::Cipher cipher, const SecretBytes& 
   if (!c.tag_in.empty()) {
     tag = read_whole_file(c.tag_in);
     if (tag.size() != ops::aead_tag_bytes)
-      throw Error(Errc::invalid_argument, "--tag-in", "the tag file holds " + std::to_string(tag.size()) +
-                                                          " bytes, not 16");
+      throw Error(Errc::invalid_argument, "--tag-in",
+                  "the tag file holds " + std::to_string(tag.size()) + " bytes, not 16");
   } else {
     if (data.size() < ops::aead_tag_bytes)
       throw Error(Errc::invalid_argument, "decrypt",
@@ -105,11 +105,13 @@ void run(const CipherCommand& c, int& exit_code) {
   if (c.key_hex.empty() == c.key_file.empty())
     throw Error(Errc::invalid_argument, "opkit " + std::string(c.encrypt ? "encrypt" : "decrypt"),
                 "give the key as exactly one of -K HEX or --key-file FILE");
-  if (c.json && c.out == "-") throw Error(Errc::invalid_argument, "--json", "--json needs an OUT file (stdout is JSON)");
+  if (c.json && c.out == "-")
+    throw Error(Errc::invalid_argument, "--json", "--json needs an OUT file (stdout is JSON)");
   const bool is_aead = ops::cipher_traits(*cipher).aead;
   if (!is_aead && (!c.aad_file.empty() || !c.tag_out.empty() || !c.tag_in.empty()))
     throw Error(Errc::invalid_argument, "opkit", c.cipher + " takes no --aad-file, --tag-out or --tag-in");
-  const SecretBytes key = c.key_file.empty() ? SecretBytes::from_hex(c.key_hex, "-K") : SecretBytes::from_file(c.key_file);
+  const SecretBytes key =
+      c.key_file.empty() ? SecretBytes::from_hex(c.key_hex, "-K") : SecretBytes::from_file(c.key_file);
   if (key.bytes().size() != ops::cipher_traits(*cipher).key_bytes)
     throw Error(Errc::invalid_argument, "key",
                 c.cipher + " needs a " + std::to_string(ops::cipher_traits(*cipher).key_bytes) + "-byte key (" +
@@ -122,16 +124,17 @@ void run(const CipherCommand& c, int& exit_code) {
   try {
     bytes = is_aead ? aead(c, *cipher, key, iv, options) : stream_cipher(c, *cipher, key, iv, options);
   } catch (const ops::AuthenticationError&) {
-    std::fprintf(stderr, "opkit: decrypt: authentication failed (wrong key, IV, AAD or tag, or altered data); "
-                         "nothing written\n");
+    std::fprintf(stderr,
+                 "opkit: decrypt: authentication failed (wrong key, IV, AAD or tag, or altered data); "
+                 "nothing written\n");
     exit_code = 1;
     return;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (c.json) {
-    const nlohmann::json report = {{"cipher", c.cipher},   {"operation", c.encrypt ? "encrypt" : "decrypt"},
-                                   {"device", c.device},   {"bytes", bytes},
-                                   {"seconds", seconds},   {"gb_per_s", seconds > 0 ? bytes / seconds / 1e9 : 0.0}};
+    const nlohmann::json report = {{"cipher", c.cipher}, {"operation", c.encrypt ? "encrypt" : "decrypt"},
+                                   {"device", c.device}, {"bytes", bytes},
+                                   {"seconds", seconds}, {"gb_per_s", seconds > 0 ? bytes / seconds / 1e9 : 0.0}};
     std::printf("%s\n", report.dump().c_str());
   }
   exit_code = 0;

@@ -109,9 +109,9 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
     return failed;
   }
   const DeviceBuffer<std::uint8_t> tags = upload(device, tags_expected.first(count * tag_bytes), stream);
-  failed = aes::aes_gcm_open_batch(device, key_bytes, keys.view(), batch.iv_bytes, iv_view, aad_view,
-                                   aad_layout.layout, data.layout, in_view, out_view, tag_bytes,
-                                   first_bytes(tags, count * tag_bytes), stream);
+  failed =
+      aes::aes_gcm_open_batch(device, key_bytes, keys.view(), batch.iv_bytes, iv_view, aad_view, aad_layout.layout,
+                              data.layout, in_view, out_view, tag_bytes, first_bytes(tags, count * tag_bytes), stream);
   synchronize(device, stream);
   return failed;
 }

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <string>
 
-#include "opkit/error.hpp"
-#include "opkit/kernel.hpp"
 #include "aes_kernels.hpp"
 #include "kernels/aes_state.cuh"
+#include "opkit/error.hpp"
+#include "opkit/kernel.hpp"
 
 namespace opkit::ops::aes {
 namespace {

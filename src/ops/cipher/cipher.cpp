@@ -9,10 +9,10 @@
 
 #include "aes_cipher.hpp"
 #include "chacha20_device.hpp"
-#include "cipher_kernels.hpp"
-#include "device_secret.hpp"
 #include "cipher_checks.hpp"
 #include "cipher_evp.hpp"
+#include "cipher_kernels.hpp"
+#include "device_secret.hpp"
 
 namespace opkit::ops {
 namespace {
@@ -150,8 +150,7 @@ void batch_on_device(const Device& device, Cipher cipher, bool encrypt, const Ci
     std::vector<std::uint8_t> tags(aead ? batch.count * aead_tag_bytes : 0);
     detail::chacha20_device_batch(device, aead, !encrypt, batch, offsets, checked, in, out, tags.data(), stream);
     if (aead && encrypt) std::copy(tags.begin(), tags.end(), tags_out.begin());
-    if (aead && !encrypt)
-      failed = verify_batch(batch.count, checked.tag_bytes, tags.data(), tags_expected);
+    if (aead && !encrypt) failed = verify_batch(batch.count, checked.tag_bytes, tags.data(), tags_expected);
   }
   if (failed.empty()) return;
   for (std::size_t i : failed) zero_device(device, out + offsets[i], offsets[i + 1] - offsets[i], stream);

@@ -53,8 +53,8 @@ std::array<std::uint8_t, 16> keystream_iv_at(Cipher cipher, std::span<const std:
   std::array<std::uint8_t, 16> out{};
   std::copy(iv.begin(), iv.end(), out.begin());
   if (cipher == Cipher::chacha20) {  // little-endian 32-bit counter in the first word
-    std::uint32_t c = std::uint32_t{iv[0]} | std::uint32_t{iv[1]} << 8 | std::uint32_t{iv[2]} << 16 |
-                      std::uint32_t{iv[3]} << 24;
+    std::uint32_t c =
+        std::uint32_t{iv[0]} | std::uint32_t{iv[1]} << 8 | std::uint32_t{iv[2]} << 16 | std::uint32_t{iv[3]} << 24;
     c += static_cast<std::uint32_t>(block);
     for (int i = 0; i < 4; ++i) out[i] = static_cast<std::uint8_t>(c >> (8 * i));
     return out;
