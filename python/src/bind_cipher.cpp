@@ -99,7 +99,7 @@ void check_data(const AnyArray& data) {
 // One message. Returns (output array, tag bytes: the new tag when encrypting an AEAD, else empty).
 std::pair<nb::object, nb::bytes> bulk(AnyArray data, const std::string& cipher_name, bool encrypt, const nb::bytes& key,
                                       const nb::bytes& iv, const nb::bytes& aad, std::optional<nb::bytes> tag,
-                                      std::size_t tag_bytes, std::optional<Device> device,
+                                      std::size_t tag_bytes, const std::optional<Device>& device,
                                       std::optional<std::uintptr_t> stream, std::uint32_t chacha20_counter) {
   const ops::Cipher cipher = parse_cipher(cipher_name);
   check_data(data);
@@ -134,7 +134,7 @@ std::pair<nb::object, nb::bytes> bulk(AnyArray data, const std::string& cipher_n
 // A batch: data [N, L], keys [N, key_bytes], ivs [N, iv_bytes], tags [N, 16] (decrypt of an
 // AEAD). Returns (output [N, L], tags [N, 16] as bytes when encrypting an AEAD, else empty).
 std::pair<nb::object, nb::bytes> batch(AnyArray data, const std::string& cipher_name, bool encrypt, AnyArray keys,
-                                       AnyArray ivs, std::optional<AnyArray> tags, std::optional<Device> device,
+                                       AnyArray ivs, std::optional<AnyArray> tags, const std::optional<Device>& device,
                                        std::optional<std::uintptr_t> stream, std::uint32_t chacha20_counter) {
   const ops::Cipher cipher = parse_cipher(cipher_name);
   check_data(data);
