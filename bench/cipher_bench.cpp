@@ -190,9 +190,7 @@ void write_cubin(const opkit::Program& program, const std::string& path) {
   std::printf("wrote %s\n", path.c_str());
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::size_t bytes = std::size_t{1} << 30, batch = 1000000, small = 64, packet = 1500;
   int reps = 7;
   std::string device = "cuda:0";
@@ -228,4 +226,15 @@ int main(int argc, char** argv) {
   for (std::size_t length : {small, packet})
     for (ops::Cipher cipher : ops::all_ciphers()) bench.batch(cipher, batch, length);
   return bench.all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "opkit_cipher_bench: %s\n", e.what());
+    return 3;
+  }
 }

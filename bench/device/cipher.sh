@@ -41,7 +41,7 @@ log "benchmarks (GPU, device-resident)"
 nvidia-smi --query-gpu=clocks.sm,utilization.gpu --format=csv,noheader,nounits -lms 100 >"$OUT/cipher_clocks.csv" 2>/dev/null &
 smi=$!
 $B/bench/opkit_cipher_bench >"$OUT/cipher_bench.txt" 2>&1
-echo "opkit_cipher_bench exit status: $? (1: a case disagreed with OpenSSL)" | tee -a "$S"
+echo "opkit_cipher_bench exit status: $? (1: a case disagreed with OpenSSL, 3: an error)" | tee -a "$S"
 $B/bench/opkit_aes_bench --cubin "$OUT/aes.cubin" >"$OUT/aes_bench.txt" 2>&1
 echo "opkit_aes_bench exit status: $?" | tee -a "$S"
 kill $smi 2>/dev/null
