@@ -3,7 +3,8 @@
 - PyCUDA-style kernels: SourceModule(source).get_function(name)(args..., block=, grid=), with
   mem_alloc / memcpy_htod / memcpy_dtoh and In / Out / InOut (also as opkit.driver and
   opkit.compiler, so that `import pycuda.driver as cuda` ports as `import opkit.driver as cuda`).
-- Operators on framework arrays through DLPack, on the array's own device: sha256, sha256d.
+- Operators on framework arrays through DLPack, on the array's own device: sha256, sha256d,
+  encrypt / decrypt (AES-CTR/GCM, ChaCha20, ChaCha20-Poly1305).
 - Proof-of-work mining: mine.
 - doctor(): `opkit doctor`'s environment checks, run inside this process.
 
@@ -20,10 +21,11 @@ _os.environ["OPKIT_SITE_PACKAGES"] = _os.pathsep.join(
     [p for p in [_os.environ.get("OPKIT_SITE_PACKAGES", "")] + _sys.path if p and _os.path.isdir(p)]
 )
 
-from ._opkit import CompileError, Device, DeviceAllocation, Error, Event, Stream, version as __version__
+from ._opkit import AuthenticationError, CompileError, Device, DeviceAllocation, Error, Event, Stream, version as __version__
 from ._arrays import DeviceArray, empty, to_device
 from ._doctor import doctor
 from ._devices import backends, default_device, devices, get_device, set_default_device, synchronize
+from ._cipher import decrypt, encrypt
 from ._hash import sha256, sha256d
 from ._kernels import Function, SourceModule
 from ._memory import (
@@ -45,6 +47,7 @@ from ._mine import MineProgress, MineResult, mine
 
 __all__ = [
     "__version__",
+    "AuthenticationError",
     "CompileError",
     "Device",
     "DeviceAllocation",
@@ -60,10 +63,12 @@ __all__ = [
     "SourceModule",
     "Stream",
     "backends",
+    "decrypt",
     "default_device",
     "doctor",
     "devices",
     "empty",
+    "encrypt",
     "get_device",
     "mem_alloc",
     "mem_get_info",

@@ -6,6 +6,7 @@
 
 #include "bindings.hpp"
 #include "opkit/error.hpp"
+#include "opkit/ops/cipher.hpp"
 
 namespace nb = nanobind;
 
@@ -14,6 +15,7 @@ namespace {
 
 PyObject* error_type = nullptr;
 PyObject* compile_error_type = nullptr;
+PyObject* authentication_error_type = nullptr;
 
 // Python-facing identifiers for Errc (errc_name gives prose such as "not found").
 const char* kind_name(Errc kind) {
@@ -42,8 +44,7 @@ const char* kind_name(Errc kind) {
   return "runtime";
 }
 
-void raise_error(const Error& error) {
-  PyObject* type = error.kind() == Errc::compile ? compile_error_type : error_type;
+void raise_error(const Error& error, PyObject* type) {
   nb::object instance = nb::borrow(type)(error.what());
   instance.attr("kind") = kind_name(error.kind());
   instance.attr("stage") = error.stage();
@@ -54,6 +55,8 @@ void raise_error(const Error& error) {
   instance.attr("log") = error.log();
   instance.attr("options") = nb::cast(error.options());
   instance.attr("source_name") = error.source_name();
+  if (const auto* failed = dynamic_cast<const ops::AuthenticationError*>(&error))
+    instance.attr("failed_indices") = nb::cast(failed->failed_indices());
   PyErr_SetObject(type, instance.ptr());
 }
 
@@ -61,8 +64,10 @@ void translate(const std::exception_ptr& thrown, void*) {
   try {
     std::rethrow_exception(thrown);
   } catch (const Error& error) {
+    PyObject* type = error.kind() == Errc::compile ? compile_error_type : error_type;
+    if (dynamic_cast<const ops::AuthenticationError*>(&error) != nullptr) type = authentication_error_type;
     try {
-      raise_error(error);
+      raise_error(error, type);
     } catch (nb::python_error& nested) {
       nested.restore();  // building the exception failed (out of memory): raise that instead
     }
@@ -82,7 +87,14 @@ void bind_errors(nb::module_& m) {
   compile_error_type = PyErr_NewExceptionWithDoc(
       "opkit.CompileError", "Kernel source failed to compile; e.log holds the compiler's log.", error_type, nullptr);
   if (compile_error_type == nullptr) throw nb::python_error();
+  authentication_error_type = PyErr_NewExceptionWithDoc(
+      "opkit.AuthenticationError",
+      "An AEAD tag did not verify: no plaintext was released (the output is zeroed); e.failed_indices lists "
+      "the failing messages of a batch ([0] for one message).",
+      error_type, nullptr);
+  if (authentication_error_type == nullptr) throw nb::python_error();
   m.attr("Error") = nb::handle(error_type);
+  m.attr("AuthenticationError") = nb::handle(authentication_error_type);
   m.attr("CompileError") = nb::handle(compile_error_type);
   nb::register_exception_translator(&translate, nullptr);
 }

@@ -17,6 +17,7 @@ void bind_memory(nanobind::module_& m);
 void bind_program(nanobind::module_& m);
 void bind_dlpack(nanobind::module_& m);
 void bind_sha256(nanobind::module_& m);
+void bind_cipher(nanobind::module_& m);
 void bind_mine(nanobind::module_& m);
 void bind_doctor(nanobind::module_& m);
 

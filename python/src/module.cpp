@@ -13,6 +13,7 @@ NB_MODULE(_opkit, m) {
   opkit::python::bind_program(m);
   opkit::python::bind_dlpack(m);
   opkit::python::bind_sha256(m);
+  opkit::python::bind_cipher(m);
   opkit::python::bind_mine(m);
   opkit::python::bind_doctor(m);
 }

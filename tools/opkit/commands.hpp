@@ -21,6 +21,7 @@ void add_devices_command(CLI::App& app, int& exit_code);
 void add_compile_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
 void add_hash_command(CLI::App& app, int& exit_code);
+void add_encrypt_command(CLI::App& app, int& exit_code);  // encrypt and decrypt
 void add_mine_command(CLI::App& app, int& exit_code);
 
 }  // namespace opkit::cli

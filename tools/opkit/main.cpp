@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
   add_compile_command(app, exit_code);
   add_run_command(app, exit_code);
   add_hash_command(app, exit_code);
+  add_encrypt_command(app, exit_code);
   add_mine_command(app, exit_code);
   reject_empty_values(app);
   if (const char* word = unknown_subcommand(app, argc, argv)) {

@@ -1,0 +1,240 @@
+// Every cipher on a CUDA GPU, device-resident data, through the public C++ API
+// (include/opkit/ops/cipher.hpp: checks, key uploads, kernels, key wipes, tag checks): one bulk
+// message (default 1 GiB) encrypted and decrypted(-verified), and batches of small messages each
+// with its own key and IV (default 10^6 x 64 B and 10^6 x 1500 B). Plus the ChaCha20 keystream
+// kernel alone (parameters uploaded once), the floor under the API's ChaCha20 rows, and host data
+// through the device against the host path for three ciphers (wall clock). Each call is
+// timed with events on one stream (median of --reps, the call's whole latency); every encryption
+// is compared with the host path (OpenSSL EVP over all cores) and every decryption with the
+// original data; exits 1 on a mismatch.
+//
+// usage: opkit_cipher_bench [--device D] [--bytes N] [--reps N] [--batch N] [--small N] [--packet N]
+//   --device D   any device name (default cuda:0; cpu:0 checks this program without a GPU)
+//   --cubins DIR only write the bulk kernels' sm_90 cubins there (aes.cu, chacha20_bulk.cu aligned,
+//                chacha20-poly1305 encrypt) for tools/sass_count.py; needs NVRTC, not a GPU
+// Prints one line per case: ROW cipher shape op bytes ms GB/s ok|WRONG
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cipher/aes_kernels.hpp"
+#include "cipher/cipher_kernels.hpp"
+#include "opkit/opkit.hpp"
+#include "opkit/ops/cipher.hpp"
+#include "opkit/target.hpp"
+
+namespace {
+
+namespace ops = opkit::ops;
+using Bytes = std::vector<std::uint8_t>;
+
+// Fast fresh random bytes (splitmix64), in parallel.
+Bytes random_bytes(std::size_t n, std::uint64_t seed) {
+  Bytes out(n);
+  const std::size_t words = n / 8;
+#pragma omp parallel for schedule(static)
+  for (std::size_t i = 0; i < words; ++i) {
+    std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * (i + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    std::memcpy(out.data() + 8 * i, &z, 8);
+  }
+  for (std::size_t i = 8 * words; i < n; ++i) out[i] = static_cast<std::uint8_t>(seed + i);
+  return out;
+}
+
+double median_ms(const opkit::Device& gpu, const opkit::Stream& stream, int reps, const std::function<void()>& call) {
+  call();  // warm-up: compiles on first use
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    opkit::Event start = gpu.create_event(), stop = gpu.create_event();
+    start.record(stream);
+    call();
+    stop.record(stream);
+    stop.synchronize();
+    ms.push_back(opkit::Event::elapsed_ms(start, stop));
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+void row(const std::string& cipher, const std::string& shape, const char* op, std::size_t bytes, double ms, bool ok) {
+  std::printf("ROW %-18s %-16s %-15s %12zu %10.3f %9.1f %s\n", cipher.c_str(), shape.c_str(), op, bytes, ms,
+              static_cast<double>(bytes) / (ms * 1e6), ok ? "ok" : "WRONG");
+  std::fflush(stdout);
+}
+
+// The IV each cipher takes (chacha20: counter 0 || nonce, room for 256 GiB).
+Bytes iv_for(ops::Cipher cipher, std::uint64_t seed) {
+  Bytes iv = random_bytes(ops::cipher_traits(cipher).aead ? 12 : 16, seed);
+  if (cipher == ops::Cipher::chacha20) std::fill(iv.begin(), iv.begin() + 4, 0);
+  return iv;
+}
+
+struct Bench {
+  opkit::Device gpu;
+  opkit::Stream stream;
+  int reps;
+  bool all_ok = true;
+
+  ops::CipherOptions options() const { return {.stream = &stream}; }
+
+  void bulk(ops::Cipher cipher, const Bytes& host_in, opkit::DeviceBuffer<std::uint8_t>& in,
+            opkit::DeviceBuffer<std::uint8_t>& out, opkit::DeviceBuffer<std::uint8_t>& back) {
+    const auto& t = ops::cipher_traits(cipher);
+    const Bytes key = random_bytes(t.key_bytes, 11), iv = iv_for(cipher, 12);
+    const ops::CipherKey k{key, iv};
+    Bytes tag(t.aead ? ops::aead_tag_bytes : 0), want(host_in.size()), want_tag(tag.size());
+    const opkit::BufferView<const std::uint8_t> src(in.view()), sealed(out.view());
+    const double enc = median_ms(gpu, stream, reps, [&] { ops::encrypt(cipher, k, src, out.view(), tag, options()); });
+    ops::encrypt(cipher, k, host_in, want, want_tag);  // the host path: OpenSSL EVP, all cores
+    const bool enc_ok = out.to_host() == want && tag == want_tag;
+    const double dec =
+        median_ms(gpu, stream, reps, [&] { ops::decrypt(cipher, k, sealed, back.view(), tag, options()); });
+    const bool dec_ok = back.to_host() == host_in;
+    const std::string shape = std::to_string(host_in.size() >> 20) + "MiB";
+    row(std::string(t.name), shape, "encrypt", host_in.size(), enc, enc_ok);
+    row(std::string(t.name), shape, t.aead ? "decrypt+verify" : "decrypt", host_in.size(), dec, dec_ok);
+    all_ok = all_ok && enc_ok && dec_ok;
+  }
+
+  void batch(ops::Cipher cipher, std::size_t count, std::size_t length) {
+    const auto& t = ops::cipher_traits(cipher);
+    const std::size_t total = count * length, iv_bytes = t.aead ? 12 : 16;
+    const Bytes host_in = random_bytes(total, 21), keys = random_bytes(count * t.key_bytes, 22);
+    Bytes ivs = random_bytes(count * iv_bytes, 23);
+    if (cipher == ops::Cipher::chacha20)
+      for (std::size_t i = 0; i < count; ++i) std::fill_n(ivs.begin() + static_cast<std::ptrdiff_t>(16 * i), 4, 0);
+    const ops::CipherBatch b{.count = count, .message_bytes = length, .keys = keys, .ivs = ivs, .iv_bytes = iv_bytes};
+    auto in = gpu.alloc<std::uint8_t>(total), out = gpu.alloc<std::uint8_t>(total),
+         back = gpu.alloc<std::uint8_t>(total);
+    in.copy_from(std::span<const std::uint8_t>(host_in));
+    Bytes tags(t.aead ? count * ops::aead_tag_bytes : 0), want(total), want_tags(tags.size());
+    const opkit::BufferView<const std::uint8_t> src(in.view()), sealed(out.view());
+    const double enc =
+        median_ms(gpu, stream, reps, [&] { ops::encrypt_batch(cipher, b, src, out.view(), tags, options()); });
+    ops::encrypt_batch(cipher, b, host_in, want, want_tags);
+    const bool enc_ok = out.to_host() == want && tags == want_tags;
+    const double dec =
+        median_ms(gpu, stream, reps, [&] { ops::decrypt_batch(cipher, b, sealed, back.view(), tags, options()); });
+    const bool dec_ok = back.to_host() == host_in;
+    const std::string shape = std::to_string(count) + "x" + std::to_string(length);
+    row(std::string(t.name), shape, "encrypt", total, enc, enc_ok);
+    row(std::string(t.name), shape, t.aead ? "decrypt+verify" : "decrypt", total, dec, dec_ok);
+    all_ok = all_ok && enc_ok && dec_ok;
+  }
+
+  // Host-resident data: through the device (copy in, encrypt, copy out; not overlapped) against
+  // the host path (OpenSSL EVP over all cores), by the wall clock.
+  void host_data(ops::Cipher cipher, const Bytes& host_in) {
+    const auto& t = ops::cipher_traits(cipher);
+    const Bytes key = random_bytes(t.key_bytes, 41), iv = iv_for(cipher, 42);
+    Bytes out(host_in.size()), want(host_in.size()), tag(t.aead ? 16 : 0), want_tag(tag.size());
+    auto wall_ms = [&](const std::function<void()>& call) {
+      call();
+      std::vector<double> ms;
+      for (int i = 0; i < 3; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        call();
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      }
+      std::sort(ms.begin(), ms.end());
+      return ms[1];
+    };
+    const double via_device = wall_ms([&] { ops::encrypt(cipher, {key, iv}, host_in, out, tag, {.device = gpu}); });
+    const double host = wall_ms([&] { ops::encrypt(cipher, {key, iv}, host_in, want, want_tag); });
+    const bool ok = out == want && tag == want_tag;
+    const std::string shape = std::to_string(host_in.size() >> 20) + "MiB";
+    row(std::string(t.name), shape, "host-via-device", host_in.size(), via_device, ok);
+    row(std::string(t.name), shape, "host-openssl", host_in.size(), host, true);
+    all_ok = all_ok && ok;
+  }
+
+  // The chacha20_xor kernel alone: its 48-byte parameter block (key, counter, nonce) uploaded once.
+  void chacha20_kernel_only(const Bytes& host_in, opkit::DeviceBuffer<std::uint8_t>& in,
+                            opkit::DeviceBuffer<std::uint8_t>& out) {
+    const Bytes key = random_bytes(32, 31), iv = iv_for(ops::Cipher::chacha20, 32);
+    Bytes params(48);
+    std::memcpy(params.data(), key.data(), 32);
+    std::memcpy(params.data() + 32, iv.data(), 16);  // counter || nonce, little-endian words as in the IV
+    auto device_params = gpu.alloc<std::uint8_t>(48);
+    device_params.copy_from(std::span<const std::uint8_t>(params));
+    const ops::detail::CipherProgram program{.source = ops::detail::CipherProgram::Source::chacha20_bulk,
+                                             .aligned = true};
+    const opkit::Kernel kernel = ops::detail::cipher_kernel(gpu, program, "chacha20_xor");
+    const unsigned long long bytes = host_in.size(), blocks = (bytes + 63) / 64;
+    const auto grid = static_cast<std::uint32_t>((blocks + 255) / 256);
+    const double ms = median_ms(gpu, stream, reps, [&] {
+      kernel.launch({.grid = grid, .block = 256, .stream = &stream}, static_cast<const std::uint8_t*>(in.data()),
+                    out.data(), bytes, static_cast<const std::uint8_t*>(device_params.data()));
+    });
+    Bytes want(host_in.size()), none;
+    ops::encrypt(ops::Cipher::chacha20, {key, iv}, host_in, want, none);
+    const bool ok = out.to_host() == want;
+    row("chacha20", std::to_string(host_in.size() >> 20) + "MiB", "kernel-only", host_in.size(), ms, ok);
+    all_ok = all_ok && ok;
+  }
+};
+
+void write_cubin(const opkit::Program& program, const std::string& path) {
+  const opkit::CompiledProgram compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(compiled.binary.data()),
+             static_cast<std::streamsize>(compiled.binary.size()));
+  std::printf("wrote %s\n", path.c_str());
+}
+
+int run(int argc, char** argv) {
+  std::size_t bytes = std::size_t{1} << 30, batch = 1000000, small = 64, packet = 1500;
+  int reps = 7;
+  std::string device = "cuda:0";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--device") {
+      device = argv[i + 1];
+      continue;
+    }
+    if (a == "--cubins") {
+      const std::string dir = argv[i + 1];
+      write_cubin(ops::aes::aes_program(), dir + "/aes.cubin");
+      write_cubin(ops::chacha20_bulk_program(true, false), dir + "/chacha20_bulk.cubin");
+      return 0;
+    }
+    const std::size_t v = std::stoull(argv[i + 1]);
+    if (a == "--bytes") bytes = v;
+    if (a == "--reps") reps = static_cast<int>(v);
+    if (a == "--batch") batch = v;
+    if (a == "--small") small = v;
+    if (a == "--packet") packet = v;
+  }
+  const opkit::Device gpu = opkit::Device::parse(device);
+  Bench bench{gpu, gpu.create_stream(), reps};
+  const Bytes host_in = random_bytes(bytes, 1);
+  auto in = bench.gpu.alloc<std::uint8_t>(bytes), out = bench.gpu.alloc<std::uint8_t>(bytes),
+       back = bench.gpu.alloc<std::uint8_t>(bytes);
+  in.copy_from(std::span<const std::uint8_t>(host_in));
+  bench.chacha20_kernel_only(host_in, in, out);
+  for (ops::Cipher cipher : ops::all_ciphers()) bench.bulk(cipher, host_in, in, out, back);
+  for (ops::Cipher cipher : {ops::Cipher::aes_128_ctr, ops::Cipher::aes_256_gcm, ops::Cipher::chacha20_poly1305})
+    bench.host_data(cipher, host_in);
+  for (std::size_t length : {small, packet})
+    for (ops::Cipher cipher : ops::all_ciphers()) bench.batch(cipher, batch, length);
+  return bench.all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "opkit_cipher_bench: %s\n", e.what());
+    return 3;
+  }
+}

@@ -1,0 +1,201 @@
+// opkit.encrypt / opkit.decrypt over DLPack arrays (include/opkit/ops/cipher.hpp): one message (a
+// contiguous uint8 array of any shape) or a batch ([N, L] uint8 with a key and IV per row), run
+// where the data lives. CUDA data stays on its GPU: the input is borrowed, the output is a new
+// device allocation returned through DLPack, and the work is queued on the stream the caller
+// names. Keys, IVs, AAD and tags are host bytes (the cipher API's contract).
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "arrays.hpp"
+#include "bindings.hpp"
+#include "opkit/error.hpp"
+#include "opkit/ops/cipher.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace opkit::python {
+namespace {
+
+using Bytes = std::span<const std::uint8_t>;
+
+ops::Cipher parse_cipher(const std::string& name) {
+  if (auto cipher = ops::cipher_from_name(name)) return *cipher;
+  throw Error(Errc::invalid_argument, "cipher",
+              "unknown cipher '" + name +
+                  "' (aes-128-ctr, aes-192-ctr, aes-256-ctr, aes-128-gcm, aes-192-gcm, aes-256-gcm, chacha20, "
+                  "chacha20-poly1305)");
+}
+
+Bytes bytes_of(const nb::bytes& b) {
+  return Bytes(static_cast<const std::uint8_t*>(static_cast<const void*>(b.c_str())), b.size());
+}
+
+// The host array's bytes (keys, IVs, tags of a batch), C-contiguous uint8.
+Bytes host_bytes(const AnyArray& array, const char* what) {
+  if (!on_host(array))
+    throw Error(Errc::invalid_argument, "cipher", std::string(what) + " must be host memory (bytes or a host array)");
+  require_dtype(array, 8, true, what);
+  require_contiguous(array, what);
+  return Bytes(static_cast<const std::uint8_t*>(array.data()), array.size());
+}
+
+std::vector<std::size_t> shape_of(const AnyArray& array) {
+  std::vector<std::size_t> shape(array.ndim());
+  for (std::size_t i = 0; i < shape.size(); ++i) shape[i] = array.shape(i);
+  return shape;
+}
+
+// Where the work runs and the output lives: host data (out a new NumPy array; on `device` when
+// one is named, else OpenSSL on the host) or CUDA data (out a new allocation on its GPU).
+struct Output {
+  nb::object array;
+  std::uint8_t* data = nullptr;
+  std::optional<Device> gpu;
+  std::optional<Stream> stream;
+};
+
+Output make_output(const AnyArray& data, std::size_t bytes, const std::optional<Device>& device,
+                   std::optional<std::uintptr_t> stream) {
+  Output out;
+  const std::vector<std::size_t> shape = shape_of(data);
+  if (on_host(data)) {
+    auto host = host_array(1, bytes);
+    out.data = host.data();
+    out.array = nb::cast(host);
+    return out;
+  }
+  Device gpu = cuda_device_of(data, "cipher");
+  if (device && !(*device == gpu))
+    throw Error(Errc::invalid_argument, "cipher",
+                "the data lives on " + gpu.id() + " but device=" + device->id() +
+                    " was requested (move the data, or drop device=)");
+  void* raw = nullptr;
+  out.array = nb::cast(device_array(gpu, shape, nb::dtype<std::uint8_t>(), &raw));
+  out.data = static_cast<std::uint8_t*>(raw);
+  if (stream) out.stream = gpu.borrow_stream(address(*stream));
+  out.gpu = std::move(gpu);
+  return out;
+}
+
+ops::CipherOptions options_for(const std::optional<Device>& device, const Output& out) {
+  ops::CipherOptions options;
+  if (!out.gpu) options.device = device;
+  options.stream = out.stream ? &*out.stream : nullptr;
+  return options;
+}
+
+void check_data(const AnyArray& data) {
+  require_dtype(data, 8, true, "cipher data");
+  require_contiguous(data, "cipher data");
+}
+
+// One message. Returns (output array, tag bytes: the new tag when encrypting an AEAD, else empty).
+std::pair<nb::object, nb::bytes> bulk(AnyArray data, const std::string& cipher_name, bool encrypt, const nb::bytes& key,
+                                      const nb::bytes& iv, const nb::bytes& aad, std::optional<nb::bytes> tag,
+                                      std::size_t tag_bytes, const std::optional<Device>& device,
+                                      std::optional<std::uintptr_t> stream, std::uint32_t chacha20_counter) {
+  const ops::Cipher cipher = parse_cipher(cipher_name);
+  check_data(data);
+  const std::size_t n = data.size();
+  Output out = make_output(data, n, device, stream);
+  ops::CipherOptions options = options_for(device, out);
+  options.chacha20_counter = chacha20_counter;
+  const ops::CipherKey k{bytes_of(key), bytes_of(iv), bytes_of(aad)};
+  const bool aead = ops::cipher_traits(cipher).aead;
+  std::string new_tag(encrypt && aead ? tag_bytes : 0, '\0');
+  const Bytes expected = tag ? bytes_of(*tag) : Bytes{};
+  auto* tag_out = reinterpret_cast<std::uint8_t*>(new_tag.data());
+  const auto* in = static_cast<const std::uint8_t*>(data.data());
+  {
+    nb::gil_scoped_release unlocked;
+    if (out.gpu) {
+      const BufferView<const std::uint8_t> src(*out.gpu, in, n);
+      const BufferView<std::uint8_t> dst(*out.gpu, out.data, n);
+      if (encrypt)
+        ops::encrypt(cipher, k, src, dst, {tag_out, new_tag.size()}, options);
+      else
+        ops::decrypt(cipher, k, src, dst, expected, options);
+    } else if (encrypt) {
+      ops::encrypt(cipher, k, Bytes(in, n), {out.data, n}, {tag_out, new_tag.size()}, options);
+    } else {
+      ops::decrypt(cipher, k, Bytes(in, n), {out.data, n}, expected, options);
+    }
+  }
+  return {out.array, nb::bytes(new_tag.data(), new_tag.size())};
+}
+
+// A batch: data [N, L], keys [N, key_bytes], ivs [N, iv_bytes], tags [N, 16] (decrypt of an
+// AEAD). Returns (output [N, L], tags [N, 16] as bytes when encrypting an AEAD, else empty).
+std::pair<nb::object, nb::bytes> batch(AnyArray data, const std::string& cipher_name, bool encrypt, AnyArray keys,
+                                       AnyArray ivs, std::optional<AnyArray> tags, const std::optional<Device>& device,
+                                       std::optional<std::uintptr_t> stream, std::uint32_t chacha20_counter) {
+  const ops::Cipher cipher = parse_cipher(cipher_name);
+  check_data(data);
+  if (data.ndim() != 2)
+    throw Error(Errc::invalid_argument, "cipher",
+                "a batch is a 2-D [N, L] uint8 array, got " + std::to_string(data.ndim()) + " dimension(s)");
+  const std::size_t count = data.shape(0);
+  if (keys.ndim() != 2 || keys.shape(0) != count || ivs.ndim() != 2 || ivs.shape(0) != count)
+    throw Error(Errc::invalid_argument, "cipher",
+                "a batch of " + std::to_string(count) + " messages takes [N, key_bytes] keys and [N, iv_bytes] IVs");
+  const bool aead = ops::cipher_traits(cipher).aead;
+  Output out = make_output(data, data.size(), device, stream);
+  ops::CipherOptions options = options_for(device, out);
+  options.chacha20_counter = chacha20_counter;
+  const ops::CipherBatch b{.count = count,
+                           .message_bytes = data.shape(1),
+                           .keys = host_bytes(keys, "keys"),
+                           .ivs = host_bytes(ivs, "ivs"),
+                           .iv_bytes = ivs.shape(1)};
+  std::string new_tags(encrypt && aead ? count * ops::aead_tag_bytes : 0, '\0');
+  const Bytes expected = tags ? host_bytes(*tags, "tags") : Bytes{};
+  const std::span<std::uint8_t> tags_out(reinterpret_cast<std::uint8_t*>(new_tags.data()), new_tags.size());
+  const auto* in = static_cast<const std::uint8_t*>(data.data());
+  const std::size_t n = data.size();
+  {
+    nb::gil_scoped_release unlocked;
+    if (out.gpu) {
+      const BufferView<const std::uint8_t> src(*out.gpu, in, n);
+      const BufferView<std::uint8_t> dst(*out.gpu, out.data, n);
+      if (encrypt)
+        ops::encrypt_batch(cipher, b, src, dst, tags_out, options);
+      else
+        ops::decrypt_batch(cipher, b, src, dst, expected, options);
+    } else if (encrypt) {
+      ops::encrypt_batch(cipher, b, Bytes(in, n), {out.data, n}, tags_out, options);
+    } else {
+      ops::decrypt_batch(cipher, b, Bytes(in, n), {out.data, n}, expected, options);
+    }
+  }
+  return {out.array, nb::bytes(new_tags.data(), new_tags.size())};
+}
+
+nb::dict cipher_info(const std::string& name) {
+  const ops::CipherTraits& t = ops::cipher_traits(parse_cipher(name));
+  nb::dict info;
+  info["key_bytes"] = t.key_bytes;
+  info["block_bytes"] = t.block_bytes;
+  info["aead"] = t.aead;
+  return info;
+}
+
+}  // namespace
+
+void bind_cipher(nb::module_& m) {
+  m.def("cipher_bulk", &bulk, "data"_a, "cipher"_a, "encrypt"_a, "key"_a, "iv"_a, "aad"_a, "tag"_a = nb::none(),
+        "tag_bytes"_a = ops::aead_tag_bytes, "device"_a = nb::none(), "stream"_a = nb::none(), "chacha20_counter"_a = 0,
+        "One message encrypted or decrypted where it lives: (output, new tag or b'').");
+  m.def("cipher_batch", &batch, "data"_a, "cipher"_a, "encrypt"_a, "keys"_a, "ivs"_a, "tags"_a = nb::none(),
+        "device"_a = nb::none(), "stream"_a = nb::none(), "chacha20_counter"_a = 0,
+        "N messages of one length, each with its own key and IV: (output, new tags or b'').");
+  m.def("cipher_info", &cipher_info, "cipher"_a, "key_bytes, block_bytes and aead of a cipher name.");
+}
+
+}  // namespace opkit::python

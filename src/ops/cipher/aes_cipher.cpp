@@ -1,0 +1,119 @@
+// The public cipher API's AES on a device (see aes_cipher.hpp): uploads, then aes_device.hpp.
+#include "aes_cipher.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "aes_device.hpp"
+#include "device_secret.hpp"
+
+namespace opkit::ops::detail {
+namespace {
+
+bool is_gcm(Cipher cipher) {
+  return cipher == Cipher::aes_128_gcm || cipher == Cipher::aes_192_gcm || cipher == Cipher::aes_256_gcm;
+}
+
+// Host bytes in a device buffer of their own (at least one byte, so that empty views have a home).
+DeviceBuffer<std::uint8_t> upload(const Device& device, Bytes host, const Stream* stream) {
+  DeviceBuffer<std::uint8_t> buffer = device.alloc<std::uint8_t>(std::max<std::size_t>(host.size(), 1));
+  if (!host.empty()) buffer.view().subview(0, host.size()).copy_from(host, stream);
+  return buffer;
+}
+
+BufferView<const std::uint8_t> first_bytes(const DeviceBuffer<std::uint8_t>& buffer, std::size_t bytes) {
+  return buffer.view().subview(0, bytes);
+}
+
+// A batch's message bounds on the device (none for a fixed length).
+struct DeviceLayout {
+  std::optional<DeviceBuffer<std::uint64_t>> offsets;
+  aes::BatchLayout layout;
+};
+
+DeviceLayout device_layout(const Device& device, std::size_t count, std::size_t fixed_bytes,
+                           std::span<const std::uint64_t> offsets, const Stream* stream) {
+  DeviceLayout out{std::nullopt, {.count = count, .fixed_bytes = fixed_bytes}};
+  if (offsets.empty()) return out;
+  out.offsets.emplace(device.alloc<std::uint64_t>(offsets.size()));
+  out.offsets->copy_from(offsets, stream);
+  out.layout.fixed_bytes = 0;
+  out.layout.offsets = std::as_const(*out.offsets).view();
+  return out;
+}
+
+}  // namespace
+
+bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const CipherKey& key, const Iv16& iv,
+                     const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::span<std::uint8_t> tag_out,
+                     Bytes tag_expected, const Stream* stream) {
+  const BufferView<const std::uint8_t> in_view(device, in, bytes);
+  const BufferView<std::uint8_t> out_view(device, out, bytes);
+  if (!is_gcm(cipher)) {
+    aes::aes_ctr_xor(device, key.key, iv, in_view, out_view, stream);
+    synchronize(device, stream);
+    return true;
+  }
+  const DeviceBuffer<std::uint8_t> aad = upload(device, key.aad, stream);
+  if (encrypt) {
+    DeviceBuffer<std::uint8_t> tag = device.alloc<std::uint8_t>(aes::gcm_max_tag_bytes);
+    aes::aes_gcm_seal(device, key.key, key.iv, first_bytes(aad, key.aad.size()), in_view, out_view,
+                      tag.view().subview(0, tag_out.size()), stream);
+    tag.view().subview(0, tag_out.size()).copy_to(tag_out, stream);
+    synchronize(device, stream);
+    return true;
+  }
+  const DeviceBuffer<std::uint8_t> tag = upload(device, tag_expected, stream);
+  const bool ok = aes::aes_gcm_open(device, key.key, key.iv, first_bytes(aad, key.aad.size()), in_view, out_view,
+                                    first_bytes(tag, tag_expected.size()), stream);
+  synchronize(device, stream);
+  return ok;
+}
+
+std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, bool encrypt, const CipherBatch& batch,
+                                          const std::vector<std::uint64_t>& offsets, const CheckedBatch& checked,
+                                          const std::uint8_t* in, std::uint8_t* out, std::span<std::uint8_t> tags_out,
+                                          Bytes tags_expected, const Stream* stream) {
+  const std::size_t count = batch.count;
+  const std::size_t key_bytes = cipher_traits(cipher).key_bytes;
+  const std::size_t data_bytes = offsets.back();
+  const BufferView<const std::uint8_t> in_view(device, in, data_bytes);
+  const BufferView<std::uint8_t> out_view(device, out, data_bytes);
+  DeviceSecret keys(device, count * key_bytes, stream);
+  keys.upload(batch.keys.first(count * key_bytes));
+  const DeviceLayout data = device_layout(device, count, batch.message_bytes, batch.offsets, stream);
+  std::vector<std::size_t> failed;
+  if (!is_gcm(cipher)) {
+    std::vector<std::uint8_t> counters(count * aes::block_bytes);
+    for (std::size_t i = 0; i < count; ++i) std::copy(checked.ivs[i].begin(), checked.ivs[i].end(), &counters[16 * i]);
+    const DeviceBuffer<std::uint8_t> counter_blocks = upload(device, counters, stream);
+    aes::aes_ctr_xor_batch(device, key_bytes, keys.view(), first_bytes(counter_blocks, counters.size()), data.layout,
+                           in_view, out_view, stream);
+    synchronize(device, stream);
+    return failed;
+  }
+  const DeviceBuffer<std::uint8_t> ivs = upload(device, batch.ivs.first(count * batch.iv_bytes), stream);
+  const DeviceBuffer<std::uint8_t> aad = upload(device, batch.aad, stream);
+  const DeviceLayout aad_layout = device_layout(device, count, 0, batch.aad_offsets, stream);
+  const std::size_t tag_bytes = checked.tag_bytes;
+  const auto iv_view = first_bytes(ivs, count * batch.iv_bytes);
+  const auto aad_view = first_bytes(aad, batch.aad.size());
+  if (encrypt) {
+    DeviceBuffer<std::uint8_t> tags = device.alloc<std::uint8_t>(std::max<std::size_t>(count * tag_bytes, 1));
+    const auto tags_view = tags.view().subview(0, count * tag_bytes);
+    aes::aes_gcm_seal_batch(device, key_bytes, keys.view(), batch.iv_bytes, iv_view, aad_view, aad_layout.layout,
+                            data.layout, in_view, out_view, tag_bytes, tags_view, stream);
+    tags_view.copy_to(tags_out.first(count * tag_bytes), stream);
+    synchronize(device, stream);
+    return failed;
+  }
+  const DeviceBuffer<std::uint8_t> tags = upload(device, tags_expected.first(count * tag_bytes), stream);
+  failed =
+      aes::aes_gcm_open_batch(device, key_bytes, keys.view(), batch.iv_bytes, iv_view, aad_view, aad_layout.layout,
+                              data.layout, in_view, out_view, tag_bytes, first_bytes(tags, count * tag_bytes), stream);
+  synchronize(device, stream);
+  return failed;
+}
+
+}  // namespace opkit::ops::detail

@@ -1,0 +1,31 @@
+// AES-CTR and AES-GCM of the public cipher API on one device of any backend: host-memory keys,
+// IVs, AAD and tags moved to the device and the aes_device.hpp entry points called. The AES
+// counterpart of chacha20_device.hpp; GCM tags are verified on the device.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "cipher_checks.hpp"
+
+namespace opkit::ops::detail {
+
+// One checked message of `bytes` at device pointers in/out (exactly in place or disjoint). iv: the
+// 16-byte counter block for CTR; GCM takes key.iv (its nonce). Encryption writes the GCM tag to
+// tag_out (host memory, its size the tag length); decryption checks tag_expected and returns
+// false on a mismatch, having written nothing to out. Waits for the device.
+bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const CipherKey& key, const Iv16& iv,
+                     const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::span<std::uint8_t> tag_out,
+                     Bytes tag_expected, const Stream* stream);
+
+// A checked batch at device pointers in/out (offsets: host offsets into them). GCM tags of
+// checked.tag_bytes per message, host memory. Returns the messages whose tag did not verify
+// (ascending; their out bytes not written). Waits for the device.
+std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, bool encrypt, const CipherBatch& batch,
+                                          const std::vector<std::uint64_t>& offsets, const CheckedBatch& checked,
+                                          const std::uint8_t* in, std::uint8_t* out, std::span<std::uint8_t> tags_out,
+                                          Bytes tags_expected, const Stream* stream);
+
+}  // namespace opkit::ops::detail

@@ -1,0 +1,434 @@
+// AES-CTR / AES-GCM on a device: argument checks, scratch state, and the kernel sequence
+// setup -> CTR -> GHASH -> tag (seal) or setup -> GHASH -> tag check -> CTR (open). Key schedules
+// are computed on the device (the host never expands a key) and wiped there when the call ends.
+#include "aes_device.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "aes_kernels.hpp"
+#include "kernels/aes_state.cuh"
+#include "opkit/error.hpp"
+#include "opkit/kernel.hpp"
+
+namespace opkit::ops::aes {
+namespace {
+
+constexpr const char* stage = "aes";
+constexpr std::uint32_t threads_per_block = 128;
+// Batches run in slices of this many messages, which bounds the scratch state (~1 KiB each).
+constexpr std::size_t batch_slice = std::size_t{1} << 16;
+// Bulk GHASH: blocks per chunk, sized so that about 2^18 threads share a large message.
+constexpr std::uint64_t min_ghash_chunk = 32;
+constexpr std::uint64_t ghash_threads = std::uint64_t{1} << 18;
+// Round-key masks of one message: 128 words for each of up to 15 round keys (AES_MASK_WORDS).
+constexpr std::size_t mask_words = 128 * 15;
+
+enum class Mode : std::uint32_t { ctr = 0, gcm = 1 };
+
+[[noreturn]] void fail(const std::string& message) {
+  throw Error(Errc::invalid_argument, stage, message);
+}
+
+void check_key(std::size_t key_bytes) {
+  if (!valid_key_bytes(key_bytes)) fail("an AES key is 16, 24 or 32 bytes, got " + std::to_string(key_bytes));
+}
+
+void check_on(const Device& device, const Device& other, const char* what) {
+  if (!(device == other)) fail(std::string(what) + " is not on the device the operation runs on");
+}
+
+// out must be exactly in (in place) or not overlap it at all.
+void check_in_out(const Device& device, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out) {
+  check_on(device, in.device(), "the input");
+  check_on(device, out.device(), "the output");
+  if (in.size() != out.size())
+    fail("input of " + std::to_string(in.size()) + " bytes but output of " + std::to_string(out.size()));
+  const auto a = reinterpret_cast<std::uintptr_t>(in.data()), b = reinterpret_cast<std::uintptr_t>(out.data());
+  if (a != b && a < b + out.size() && b < a + in.size()) fail("input and output overlap without being in place");
+}
+
+std::uint32_t grid_for(std::uint64_t threads) {
+  return static_cast<std::uint32_t>((threads + threads_per_block - 1) / threads_per_block);
+}
+
+// Scratch of one call: the states and the key / IV bytes, wiped by work queued on the stream.
+// Bulk calls also hold the round keys as precomputed masks (aes_ctr_masked).
+struct Scratch {
+  DeviceBuffer<AesState> states;
+  DeviceBuffer<std::uint8_t> secrets;
+  DeviceBuffer<std::uint32_t> masks;
+  const Stream* stream;
+
+  Scratch(const Device& device, std::size_t count, std::size_t secret_bytes, const Stream* s, bool with_masks = false)
+      : states(device.alloc<AesState>(count)),
+        secrets(device.alloc<std::uint8_t>(std::max<std::size_t>(secret_bytes, 1))),
+        masks(device.alloc<std::uint32_t>(with_masks ? mask_words : 1)),
+        stream(s) {}
+  ~Scratch() {
+    try {
+      wipe(states.device(), states.data(), states.bytes());
+      wipe(secrets.device(), secrets.data(), secrets.bytes());
+      wipe(masks.device(), masks.data(), masks.bytes());
+      if (stream != nullptr)
+        stream->synchronize();
+      else
+        states.device().synchronize();
+    } catch (...) {  // a destructor never throws; the buffers are freed regardless
+    }
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+
+ private:
+  void wipe(const Device& device, void* data, std::size_t bytes) const { device.fill(data, 0, 1, bytes, stream); }
+};
+
+std::uint64_t blocks_of(std::uint64_t bytes) {
+  return (bytes + block_bytes - 1) / block_bytes;
+}
+
+// Bulk setup: one message, key (and IV / counter) copied next to each other into scratch.
+void setup_bulk(const AesKernels& k, Scratch& scratch, std::span<const std::uint8_t> key,
+                std::span<const std::uint8_t> iv, Mode mode, std::uint64_t ghash_chunk, const Stream* stream) {
+  scratch.secrets.view().subview(0, key.size()).copy_from(key, stream);
+  scratch.secrets.view().subview(key.size(), iv.size()).copy_from(iv, stream);
+  const std::uint8_t* base = scratch.secrets.data();
+  k.setup.launch({.grid = 1, .block = 1, .stream = stream}, scratch.states.data(), base,
+                 static_cast<std::uint32_t>(key.size()), base + key.size(), static_cast<std::uint32_t>(iv.size()),
+                 static_cast<std::uint32_t>(mode), 1ull, static_cast<unsigned long long>(ghash_chunk),
+                 scratch.masks.data());
+}
+
+void ctr_bulk(const AesKernels& k, const Scratch& scratch, BufferView<const std::uint8_t> in,
+              BufferView<std::uint8_t> out, const std::uint8_t* verdict, const Stream* stream) {
+  const std::uint64_t units = 32 * ((blocks_of(in.size()) + 1023) / 1024);
+  k.ctr_masked.launch({.grid = grid_for(units), .block = threads_per_block, .stream = stream},
+                      static_cast<const AesState*>(scratch.states.data()), in.data(), out.data(),
+                      static_cast<const unsigned long long*>(nullptr), static_cast<unsigned long long>(in.size()), 1ull,
+                      static_cast<unsigned long long>(units), static_cast<const unsigned long long*>(nullptr),
+                      static_cast<unsigned long long>(units), 32u, verdict,
+                      static_cast<const std::uint32_t*>(scratch.masks.data()));
+}
+
+// Chunks for bulk GHASH over n blocks: a power-of-two chunk size so that ~ghash_threads run.
+std::uint64_t ghash_chunk_blocks(std::uint64_t aad_bytes, std::uint64_t bytes) {
+  const std::uint64_t n = blocks_of(aad_bytes) + blocks_of(bytes) + 1;
+  std::uint64_t chunk = min_ghash_chunk;
+  while (chunk * ghash_threads < n) chunk *= 2;
+  return chunk;
+}
+
+void ghash_bulk(const AesKernels& k, AesState* state, BufferView<const std::uint8_t> aad,
+                BufferView<const std::uint8_t> data, std::uint64_t chunk, const Stream* stream) {
+  const std::uint64_t n = blocks_of(aad.size()) + blocks_of(data.size()) + 1;
+  const std::uint64_t chunks = (n + chunk - 1) / chunk;
+  const auto* none = static_cast<const unsigned long long*>(nullptr);
+  k.ghash.launch({.grid = grid_for(chunks), .block = threads_per_block, .stream = stream}, state, aad.data(), none,
+                 static_cast<unsigned long long>(aad.size()), data.data(), none,
+                 static_cast<unsigned long long>(data.size()), 1ull, static_cast<unsigned long long>(chunks),
+                 static_cast<unsigned long long>(chunk));
+}
+
+void check_gcm(const Device& device, std::span<const std::uint8_t> key, std::span<const std::uint8_t> iv,
+               BufferView<const std::uint8_t> aad, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
+               std::size_t tag_bytes, const Device& tag_device) {
+  check_key(key.size());
+  if (iv.empty()) fail("a GCM IV is at least 1 byte (12 recommended), got 0");
+  if (iv.size() > (std::size_t{1} << 30)) fail("a GCM IV of " + std::to_string(iv.size()) + " bytes is too long");
+  if (!valid_gcm_tag_bytes(tag_bytes))
+    fail("a GCM tag is 16, 15, 14, 13, 12, 8 or 4 bytes, got " + std::to_string(tag_bytes));
+  check_on(device, aad.device(), "the AAD");
+  check_on(device, tag_device, "the tag");
+  check_in_out(device, in, out);
+  if (in.size() > gcm_max_message_bytes)
+    fail("GCM encrypts at most 2^32 - 2 blocks (68719476704 bytes) under one IV, got " + std::to_string(in.size()));
+  if (aad.size() > (std::uint64_t{1} << 61) - 1) fail("AAD longer than 2^64 - 1 bits");
+}
+
+// Message i's [start, end) per layout, copied to the host for the unit table and checks.
+std::vector<std::uint64_t> layout_bounds(const BatchLayout& layout, std::size_t data_bytes, const char* what,
+                                         const Device& device) {
+  std::vector<std::uint64_t> bounds(layout.count + 1);
+  if (layout.offsets) {
+    check_on(device, layout.offsets->device(), what);
+    if (layout.offsets->size() != layout.count + 1)
+      fail(std::string(what) + ": " + std::to_string(layout.count) + " messages need " +
+           std::to_string(layout.count + 1) + " offsets, got " + std::to_string(layout.offsets->size()));
+    device.copy(bounds.data(), layout.offsets->data(), layout.offsets->bytes(), CopyKind::device_to_host);
+    for (std::size_t i = 0; i < layout.count; ++i)
+      if (bounds[i + 1] < bounds[i] || bounds[i + 1] > data_bytes)
+        fail(std::string(what) + ": offsets of message " + std::to_string(i) +
+             " run backwards or past the end of the buffer (" + std::to_string(data_bytes) + " bytes)");
+  } else {
+    if (layout.count != 0 && layout.fixed_bytes > data_bytes / layout.count)
+      fail(std::string(what) + ": " + std::to_string(layout.count) + " messages of " +
+           std::to_string(layout.fixed_bytes) + " bytes do not fit in " + std::to_string(data_bytes) + " bytes");
+    for (std::size_t i = 0; i <= layout.count; ++i) bounds[i] = i * layout.fixed_bytes;
+  }
+  return bounds;
+}
+
+// Everything a batch call shares between CTR and GCM, per slice of messages.
+struct BatchCall {
+  AesKernels k;  // handles of the kernel set's kernels
+  const Device& device;
+  std::size_t key_bytes;
+  BufferView<const std::uint8_t> keys;
+  std::size_t iv_bytes;
+  BufferView<const std::uint8_t> ivs;
+  const BatchLayout& layout;
+  std::vector<std::uint64_t> bounds;
+  BufferView<const std::uint8_t> in;
+  BufferView<std::uint8_t> out;
+  const Stream* stream;
+
+  const unsigned long long* offsets(std::size_t first) const {
+    return layout.offsets ? reinterpret_cast<const unsigned long long*>(layout.offsets->data()) + first : nullptr;
+  }
+  std::uint64_t data_shift(std::size_t first) const { return layout.offsets ? 0 : first * layout.fixed_bytes; }
+
+  void setup(Scratch& scratch, std::size_t first, std::size_t n, Mode mode) const {
+    k.setup.launch({.grid = grid_for(n), .block = threads_per_block, .stream = stream}, scratch.states.data(),
+                   keys.data() + first * key_bytes, static_cast<std::uint32_t>(key_bytes),
+                   ivs.data() + first * iv_bytes, static_cast<std::uint32_t>(iv_bytes),
+                   static_cast<std::uint32_t>(mode), static_cast<unsigned long long>(n), 0ull,
+                   static_cast<std::uint32_t*>(nullptr));
+  }
+
+  void ctr(Scratch& scratch, std::size_t first, std::size_t n, const std::uint8_t* verdicts) const {
+    // Units of 32 blocks: a fixed count per message, or a prefix table for variable lengths.
+    std::optional<DeviceBuffer<std::uint64_t>> unit_table;
+    std::uint64_t per_message = 0, total = 0;
+    if (layout.offsets) {
+      std::vector<std::uint64_t> starts(n + 1, 0);
+      for (std::size_t i = 0; i < n; ++i)
+        starts[i + 1] = starts[i] + (blocks_of(bounds[first + i + 1] - bounds[first + i]) + 31) / 32;
+      total = starts[n];
+      unit_table.emplace(device.alloc<std::uint64_t>(n + 1));
+      unit_table->copy_from(std::span<const std::uint64_t>(starts), stream);
+    } else {
+      per_message = std::max<std::uint64_t>(1, (blocks_of(layout.fixed_bytes) + 31) / 32);
+      total = per_message * n;
+    }
+    if (total == 0) return;
+    const std::uint64_t shift = data_shift(first);
+    k.ctr.launch({.grid = grid_for(total), .block = threads_per_block, .stream = stream}, scratch.states.data(),
+                 in.data() + shift, out.data() + shift, offsets(first),
+                 static_cast<unsigned long long>(layout.fixed_bytes), static_cast<unsigned long long>(n),
+                 static_cast<unsigned long long>(per_message),
+                 unit_table ? reinterpret_cast<const unsigned long long*>(unit_table->data()) : nullptr,
+                 static_cast<unsigned long long>(total), 1u, verdicts);
+    if (unit_table && stream != nullptr) stream->synchronize();  // the table is freed on return
+  }
+};
+
+void check_batch_common(const Device& device, std::size_t key_bytes, BufferView<const std::uint8_t> keys,
+                        std::size_t iv_bytes, BufferView<const std::uint8_t> ivs, const BatchLayout& layout,
+                        BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out) {
+  check_key(key_bytes);
+  check_on(device, keys.device(), "the keys");
+  check_on(device, ivs.device(), "the IVs");
+  check_in_out(device, in, out);
+  if (keys.size() != layout.count * key_bytes)
+    fail(std::to_string(layout.count) + " messages need " + std::to_string(layout.count * key_bytes) +
+         " key bytes, got " + std::to_string(keys.size()));
+  if (ivs.size() != layout.count * iv_bytes)
+    fail(std::to_string(layout.count) + " messages need " + std::to_string(layout.count * iv_bytes) +
+         " IV bytes, got " + std::to_string(ivs.size()));
+}
+
+void check_gcm_batch(const BatchLayout& layout, const BatchLayout& aad_layout, const std::vector<std::uint64_t>& bounds,
+                     std::size_t iv_bytes, std::size_t tag_bytes, std::size_t tags_size) {
+  if (iv_bytes == 0) fail("a GCM IV is at least 1 byte (12 recommended), got 0");
+  if (!valid_gcm_tag_bytes(tag_bytes))
+    fail("a GCM tag is 16, 15, 14, 13, 12, 8 or 4 bytes, got " + std::to_string(tag_bytes));
+  if (aad_layout.count != layout.count)
+    fail("AAD layout of " + std::to_string(aad_layout.count) + " messages for a batch of " +
+         std::to_string(layout.count));
+  if (tags_size != layout.count * tag_bytes)
+    fail(std::to_string(layout.count) + " messages need " + std::to_string(layout.count * tag_bytes) +
+         " tag bytes, got " + std::to_string(tags_size));
+  for (std::size_t i = 0; i < layout.count; ++i)
+    if (bounds[i + 1] - bounds[i] > gcm_max_message_bytes)
+      fail("GCM message " + std::to_string(i) + " is longer than 2^32 - 2 blocks");
+}
+
+// GHASH and tag of a GCM batch slice (one thread per message).
+void gcm_batch_tags(const BatchCall& call, Scratch& scratch, std::size_t first, std::size_t n,
+                    BufferView<const std::uint8_t> aad, const BatchLayout& aad_layout,
+                    BufferView<const std::uint8_t> data, std::size_t tag_bytes, std::uint8_t* tags_out,
+                    const std::uint8_t* tags_expected, std::uint8_t* verdicts) {
+  const auto* aad_offsets =
+      aad_layout.offsets ? reinterpret_cast<const unsigned long long*>(aad_layout.offsets->data()) + first : nullptr;
+  const std::uint64_t aad_shift = aad_layout.offsets ? 0 : first * aad_layout.fixed_bytes;
+  const std::uint64_t shift = call.data_shift(first);
+  call.k.ghash.launch({.grid = grid_for(n), .block = threads_per_block, .stream = call.stream}, scratch.states.data(),
+                      aad.data() + aad_shift, aad_offsets, static_cast<unsigned long long>(aad_layout.fixed_bytes),
+                      data.data() + shift, call.offsets(first),
+                      static_cast<unsigned long long>(call.layout.fixed_bytes), static_cast<unsigned long long>(n),
+                      1ull, 0ull);
+  call.k.tag.launch({.grid = grid_for(n), .block = threads_per_block, .stream = call.stream}, scratch.states.data(),
+                    static_cast<unsigned long long>(n), static_cast<std::uint32_t>(tag_bytes),
+                    tags_out ? tags_out + first * tag_bytes : nullptr,
+                    tags_expected ? tags_expected + first * tag_bytes : nullptr, verdicts);
+}
+
+}  // namespace
+
+bool valid_key_bytes(std::size_t key_bytes) noexcept {
+  return key_bytes == 16 || key_bytes == 24 || key_bytes == 32;
+}
+
+bool valid_gcm_tag_bytes(std::size_t tag_bytes) noexcept {
+  return (tag_bytes >= 12 && tag_bytes <= 16) || tag_bytes == 8 || tag_bytes == 4;
+}
+
+void aes_ctr_xor(const Device& device, std::span<const std::uint8_t> key,
+                 std::span<const std::uint8_t, block_bytes> counter_block, BufferView<const std::uint8_t> in,
+                 BufferView<std::uint8_t> out, const Stream* stream) {
+  check_key(key.size());
+  check_in_out(device, in, out);
+  if (in.empty()) return;
+  const AesKernels& k = aes_kernels(device);
+  Scratch scratch(device, 1, key.size() + block_bytes, stream, true);
+  setup_bulk(k, scratch, key, counter_block, Mode::ctr, 0, stream);
+  ctr_bulk(k, scratch, in, out, nullptr, stream);
+}
+
+void aes_gcm_seal(const Device& device, std::span<const std::uint8_t> key, std::span<const std::uint8_t> iv,
+                  BufferView<const std::uint8_t> aad, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
+                  BufferView<std::uint8_t> tag, const Stream* stream) {
+  check_gcm(device, key, iv, aad, in, out, tag.size(), tag.device());
+  const AesKernels& k = aes_kernels(device);
+  Scratch scratch(device, 1, key.size() + iv.size(), stream, true);
+  const std::uint64_t chunk = ghash_chunk_blocks(aad.size(), in.size());
+  setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
+  if (!in.empty()) ctr_bulk(k, scratch, in, out, nullptr, stream);
+  ghash_bulk(k, scratch.states.data(), aad, out, chunk, stream);
+  k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states.data()), 1ull,
+               static_cast<std::uint32_t>(tag.size()), tag.data(), static_cast<const std::uint8_t*>(nullptr),
+               static_cast<std::uint8_t*>(nullptr));
+}
+
+bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key, std::span<const std::uint8_t> iv,
+                  BufferView<const std::uint8_t> aad, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
+                  BufferView<const std::uint8_t> tag, const Stream* stream) {
+  check_gcm(device, key, iv, aad, in, out, tag.size(), tag.device());
+  const AesKernels& k = aes_kernels(device);
+  DeviceBuffer<std::uint8_t> verdict = device.alloc<std::uint8_t>(1);
+  std::uint8_t ok = 0;
+  {
+    Scratch scratch(device, 1, key.size() + iv.size(), stream, true);
+    const std::uint64_t chunk = ghash_chunk_blocks(aad.size(), in.size());
+    setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
+    ghash_bulk(k, scratch.states.data(), aad, in, chunk, stream);
+    k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states.data()), 1ull,
+                 static_cast<std::uint32_t>(tag.size()), static_cast<std::uint8_t*>(nullptr), tag.data(),
+                 verdict.data());
+    // Decrypt only behind a matching tag: the CTR kernel reads the verdict and writes nothing if 0.
+    if (!in.empty()) ctr_bulk(k, scratch, in, out, verdict.data(), stream);
+  }
+  verdict.copy_to(std::span<std::uint8_t>(&ok, 1), stream);
+  if (stream != nullptr) stream->synchronize();
+  return ok == 1;
+}
+
+void aes_ctr_xor_batch(const Device& device, std::size_t key_bytes, BufferView<const std::uint8_t> keys,
+                       BufferView<const std::uint8_t> counter_blocks, const BatchLayout& layout,
+                       BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out, const Stream* stream) {
+  check_batch_common(device, key_bytes, keys, block_bytes, counter_blocks, layout, in, out);
+  if (layout.count == 0) return;
+  const BatchCall call{aes_kernels(device),
+                       device,
+                       key_bytes,
+                       keys,
+                       block_bytes,
+                       counter_blocks,
+                       layout,
+                       layout_bounds(layout, in.size(), "the data layout", device),
+                       in,
+                       out,
+                       stream};
+  for (std::size_t first = 0; first < layout.count; first += batch_slice) {
+    const std::size_t n = std::min(batch_slice, layout.count - first);
+    Scratch scratch(device, n, 0, stream);
+    call.setup(scratch, first, n, Mode::ctr);
+    call.ctr(scratch, first, n, nullptr);
+  }
+}
+
+void aes_gcm_seal_batch(const Device& device, std::size_t key_bytes, BufferView<const std::uint8_t> keys,
+                        std::size_t iv_bytes, BufferView<const std::uint8_t> ivs, BufferView<const std::uint8_t> aad,
+                        const BatchLayout& aad_layout, const BatchLayout& layout, BufferView<const std::uint8_t> in,
+                        BufferView<std::uint8_t> out, std::size_t tag_bytes, BufferView<std::uint8_t> tags,
+                        const Stream* stream) {
+  check_batch_common(device, key_bytes, keys, iv_bytes, ivs, layout, in, out);
+  check_on(device, aad.device(), "the AAD");
+  check_on(device, tags.device(), "the tags");
+  const BatchCall call{aes_kernels(device),
+                       device,
+                       key_bytes,
+                       keys,
+                       iv_bytes,
+                       ivs,
+                       layout,
+                       layout_bounds(layout, in.size(), "the data layout", device),
+                       in,
+                       out,
+                       stream};
+  check_gcm_batch(layout, aad_layout, call.bounds, iv_bytes, tag_bytes, tags.size());
+  (void)layout_bounds(aad_layout, aad.size(), "the AAD layout", device);
+  for (std::size_t first = 0; first < layout.count; first += batch_slice) {
+    const std::size_t n = std::min(batch_slice, layout.count - first);
+    Scratch scratch(device, n, 0, stream);
+    call.setup(scratch, first, n, Mode::gcm);
+    call.ctr(scratch, first, n, nullptr);
+    gcm_batch_tags(call, scratch, first, n, aad, aad_layout, out, tag_bytes, tags.data(), nullptr, nullptr);
+  }
+}
+
+std::vector<std::size_t> aes_gcm_open_batch(const Device& device, std::size_t key_bytes,
+                                            BufferView<const std::uint8_t> keys, std::size_t iv_bytes,
+                                            BufferView<const std::uint8_t> ivs, BufferView<const std::uint8_t> aad,
+                                            const BatchLayout& aad_layout, const BatchLayout& layout,
+                                            BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
+                                            std::size_t tag_bytes, BufferView<const std::uint8_t> tags,
+                                            const Stream* stream) {
+  check_batch_common(device, key_bytes, keys, iv_bytes, ivs, layout, in, out);
+  check_on(device, aad.device(), "the AAD");
+  check_on(device, tags.device(), "the tags");
+  const BatchCall call{aes_kernels(device),
+                       device,
+                       key_bytes,
+                       keys,
+                       iv_bytes,
+                       ivs,
+                       layout,
+                       layout_bounds(layout, in.size(), "the data layout", device),
+                       in,
+                       out,
+                       stream};
+  check_gcm_batch(layout, aad_layout, call.bounds, iv_bytes, tag_bytes, tags.size());
+  (void)layout_bounds(aad_layout, aad.size(), "the AAD layout", device);
+  std::vector<std::size_t> failed;
+  if (layout.count == 0) return failed;
+  DeviceBuffer<std::uint8_t> verdicts = device.alloc<std::uint8_t>(std::min(batch_slice, layout.count));
+  std::vector<std::uint8_t> host(verdicts.size());
+  for (std::size_t first = 0; first < layout.count; first += batch_slice) {
+    const std::size_t n = std::min(batch_slice, layout.count - first);
+    {
+      Scratch scratch(device, n, 0, stream);
+      call.setup(scratch, first, n, Mode::gcm);
+      gcm_batch_tags(call, scratch, first, n, aad, aad_layout, in, tag_bytes, nullptr, tags.data(), verdicts.data());
+      call.ctr(scratch, first, n, verdicts.data());
+    }
+    verdicts.view().subview(0, n).copy_to(std::span<std::uint8_t>(host.data(), n), stream);
+    if (stream != nullptr) stream->synchronize();
+    for (std::size_t i = 0; i < n; ++i)
+      if (host[i] != 1) failed.push_back(first + i);
+  }
+  return failed;
+}
+
+}  // namespace opkit::ops::aes

@@ -1,0 +1,24 @@
+// The AES program (embedded kernel source and headers) and its kernels through the cipher kernel
+// set, which compiles it once per device.
+#include "aes_kernels.hpp"
+
+#include "cipher_kernels.hpp"
+
+namespace opkit::ops::aes {
+
+Program aes_program() {
+  Program program(detail::cipher_source("aes.cu"));
+  program.name("aes.cu");
+  for (const char* header : {"aes_bitslice.cuh", "aes_gf128.cuh", "aes_key.cuh", "aes_state.cuh"})
+    program.header(header, detail::cipher_source(header));
+  return program;
+}
+
+AesKernels aes_kernels(const Device& device) {
+  const detail::CipherProgram aes{.source = detail::CipherProgram::Source::aes};
+  auto kernel = [&](const char* name) { return detail::cipher_kernel(device, aes, name); };
+  return AesKernels{kernel("aes_setup"), kernel("aes_ctr"), kernel("aes_ctr_masked"), kernel("aes_ghash"),
+                    kernel("aes_gcm_tag")};
+}
+
+}  // namespace opkit::ops::aes

@@ -1,0 +1,25 @@
+// The AES kernels of one device: the embedded kernel source, compiled once per device by the
+// cipher kernel set (cipher_kernels.hpp).
+#pragma once
+
+#include "opkit/device.hpp"
+#include "opkit/kernel.hpp"
+#include "opkit/program.hpp"
+
+namespace opkit::ops::aes {
+
+struct AesKernels {
+  Kernel setup;       // aes_setup: key schedules, GCM H / J0 / E_K(J0) / powers of H
+  Kernel ctr;         // aes_ctr: bitsliced counter-mode keystream XOR, round keys from key bytes
+  Kernel ctr_masked;  // aes_ctr_masked: the same with precomputed round-key masks (bulk)
+  Kernel ghash;       // aes_ghash: GHASH over AAD || C || lengths
+  Kernel tag;         // aes_gcm_tag: tag out, or constant-time tag check
+};
+
+// The kernel source with its headers, as NVRTC and the CPU backend both take it.
+Program aes_program();
+
+// The kernels compiled for `device` (compiled on first use, then reused).
+AesKernels aes_kernels(const Device& device);
+
+}  // namespace opkit::ops::aes

@@ -1,0 +1,175 @@
+// Launchers of the ChaCha20 / ChaCha20-Poly1305 kernels (see chacha20_device.hpp and the kernel
+// sources for the work split).
+#include "chacha20_device.hpp"
+
+#include <openssl/crypto.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "cipher_kernels.hpp"
+#include "device_secret.hpp"
+
+namespace opkit::ops {
+namespace {
+
+Program kernel_program(const std::string& file) {
+  return Program(detail::cipher_source(file))
+      .name(file)
+      .header("chacha20.cuh", detail::cipher_source("chacha20.cuh"))
+      .header("poly1305.cuh", detail::cipher_source("poly1305.cuh"));
+}
+
+}  // namespace
+
+Program chacha20_bulk_program(bool aligned, bool decrypt) {
+  Program program = kernel_program("chacha20_bulk.cu");
+  program.define("ALIGNED", aligned ? 1 : 0).define("DECRYPT", decrypt ? 1 : 0);
+  return program;
+}
+
+Program chacha20_batch_program(bool aead, bool aligned, bool decrypt) {
+  Program program = kernel_program("chacha20_batch.cu");
+  program.define("AEAD", aead ? 1 : 0).define("ALIGNED", aligned ? 1 : 0).define("DECRYPT", decrypt ? 1 : 0);
+  return program;
+}
+
+namespace detail {
+namespace {
+
+constexpr unsigned block_threads = 256;   // BLOCK of the kernels (their default)
+constexpr std::size_t piece_bytes = 256;  // PIECE_BYTES of chacha20_bulk.cu
+constexpr std::size_t poly1305_elem_bytes = 20;
+constexpr std::size_t poly1305_key_bytes = 40 * poly1305_elem_bytes + 16;
+
+// chacha20_params of chacha20.cuh, as the host fills it.
+struct Params {
+  std::uint32_t key[8];
+  std::uint32_t counter;
+  std::uint32_t nonce[3];
+};
+static_assert(sizeof(Params) == 48);
+
+std::uint32_t le32(const std::uint8_t* p) {
+  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 | std::uint32_t{p[3]} << 24;
+}
+
+Params params_for(const std::uint8_t* key, const Iv16& iv) {
+  Params p{};
+  for (int i = 0; i < 8; ++i) p.key[i] = le32(key + 4 * i);
+  p.counter = le32(iv.data());
+  for (int i = 0; i < 3; ++i) p.nonce[i] = le32(iv.data() + 4 + 4 * i);
+  return p;
+}
+
+bool aligned16(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+}
+
+std::uint32_t blocks_for(std::uint64_t threads) {
+  return static_cast<std::uint32_t>((threads + block_threads - 1) / block_threads);
+}
+
+std::uint64_t next_pow2(std::uint64_t x) {
+  std::uint64_t p = 1;
+  while (p < x) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
+void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes key, const Iv16& iv, Bytes aad,
+                          const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::uint8_t* tag,
+                          const Stream* stream) {
+  Params params = params_for(key.data(), iv);
+  DeviceSecret secret(device, sizeof(Params) + poly1305_key_bytes, stream);
+  secret.upload(std::span(reinterpret_cast<const std::uint8_t*>(&params), sizeof params));
+  OPENSSL_cleanse(&params, sizeof params);
+  // The upload above is queued before the host copy is wiped: synchronous for pageable memory.
+  const CipherProgram program{.source = CipherProgram::Source::chacha20_bulk,
+                              .aligned = aligned16(in) && aligned16(out),
+                              .decrypt = aead && decrypt};
+  auto kernel = [&](const char* name) { return cipher_kernel(device, program, name); };
+  const std::uint8_t* params_ptr = secret.data();
+  if (!aead) {
+    const std::uint64_t blocks = (bytes + 63) / 64;
+    if (blocks != 0)
+      kernel("chacha20_xor")
+          .launch({.grid = blocks_for(blocks), .block = block_threads, .stream = stream}, in, out,
+                  static_cast<unsigned long long>(bytes), params_ptr);
+    synchronize(device, stream);
+    return;
+  }
+  std::uint8_t* poly_key = secret.data() + sizeof(Params);
+  kernel("chacha20_poly1305_setup").launch({.grid = 1, .block = 1, .stream = stream}, params_ptr, poly_key);
+
+  const std::uint64_t pieces = (bytes + piece_bytes - 1) / piece_bytes;
+  const std::uint64_t full = pieces == 0 ? 0 : pieces - 1;  // the last piece goes to the finish kernel
+  const std::uint64_t groups = blocks_for(full);
+  DeviceSecret partials(device, std::max<std::uint64_t>(groups, 1) * poly1305_elem_bytes, stream);
+  if (groups != 0) {
+    const std::uint64_t pad = groups * block_threads - full;
+    kernel("chacha20_poly1305_main")
+        .launch({.grid = static_cast<std::uint32_t>(groups), .block = block_threads, .stream = stream}, in, out,
+                static_cast<unsigned long long>(full), static_cast<unsigned long long>(pad), params_ptr,
+                static_cast<const std::uint8_t*>(poly_key), partials.data());
+  }
+  DeviceBuffer<std::uint8_t> aad_device = device.alloc<std::uint8_t>(std::max<std::size_t>(aad.size(), 1));
+  if (!aad.empty()) aad_device.view().subview(0, aad.size()).copy_from(aad, stream);
+  DeviceBuffer<std::uint8_t> tag_device = device.alloc<std::uint8_t>(aead_tag_bytes);
+  const std::uint64_t per_thread = next_pow2((groups + block_threads - 1) / block_threads);
+  kernel("chacha20_poly1305_finish")
+      .launch({.grid = 1, .block = block_threads, .stream = stream}, in, out, static_cast<unsigned long long>(bytes),
+              static_cast<unsigned long long>(full * piece_bytes), params_ptr,
+              static_cast<const std::uint8_t*>(poly_key), static_cast<const std::uint8_t*>(partials.data()),
+              static_cast<unsigned long long>(groups), static_cast<unsigned long long>(per_thread),
+              static_cast<const std::uint8_t*>(aad_device.data()), static_cast<unsigned long long>(aad.size()),
+              tag_device.data());
+  tag_device.copy_to(std::span<std::uint8_t>(tag, aead_tag_bytes), stream);
+  synchronize(device, stream);
+}
+
+void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const CipherBatch& batch,
+                           const std::vector<std::uint64_t>& offsets, const CheckedBatch& checked,
+                           const std::uint8_t* in, std::uint8_t* out, std::uint8_t* tags, const Stream* stream) {
+  if (batch.count == 0) return;
+  const bool fixed = batch.offsets.empty();
+  bool aligned = aligned16(in) && aligned16(out);
+  for (std::size_t i = 0; aligned && i < batch.count; ++i) aligned = offsets[i] % 16 == 0;
+
+  std::vector<Params> params(batch.count);
+  const std::size_t key_bytes = batch.keys.size() / batch.count;
+  for (std::size_t i = 0; i < batch.count; ++i)
+    params[i] = params_for(batch.keys.data() + i * key_bytes, checked.ivs[i]);
+  DeviceSecret secret(device, params.size() * sizeof(Params), stream);
+  secret.upload(std::span(reinterpret_cast<const std::uint8_t*>(params.data()), params.size() * sizeof(Params)));
+  OPENSSL_cleanse(params.data(), params.size() * sizeof(Params));
+
+  DeviceBuffer<std::uint64_t> offsets_device = device.alloc<std::uint64_t>(fixed ? 1 : offsets.size());
+  if (!fixed) offsets_device.copy_from(std::span<const std::uint64_t>(offsets), stream);
+  const bool with_aad = aead && !batch.aad_offsets.empty();
+  DeviceBuffer<std::uint8_t> aad =
+      device.alloc<std::uint8_t>(std::max<std::size_t>(with_aad ? batch.aad.size() : 0, 1));
+  DeviceBuffer<std::uint64_t> aad_offsets = device.alloc<std::uint64_t>(with_aad ? batch.count + 1 : 1);
+  if (with_aad) {
+    if (!batch.aad.empty()) aad.view().subview(0, batch.aad.size()).copy_from(batch.aad, stream);
+    aad_offsets.copy_from(batch.aad_offsets, stream);
+  }
+  DeviceBuffer<std::uint8_t> tags_device = device.alloc<std::uint8_t>(aead ? batch.count * aead_tag_bytes : 1);
+
+  const CipherProgram program{
+      .source = CipherProgram::Source::chacha20_batch, .aead = aead, .aligned = aligned, .decrypt = aead && decrypt};
+  const std::uint64_t* no_offsets = nullptr;
+  cipher_kernel(device, program, "chacha20_batch")
+      .launch({.grid = blocks_for(batch.count), .block = block_threads, .stream = stream}, in, out,
+              static_cast<unsigned long long>(batch.count), static_cast<unsigned long long>(batch.message_bytes),
+              fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets_device.data()),
+              static_cast<const std::uint8_t*>(secret.data()), static_cast<const std::uint8_t*>(aad.data()),
+              with_aad ? static_cast<const std::uint64_t*>(aad_offsets.data()) : no_offsets, tags_device.data());
+  if (aead) tags_device.copy_to(std::span<std::uint8_t>(tags, batch.count * aead_tag_bytes), stream);
+  synchronize(device, stream);
+}
+
+}  // namespace detail
+}  // namespace opkit::ops

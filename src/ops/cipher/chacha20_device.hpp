@@ -1,0 +1,29 @@
+// ChaCha20 and ChaCha20-Poly1305 on one device of any backend: the embedded kernels
+// (kernels/chacha20_*.cu) compiled for it and launched. The device-specific part of the cipher
+// operators (with the AES launchers of aes_device.hpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "cipher_checks.hpp"
+
+namespace opkit::ops::detail {
+
+// One message of `bytes` at device pointers in/out (exactly in place or disjoint). iv: the
+// 16-byte form from check_message. For the AEAD, aad (host memory) is authenticated and the
+// 16-byte tag computed (over the ciphertext: the output when encrypting, the input when
+// decrypting) is written to tag (host memory). Waits for the device; device key material is
+// zeroed before it returns.
+void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes key, const Iv16& iv, Bytes aad,
+                          const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::uint8_t* tag,
+                          const Stream* stream);
+
+// A checked batch at device pointers in/out; offsets are host offsets into them (fixed-length
+// batches pass none to the device). tags: host memory, 16 bytes per message (AEAD).
+void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const CipherBatch& batch,
+                           const std::vector<std::uint64_t>& offsets, const CheckedBatch& checked,
+                           const std::uint8_t* in, std::uint8_t* out, std::uint8_t* tags, const Stream* stream);
+
+}  // namespace opkit::ops::detail

@@ -1,0 +1,164 @@
+// Validation of cipher arguments (see cipher_checks.hpp).
+#include "cipher_checks.hpp"
+
+#include <cstring>
+#include <string>
+
+namespace opkit::ops::detail {
+namespace {
+
+Error bad(const char* stage, const std::string& message) {
+  return Error(Errc::invalid_argument, stage, message);
+}
+
+bool gcm(Cipher c) {
+  return c == Cipher::aes_128_gcm || c == Cipher::aes_192_gcm || c == Cipher::aes_256_gcm;
+}
+
+std::string name(Cipher c) {
+  return std::string(cipher_traits(c).name);
+}
+
+void check_tag_bytes(Cipher cipher, std::size_t tag_bytes, const char* stage) {
+  const CipherTraits& t = cipher_traits(cipher);
+  if (!t.aead) {
+    if (tag_bytes != 0) throw bad(stage, name(cipher) + " has no tag; pass an empty tag buffer");
+    return;
+  }
+  const bool ok = gcm(cipher) ? (tag_bytes >= 12 && tag_bytes <= 16) || tag_bytes == 8 || tag_bytes == 4
+                              : tag_bytes == aead_tag_bytes;
+  if (!ok)
+    throw bad(stage, "a " + name(cipher) + " tag of " + std::to_string(tag_bytes) + " bytes is not allowed (" +
+                         (gcm(cipher) ? "GCM: 16, 15, 14, 13, 12, 8 or 4" : "16 bytes") + ")");
+}
+
+}  // namespace
+
+Iv16 check_message(Cipher cipher, std::size_t key_bytes, Bytes iv, std::size_t tag_bytes, std::uint64_t bytes,
+                   std::uint32_t chacha20_counter, const char* stage) {
+  const CipherTraits& t = cipher_traits(cipher);
+  if (key_bytes != t.key_bytes)
+    throw bad(stage, name(cipher) + " needs a " + std::to_string(t.key_bytes) + "-byte key, got " +
+                         std::to_string(key_bytes) + " bytes");
+  check_tag_bytes(cipher, tag_bytes, stage);
+  Iv16 out{};
+  const std::uint64_t blocks = (bytes + t.block_bytes - 1) / t.block_bytes;
+  switch (cipher) {
+    case Cipher::aes_128_ctr:
+    case Cipher::aes_192_ctr:
+    case Cipher::aes_256_ctr:
+      // The 128-bit counter wraps modulo 2^128 as in OpenSSL; no length reaches that.
+      if (iv.size() != 16) throw bad(stage, name(cipher) + " needs a 16-byte IV, got " + std::to_string(iv.size()));
+      std::memcpy(out.data(), iv.data(), 16);
+      return out;
+    case Cipher::aes_128_gcm:
+    case Cipher::aes_192_gcm:
+    case Cipher::aes_256_gcm:
+      if (iv.empty()) throw bad(stage, "a GCM nonce of 0 bytes is not allowed (SP 800-38D); 12 bytes is standard");
+      if (blocks > (std::uint64_t{1} << 32) - 2)
+        throw bad(stage, "GCM encrypts at most (2^32 - 2) 16-byte blocks (68,719,476,704 bytes) per nonce; got " +
+                             std::to_string(bytes) + " bytes");
+      return out;
+    case Cipher::chacha20: {
+      std::uint32_t counter = chacha20_counter;
+      if (iv.size() == 16) {
+        counter =
+            std::uint32_t{iv[0]} | std::uint32_t{iv[1]} << 8 | std::uint32_t{iv[2]} << 16 | std::uint32_t{iv[3]} << 24;
+        std::memcpy(out.data(), iv.data(), 16);
+      } else if (iv.size() == 12) {
+        for (int i = 0; i < 4; ++i) out[i] = static_cast<std::uint8_t>(counter >> (8 * i));
+        std::memcpy(out.data() + 4, iv.data(), 12);
+      } else {
+        throw bad(stage, "chacha20 needs a 16-byte IV (counter || nonce) or a 12-byte nonce, got " +
+                             std::to_string(iv.size()) + " bytes");
+      }
+      if (blocks > (std::uint64_t{1} << 32) - counter)
+        throw bad(stage, "chacha20's 32-bit block counter from " + std::to_string(counter) + " covers " +
+                             std::to_string(((std::uint64_t{1} << 32) - counter) * 64) + " bytes; got " +
+                             std::to_string(bytes));
+      return out;
+    }
+    case Cipher::chacha20_poly1305:
+      if (iv.size() != 12)
+        throw bad(stage, "chacha20-poly1305 needs a 12-byte nonce, got " + std::to_string(iv.size()) + " bytes");
+      if (blocks > (std::uint64_t{1} << 32) - 1)
+        throw bad(stage,
+                  "chacha20-poly1305 encrypts at most 274,877,906,880 bytes per nonce; got " + std::to_string(bytes));
+      std::memcpy(out.data() + 4, iv.data(), 12);
+      return out;
+  }
+  throw bad(stage, "unknown cipher");
+}
+
+void check_in_out(const void* in, std::size_t in_bytes, const void* out, std::size_t out_bytes, const char* stage) {
+  if (in_bytes != out_bytes)
+    throw bad(stage, "output of " + std::to_string(out_bytes) + " bytes for " + std::to_string(in_bytes) +
+                         " bytes of input; they must be the same size");
+  if (in == out || in_bytes == 0) return;
+  const auto a = reinterpret_cast<std::uintptr_t>(in), b = reinterpret_cast<std::uintptr_t>(out);
+  if (a < b + out_bytes && b < a + in_bytes)
+    throw bad(stage, "input and output overlap without being the same buffer (in place must be exactly in place)");
+}
+
+std::vector<std::uint64_t> batch_offsets(const CipherBatch& batch, std::size_t data_bytes, const char* stage) {
+  std::vector<std::uint64_t> offsets;
+  if (batch.offsets.empty()) {
+    if (batch.count != 0 && batch.message_bytes > data_bytes / batch.count)
+      throw bad(stage, std::to_string(batch.count) + " messages of " + std::to_string(batch.message_bytes) +
+                           " bytes do not fit " + std::to_string(data_bytes) + " bytes of data");
+    if (batch.count * batch.message_bytes != data_bytes)
+      throw bad(stage, std::to_string(data_bytes) + " bytes of data are not " + std::to_string(batch.count) +
+                           " messages of " + std::to_string(batch.message_bytes) + " bytes");
+    offsets.resize(batch.count + 1);
+    for (std::size_t i = 0; i <= batch.count; ++i) offsets[i] = i * batch.message_bytes;
+    return offsets;
+  }
+  if (batch.offsets.size() != batch.count + 1)
+    throw bad(stage, std::to_string(batch.count) + " messages need " + std::to_string(batch.count + 1) +
+                         " offsets, got " + std::to_string(batch.offsets.size()));
+  for (std::size_t i = 0; i < batch.count; ++i)
+    if (batch.offsets[i + 1] < batch.offsets[i] || batch.offsets[i + 1] > data_bytes)
+      throw bad(stage, "offsets of message " + std::to_string(i) + " run backwards or past the end of the data (" +
+                           std::to_string(data_bytes) + " bytes)");
+  if (batch.offsets[0] > data_bytes) throw bad(stage, "offset past the end of the data");
+  offsets.assign(batch.offsets.begin(), batch.offsets.end());
+  return offsets;
+}
+
+CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, std::span<const std::uint64_t> offsets,
+                         std::size_t tags_bytes, std::uint32_t chacha20_counter, const char* stage) {
+  const CipherTraits& t = cipher_traits(cipher);
+  CheckedBatch checked;
+  if (batch.keys.size() != batch.count * t.key_bytes)
+    throw bad(stage, std::to_string(batch.count) + " messages need " + std::to_string(batch.count) + " x " +
+                         std::to_string(t.key_bytes) + " key bytes, got " + std::to_string(batch.keys.size()));
+  if (batch.ivs.size() != batch.count * batch.iv_bytes)
+    throw bad(stage, std::to_string(batch.count) + " messages need " + std::to_string(batch.count) + " x " +
+                         std::to_string(batch.iv_bytes) + " IV bytes, got " + std::to_string(batch.ivs.size()));
+  if (!batch.aad_offsets.empty()) {
+    if (!t.aead) throw bad(stage, name(cipher) + " takes no AAD");
+    if (batch.aad_offsets.size() != batch.count + 1)
+      throw bad(stage, std::to_string(batch.count) + " messages need " + std::to_string(batch.count + 1) +
+                           " AAD offsets, got " + std::to_string(batch.aad_offsets.size()));
+    for (std::size_t i = 0; i < batch.count; ++i)
+      if (batch.aad_offsets[i + 1] < batch.aad_offsets[i] || batch.aad_offsets[i + 1] > batch.aad.size())
+        throw bad(stage, "AAD offsets of message " + std::to_string(i) + " run backwards or past the AAD's end");
+  } else if (!batch.aad.empty()) {
+    throw bad(stage, "batch AAD needs aad_offsets (count + 1 of them)");
+  }
+  std::size_t& tag_bytes = checked.tag_bytes;
+  if (t.aead && batch.count != 0) {
+    if (tags_bytes % batch.count != 0)
+      throw bad(stage, "a tag buffer of " + std::to_string(tags_bytes) + " bytes is not one tag per message");
+    tag_bytes = tags_bytes / batch.count;
+  } else if (tags_bytes != 0) {
+    throw bad(stage, t.aead ? "an empty batch has no tags" : name(cipher) + " has no tag; pass an empty tag buffer");
+  }
+  checked.ivs.resize(batch.count);
+  for (std::size_t i = 0; i < batch.count; ++i)
+    checked.ivs[i] = check_message(cipher, t.key_bytes, batch.ivs.subspan(i * batch.iv_bytes, batch.iv_bytes),
+                                   tag_bytes, offsets[i + 1] - offsets[i], chacha20_counter, stage);
+  return checked;
+}
+
+}  // namespace opkit::ops::detail

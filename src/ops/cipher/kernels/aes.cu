@@ -1,0 +1,362 @@
+// AES-CTR and AES-GCM kernels, constant-time (bitsliced AES, multiply-with-holes GHASH):
+//   aes_setup   one thread per message: key schedule, GCM's H, J0, E_K(J0) and hash-key powers;
+//   aes_ctr     32 blocks per thread: counter blocks built bitsliced, encrypted, XORed with data;
+//   aes_ghash   GHASH over AAD || C || lengths, in chunks of blocks combined with powers of H;
+//   aes_gcm_tag one thread per message: tag = E_K(J0) ^ GHASH, written or compared.
+// Positions, lengths and verdicts are public and may steer branches; keys, data and H never do.
+#include "aes_gf128.cuh"
+#include "aes_key.cuh"
+#include "aes_state.cuh"
+
+#define AES_MODE_CTR 0u
+#define AES_MODE_GCM 1u
+
+__device__ __forceinline__ unsigned int aes_load_be32(const unsigned char* p) {
+  return (static_cast<unsigned int>(p[0]) << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
+}
+
+__device__ __forceinline__ unsigned int aes_bswap32(unsigned int x) {
+  return __byte_perm(x, 0, 0x0123);
+}
+
+// Up to 16 bytes at p as little-endian words, zero-padded.
+__device__ __forceinline__ void aes_load_block(const unsigned char* p, unsigned long long bytes, unsigned int* w) {
+  if (bytes >= 16 && (reinterpret_cast<unsigned long long>(p) & 15) == 0) {
+    const uint4 v = *reinterpret_cast<const uint4*>(p);
+    w[0] = v.x;
+    w[1] = v.y;
+    w[2] = v.z;
+    w[3] = v.w;
+    return;
+  }
+  // Byte by byte into two 64-bit halves (no runtime-indexed array: it would live in local memory).
+  unsigned long long lo = 0, hi = 0;
+  const unsigned int n = bytes < 16 ? static_cast<unsigned int>(bytes) : 16u;
+  for (unsigned int i = 0; i < n; ++i) {
+    const unsigned long long byte = p[i];
+    if (i < 8)
+      lo |= byte << (8 * i);
+    else
+      hi |= byte << (8 * (i - 8));
+  }
+  w[0] = static_cast<unsigned int>(lo);
+  w[1] = static_cast<unsigned int>(lo >> 32);
+  w[2] = static_cast<unsigned int>(hi);
+  w[3] = static_cast<unsigned int>(hi >> 32);
+}
+
+// Bit q of the lane number k, over the 32 lanes: lanes k with bit q set.
+__device__ __forceinline__ aes_word aes_lane_bits(int q) {
+  return q == 0 ? 0xaaaaaaaau : q == 1 ? 0xccccccccu : q == 2 ? 0xf0f0f0f0u : q == 3 ? 0xff00ff00u : 0xffff0000u;
+}
+
+// Message m is bytes [start, start + length) of its buffer.
+__device__ __forceinline__ void aes_message_span(const unsigned long long* offsets, unsigned long long fixed_bytes,
+                                                 unsigned long long m, unsigned long long& start,
+                                                 unsigned long long& length) {
+  if (offsets != nullptr) {
+    start = offsets[m];
+    length = offsets[m + 1] - start;
+  } else {
+    start = m * fixed_bytes;
+    length = fixed_bytes;
+  }
+}
+
+// Precomputed round-key masks of one message (bulk): 128 words for each of up to 15 round keys.
+#define AES_MASK_WORDS (128 * 15)
+
+// mode AES_MODE_CTR: ivs holds 16-byte counter blocks. AES_MODE_GCM: ivs holds iv_bytes-byte IVs,
+// and ghash_chunk_blocks > 0 asks for the powers H^(chunk_blocks * 2^s) of bulk GHASH; masks, if not
+// null, receives each message's round keys as masks (AES_MASK_WORDS words per message).
+extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys, unsigned int key_bytes,
+                                     const unsigned char* ivs, unsigned int iv_bytes, unsigned int mode,
+                                     unsigned long long count, unsigned long long ghash_chunk_blocks, aes_word* masks) {
+  const unsigned long long m = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (m >= count) return;
+  AesState& st = states[m];
+  const int rounds = aes_expand_key(keys + m * key_bytes, key_bytes, st.round_keys);
+  st.rounds = static_cast<unsigned int>(rounds);
+  if (masks != nullptr) {
+    const AesKeyBits bits{st.round_keys};
+    for (int r = 0; r <= rounds; ++r)
+      for (int j = 0; j < 128; ++j) masks[m * AES_MASK_WORDS + 128 * r + j] = bits.mask(r, j);
+  }
+  const unsigned char* iv = ivs + m * iv_bytes;
+  if (mode == AES_MODE_CTR) {
+    st.counter_bits = 128;
+    for (int i = 0; i < 4; ++i) st.counter[i] = aes_load_be32(iv + 4 * i);
+    return;
+  }
+  st.counter_bits = 32;
+  const unsigned int zero[4] = {0, 0, 0, 0};
+  unsigned int w[4];
+  aes_encrypt_block(st.round_keys, rounds, zero, w);
+  const AesGf128 h = aes_gf128_from_words(w);
+  st.h = h;
+  unsigned int j0[4];
+  if (iv_bytes == 12) {
+    aes_load_block(iv, 12, j0);
+    j0[3] = 0x01000000u;  // bytes 00 00 00 01
+  } else {
+    // J0 = GHASH_H(IV || 0-padding || 0^64 || [8 * len(IV)]_64)
+    AesGf128 y = {0, 0};
+    for (unsigned int at = 0; at < iv_bytes; at += 16) {
+      aes_load_block(iv + at, iv_bytes - at, w);
+      const AesGf128 x = aes_gf128_from_words(w);
+      y.lo ^= x.lo;
+      y.hi ^= x.hi;
+      y = aes_gf128_mul(y, h);
+    }
+    const unsigned long long bits = 8ull * iv_bytes;
+    const unsigned int len[4] = {0, 0, aes_bswap32(static_cast<unsigned int>(bits >> 32)),
+                                 aes_bswap32(static_cast<unsigned int>(bits))};
+    const AesGf128 x = aes_gf128_from_words(len);
+    y.lo ^= x.lo;
+    y.hi ^= x.hi;
+    y = aes_gf128_mul(y, h);
+    aes_gf128_to_words(y, j0);
+  }
+  aes_encrypt_block(st.round_keys, rounds, j0, st.tag_mask);
+  for (int i = 0; i < 4; ++i) st.counter[i] = aes_bswap32(j0[i]);
+  st.counter[3] += 1;  // inc32(J0): the first data block
+  st.ghash.lo = st.ghash.hi = 0;
+  if (ghash_chunk_blocks > 0) {
+    // H^chunk_blocks by square-and-multiply on the public exponent, then repeated squares.
+    AesGf128 p = {1, 0}, base = h;
+    for (unsigned long long e = ghash_chunk_blocks; e != 0; e >>= 1) {
+      if (e & 1) p = aes_gf128_mul(p, base);
+      base = aes_gf128_mul(base, base);
+    }
+    for (int s = 0; s < AES_GHASH_POWERS; ++s) {
+      st.h_powers[s] = p;
+      p = aes_gf128_mul(p, p);
+    }
+  }
+}
+
+// Thread u covers 32 blocks of one message. stride 1: blocks 32 v .. 32 v + 31 of the message's
+// unit v (batch). stride 32: a warp covers 1024 consecutive blocks and lane t of it the blocks
+// t, t + 32, ... (bulk: each store instruction of a warp writes 512 consecutive bytes).
+// Messages use units_per_message units each, or unit_starts[m] .. unit_starts[m + 1] - 1.
+// verdicts (GCM open): messages whose verdict is 0 are skipped (not written). Masked: the round
+// keys come from aes_setup's precomputed masks, else from the key bytes of the state.
+template <bool Masked>
+__device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsigned char* in, unsigned char* out,
+                                             const unsigned long long* offsets, unsigned long long fixed_bytes,
+                                             unsigned long long count, unsigned long long units_per_message,
+                                             const unsigned long long* unit_starts, unsigned long long total_units,
+                                             unsigned int stride, const unsigned char* verdicts,
+                                             const aes_word* masks) {
+  const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (u >= total_units) return;
+  unsigned long long m, v;
+  if (unit_starts != nullptr) {
+    unsigned long long lo = 0, hi = count;  // the last m with unit_starts[m] <= u
+    while (hi - lo > 1) {
+      const unsigned long long mid = (lo + hi) / 2;
+      if (unit_starts[mid] <= u)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    m = lo;
+    v = u - unit_starts[m];
+  } else {
+    m = u / units_per_message;
+    v = u % units_per_message;
+  }
+  if (verdicts != nullptr && verdicts[m] == 0) return;
+  unsigned long long start, length;
+  aes_message_span(offsets, fixed_bytes, m, start, length);
+  const unsigned long long blocks = (length + 15) / 16;
+  const unsigned long long first = stride == 1 ? 32 * v : 1024 * (v >> 5) + (v & 31);
+  if (first >= blocks) return;
+  const AesState& st = states[m];
+  AesKeyBits key_bits{st.round_keys};
+  AesKeyMasks key_masks{masks + (Masked ? m * AES_MASK_WORDS : 0)};
+
+  // Counter of block `first`: the message's first counter plus `first`, modulo 2^counter_bits.
+  unsigned int c[4] = {st.counter[0], st.counter[1], st.counter[2], st.counter[3]};
+  if (st.counter_bits == 32) {
+    c[3] += static_cast<unsigned int>(first);
+  } else {
+    unsigned long long low = (static_cast<unsigned long long>(c[2]) << 32) | c[3];
+    unsigned long long high = (static_cast<unsigned long long>(c[0]) << 32) | c[1];
+    const unsigned long long sum = low + first;
+    high += sum < low;
+    c[0] = static_cast<unsigned int>(high >> 32);
+    c[1] = static_cast<unsigned int>(high);
+    c[2] = static_cast<unsigned int>(sum >> 32);
+    c[3] = static_cast<unsigned int>(sum);
+  }
+  // Block k's counter is c + stride * k: a bitsliced ripple-carry add of the lane numbers (the
+  // constant patterns below, at bits log2(stride) ..) to the uniform c. Counter bit p is bit
+  // p % 8 of block byte 15 - p / 8 (big-endian). Bits at and above counter_bits do not change.
+  const bool lanes_low = stride == 1;  // lane numbers at counter bits 0..4 (else 5..9)
+  const int carry_bits = static_cast<int>(st.counter_bits);
+  aes_word s[128];
+  aes_word carry = 0;
+#pragma unroll
+  for (int p = 0; p < 128; ++p) {
+    const aes_word b = 0u - ((c[3 - (p >> 5)] >> (p & 31)) & 1u);
+    const aes_word k = p < 5    ? (lanes_low ? aes_lane_bits(p) : 0u)
+                       : p < 10 ? (lanes_low ? 0u : aes_lane_bits(p - 5))
+                                : 0u;
+    aes_word bit = b;
+    if (p < carry_bits) {
+      bit = b ^ k ^ carry;
+      carry = (b & k) | (carry & (b ^ k));
+    }
+    const int j = 8 * (15 - (p >> 3)) + (p & 7);
+    s[j] = bit ^ (Masked ? key_masks.mask(0, j) : key_bits.mask(0, j));
+  }
+  if (Masked)
+    aes_encrypt_rounds(s, key_masks, static_cast<int>(st.rounds));
+  else
+    aes_encrypt_rounds(s, key_bits, static_cast<int>(st.rounds));
+  aes_transpose_state(s);
+
+  const unsigned char* src = in + start;
+  unsigned char* dst = out + start;
+  const bool aligned =
+      ((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst)) & 15) == 0;
+#pragma unroll
+  for (int k = 0; k < 32; ++k) {
+    const unsigned long long d = first + static_cast<unsigned long long>(stride) * k;
+    if (d >= blocks) continue;
+    const unsigned long long at = 16 * d;
+    if (aligned && at + 16 <= length) {
+      const uint4 x = *reinterpret_cast<const uint4*>(src + at);
+      *reinterpret_cast<uint4*>(dst + at) = make_uint4(x.x ^ s[k], x.y ^ s[32 + k], x.z ^ s[64 + k], x.w ^ s[96 + k]);
+    } else {
+      // Unaligned buffers or the last, partial block: byte by byte.
+      const unsigned long long lo = (static_cast<unsigned long long>(s[32 + k]) << 32) | s[k];
+      const unsigned long long hi = (static_cast<unsigned long long>(s[96 + k]) << 32) | s[64 + k];
+      const unsigned int n = length - at < 16 ? static_cast<unsigned int>(length - at) : 16u;
+      for (unsigned int i = 0; i < n; ++i) {
+        const unsigned long long ks = i < 8 ? lo >> (8 * i) : hi >> (8 * (i - 8));
+        dst[at + i] = static_cast<unsigned char>(src[at + i] ^ ks);
+      }
+    }
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+    aes_ctr(const AesState* states, const unsigned char* in, unsigned char* out, const unsigned long long* offsets,
+            unsigned long long fixed_bytes, unsigned long long count, unsigned long long units_per_message,
+            const unsigned long long* unit_starts, unsigned long long total_units, unsigned int stride,
+            const unsigned char* verdicts) {
+  aes_ctr_body<false>(states, in, out, offsets, fixed_bytes, count, units_per_message, unit_starts, total_units, stride,
+                      verdicts, nullptr);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
+    aes_ctr_masked(const AesState* states, const unsigned char* in, unsigned char* out,
+                   const unsigned long long* offsets, unsigned long long fixed_bytes, unsigned long long count,
+                   unsigned long long units_per_message, const unsigned long long* unit_starts,
+                   unsigned long long total_units, unsigned int stride, const unsigned char* verdicts,
+                   const aes_word* masks) {
+  aes_ctr_body<true>(states, in, out, offsets, fixed_bytes, count, units_per_message, unit_starts, total_units, stride,
+                     verdicts, masks);
+}
+
+// GHASH block i of message m's stream AAD || 0-pad || C || 0-pad || [8 len(A)]_64 [8 len(C)]_64.
+__device__ __forceinline__ AesGf128 aes_ghash_block(const unsigned char* aad, unsigned long long aad_len,
+                                                    const unsigned char* data, unsigned long long data_len,
+                                                    unsigned long long i) {
+  const unsigned long long aad_blocks = (aad_len + 15) / 16, data_blocks = (data_len + 15) / 16;
+  unsigned int w[4];
+  if (i < aad_blocks) {
+    aes_load_block(aad + 16 * i, aad_len - 16 * i, w);
+  } else if (i < aad_blocks + data_blocks) {
+    const unsigned long long at = 16 * (i - aad_blocks);
+    aes_load_block(data + at, data_len - at, w);
+  } else {
+    const unsigned long long a = 8 * aad_len, c = 8 * data_len;
+    w[0] = aes_bswap32(static_cast<unsigned int>(a >> 32));
+    w[1] = aes_bswap32(static_cast<unsigned int>(a));
+    w[2] = aes_bswap32(static_cast<unsigned int>(c >> 32));
+    w[3] = aes_bswap32(static_cast<unsigned int>(c));
+  }
+  return aes_gf128_from_words(w);
+}
+
+// GHASH = sum of X_i H^(n - i + 1). The stream's n blocks are placed at the end of
+// chunks_per_message * chunk_blocks positions (zero blocks in front change nothing); thread j of
+// a message runs Horner over chunk j and multiplies the result by H^(chunk_blocks (chunks - 1 - j))
+// from the powers table; the products are XORed into the message's accumulator. With one chunk
+// per message (batch) the chunk is the whole stream.
+extern "C" __global__ void __launch_bounds__(128)
+    aes_ghash(AesState* states, const unsigned char* aad, const unsigned long long* aad_offsets,
+              unsigned long long aad_fixed, const unsigned char* data, const unsigned long long* offsets,
+              unsigned long long fixed_bytes, unsigned long long count, unsigned long long chunks_per_message,
+              unsigned long long chunk_blocks) {
+  const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const unsigned long long m = u / chunks_per_message, j = u % chunks_per_message;
+  AesGf128 acc = {0, 0};
+  if (m < count) {
+    unsigned long long aad_start, aad_len, start, length;
+    aes_message_span(aad_offsets, aad_fixed, m, aad_start, aad_len);
+    aes_message_span(offsets, fixed_bytes, m, start, length);
+    const unsigned long long n = (aad_len + 15) / 16 + (length + 15) / 16 + 1;
+    unsigned long long begin = 0, end = n;
+    if (chunks_per_message > 1) {
+      const long long pad = static_cast<long long>(chunks_per_message * chunk_blocks) - static_cast<long long>(n);
+      const long long b = static_cast<long long>(j * chunk_blocks) - pad;
+      begin = b < 0 ? 0 : static_cast<unsigned long long>(b);
+      end = static_cast<unsigned long long>(b + static_cast<long long>(chunk_blocks));
+    }
+    const AesGf128 h = states[m].h;
+    for (unsigned long long i = begin; i < end; ++i) {
+      const AesGf128 x = aes_ghash_block(aad + aad_start, aad_len, data + start, length, i);
+      acc.lo ^= x.lo;
+      acc.hi ^= x.hi;
+      acc = aes_gf128_mul(acc, h);
+    }
+    if (chunks_per_message == 1) {
+      states[m].ghash = acc;
+      return;
+    }
+    const unsigned long long e = chunks_per_message - 1 - j;
+    for (int bit = 0; bit < AES_GHASH_POWERS; ++bit)
+      if ((e >> bit) & 1) acc = aes_gf128_mul(acc, states[m].h_powers[bit]);
+  }
+  if (chunks_per_message == 1) return;
+#ifdef __CUDA_ARCH__
+  // Bulk (one message): XOR across the warp first, so that one atomic per warp remains.
+  for (int lane_mask = 16; lane_mask >= 1; lane_mask >>= 1) {
+    acc.lo ^= __shfl_xor_sync(0xffffffffu, acc.lo, lane_mask);
+    acc.hi ^= __shfl_xor_sync(0xffffffffu, acc.hi, lane_mask);
+  }
+  if ((threadIdx.x & 31) != 0) return;
+  const unsigned long long target = (static_cast<unsigned long long>(blockIdx.x) * blockDim.x) / chunks_per_message;
+#else
+  const unsigned long long target = m;
+#endif
+  if (target < count) {
+    atomicXor(&states[target].ghash.lo, acc.lo);
+    atomicXor(&states[target].ghash.hi, acc.hi);
+  }
+}
+
+// Tag = E_K(J0) ^ GHASH, its first tag_bytes bytes written to tags_out, or compared (without an
+// early exit) with tags_expected, the verdict (1: match) in verdicts[m].
+extern "C" __global__ void aes_gcm_tag(const AesState* states, unsigned long long count, unsigned int tag_bytes,
+                                       unsigned char* tags_out, const unsigned char* tags_expected,
+                                       unsigned char* verdicts) {
+  const unsigned long long m = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (m >= count) return;
+  unsigned int t[4];
+  aes_gf128_to_words(states[m].ghash, t);
+  for (int i = 0; i < 4; ++i) t[i] ^= states[m].tag_mask[i];
+  const unsigned long long lo = (static_cast<unsigned long long>(t[1]) << 32) | t[0];
+  const unsigned long long hi = (static_cast<unsigned long long>(t[3]) << 32) | t[2];
+  unsigned int diff = 0;
+  for (unsigned int i = 0; i < tag_bytes; ++i) {
+    const unsigned char byte = static_cast<unsigned char>(i < 8 ? lo >> (8 * i) : hi >> (8 * (i - 8)));
+    if (tags_out != nullptr) tags_out[m * tag_bytes + i] = byte;
+    if (tags_expected != nullptr) diff |= byte ^ tags_expected[m * tag_bytes + i];
+  }
+  if (verdicts != nullptr) verdicts[m] = diff == 0 ? 1 : 0;
+}

@@ -1,0 +1,194 @@
+// Bulk ChaCha20 and ChaCha20-Poly1305 over one message split across the whole device.
+//
+// chacha20_xor: one thread per 64-byte keystream block (block counter = first counter + index),
+// 16-byte loads and stores. chacha20_poly1305_*: each thread of the main kernel en/decrypts one
+// 256-byte piece and evaluates Poly1305 over its 16 ciphertext blocks; pieces are combined in a
+// shared-memory tree per thread block (Poly(A || B) = Poly(A) * r^|B| + Poly(B)), the block
+// results by the finish kernel, which also takes the last (possibly short) piece, the AAD and the
+// length block, and writes the tag. Pieces are aligned to the right (leading empty pieces), so
+// every combined part has a power-of-two length and its multiplier is a table entry r^(2^e).
+//
+// Compile-time parameters (-D):
+//   ALIGNED   1: in and out are 16-byte aligned (vector loads); 0 (default): byte loads
+//   BLOCK     threads per block of the Poly1305 kernels, a power of two (default 256)
+//   DECRYPT   1: the input is the ciphertext that Poly1305 reads; 0 (default): the output is
+#include "poly1305.cuh"
+
+#ifndef ALIGNED
+#define ALIGNED 0
+#endif
+#ifndef BLOCK
+#define BLOCK 256
+#endif
+#ifndef DECRYPT
+#define DECRYPT 0
+#endif
+
+#define PIECE_BYTES 256u  // bytes per thread of the AEAD main kernel: 4 ChaCha20 blocks, 16 Poly1305 blocks
+
+// Where the one-time Poly1305 key lives while the operation runs (device memory, zeroed after).
+struct poly1305_key {
+  poly1305_elem power[POLY1305_POWERS];  // r^(2^e)
+  unsigned int s[4];
+};
+
+CIPHER_FN void chacha20_load_params(const chacha20_params* p, unsigned int key[8], unsigned int nonce[3],
+                                    unsigned int* counter) {
+#pragma unroll
+  for (int i = 0; i < 8; ++i) key[i] = p->key[i];
+#pragma unroll
+  for (int i = 0; i < 3; ++i) nonce[i] = p->nonce[i];
+  *counter = p->counter;
+}
+
+// XORs one 64-byte block at offset `at` of an n-byte message with keystream ks; the ciphertext
+// words go to ct (zero-padded past the end) when the caller MACs them.
+CIPHER_FN void chacha20_xor_block(const unsigned char* in, unsigned char* out, unsigned long long at,
+                                  unsigned long long n, const unsigned int ks[16], cipher_vec4 ct[4]) {
+  if (at + 64u <= n) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const cipher_vec4 x = cipher_load16<ALIGNED != 0>(in + at + 16 * j);
+      const cipher_vec4 y = cipher_xor(x, ks + 4 * j);
+      cipher_store16<ALIGNED != 0>(out + at + 16 * j, y);
+      ct[j] = DECRYPT ? x : y;
+    }
+    return;
+  }
+  for (int j = 0; j < 4; ++j) {
+    const unsigned long long p = at + 16u * j;
+    const unsigned int left = p >= n ? 0u : (n - p >= 16u ? 16u : (unsigned int)(n - p));
+    const cipher_vec4 x = cipher_load_partial(in + (p < n ? p : 0), left);
+    cipher_vec4 y = cipher_xor(x, ks + 4 * j);
+    cipher_store_partial(out + (p < n ? p : 0), y, left);
+    y = cipher_keep_bytes(y, left);  // Poly1305 pads the ciphertext with zeros
+    ct[j] = DECRYPT ? x : y;
+  }
+}
+
+__global__ void chacha20_xor(const unsigned char* in, unsigned char* out, unsigned long long n,
+                             const chacha20_params* params) {
+  const unsigned long long index = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned long long at = index * 64u;
+  if (at >= n) return;
+  unsigned int key[8], nonce[3], counter, ks[16];
+  chacha20_load_params(params, key, nonce, &counter);
+  chacha20_block(ks, key, counter + (unsigned int)index, nonce);
+  cipher_vec4 unused[4];
+  chacha20_xor_block(in, out, at, n, ks, unused);
+}
+
+// One thread: the one-time key (RFC 8439 2.6: block 0 of the stream) and the power table.
+__global__ void chacha20_poly1305_setup(const chacha20_params* params, poly1305_key* key_out) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  unsigned int key[8], nonce[3], counter, ks[16];
+  chacha20_load_params(params, key, nonce, &counter);
+  chacha20_block(ks, key, 0u, nonce);
+  poly1305_elem r = poly1305_clamped_r(ks);
+  key_out->power[0] = r;
+  for (int e = 1; e < POLY1305_POWERS; ++e) {
+    r = poly1305_mul(r, poly1305_multiplier(r));
+    key_out->power[e] = r;
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) key_out->s[i] = ks[4 + i];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) ks[i] = 0;
+}
+
+CIPHER_FN int log2_of(unsigned long long x) {
+  int e = 0;
+  while ((1ull << e) < x) ++e;
+  return e;
+}
+
+// Shared-memory tree over BLOCK values, each covering 2^unit_log2 Poly1305 blocks; returns the
+// combined value in thread 0. Steps depend only on thread indices.
+CIPHER_FN poly1305_elem poly1305_block_tree(poly1305_elem h, const poly1305_key* key, int unit_log2) {
+  __shared__ poly1305_elem tree[BLOCK];
+  const unsigned int tid = threadIdx.x;
+  tree[tid] = h;
+  __syncthreads();
+  for (unsigned int s = 1, e = 0; s < BLOCK; s <<= 1, ++e) {
+    poly1305_elem combined;
+    const bool left = tid % (2u * s) == 0u;
+    if (left) combined = poly1305_add(poly1305_mul(tree[tid], poly1305_multiplier(key->power[unit_log2 + e])),
+                                      tree[tid + s]);
+    __syncthreads();
+    if (left) tree[tid] = combined;
+    __syncthreads();
+  }
+  return tree[0];
+}
+
+// Pieces [0, full_pieces) of 256 bytes, right-aligned: virtual thread v runs piece v - pad.
+// partials[blockIdx.x] = Poly of the block's pieces.
+__global__ void __launch_bounds__(BLOCK) chacha20_poly1305_main(const unsigned char* in, unsigned char* out,
+                                                                unsigned long long full_pieces, unsigned long long pad,
+                                                                const chacha20_params* params, const poly1305_key* key,
+                                                                poly1305_elem* partials) {
+  const unsigned long long v = (unsigned long long)blockIdx.x * BLOCK + threadIdx.x;
+  poly1305_elem h = poly1305_zero();
+  if (v >= pad && v - pad < full_pieces) {
+    const unsigned long long piece = v - pad;
+    unsigned int k[8], nonce[3], counter, ks[16];
+    chacha20_load_params(params, k, nonce, &counter);
+    const poly1305_mul_by r = poly1305_multiplier(key->power[0]);
+    for (int c = 0; c < 4; ++c) {
+      chacha20_block(ks, k, 1u + (unsigned int)(piece * 4u) + (unsigned int)c, nonce);
+      cipher_vec4 ct[4];
+      const unsigned long long at = piece * PIECE_BYTES + 64u * c;
+      chacha20_xor_block(in, out, at, at + 64u, ks, ct);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) h = poly1305_step(h, ct[j], r);
+    }
+  }
+  h = poly1305_block_tree(h, key, 4);  // a piece is 16 = 2^4 Poly1305 blocks
+  if (threadIdx.x == 0) partials[blockIdx.x] = h;
+}
+
+// One block. Combines `groups` partials (each BLOCK pieces), right-aligned in BLOCK runs of
+// per_thread (a power of two); thread 0 then adds the last piece (bytes from last_at to n), the
+// AAD in front and the length block behind, and writes the 16-byte tag.
+__global__ void __launch_bounds__(BLOCK) chacha20_poly1305_finish(
+    const unsigned char* in, unsigned char* out, unsigned long long n, unsigned long long last_at,
+    const chacha20_params* params, const poly1305_key* key, const poly1305_elem* partials, unsigned long long groups,
+    unsigned long long per_thread, const unsigned char* aad, unsigned long long aad_bytes, unsigned char* tag) {
+  const int group_log2 = 4 + log2_of(BLOCK);
+  const unsigned long long pad = per_thread * BLOCK - groups;
+  const poly1305_mul_by group_mul = poly1305_multiplier(key->power[group_log2]);
+  poly1305_elem h = poly1305_zero();
+  for (unsigned long long i = 0; i < per_thread; ++i) {
+    const unsigned long long v = threadIdx.x * per_thread + i;
+    const poly1305_elem p = v >= pad ? partials[v - pad] : poly1305_zero();
+    h = poly1305_add(poly1305_mul(h, group_mul), p);
+  }
+  h = poly1305_block_tree(h, key, group_log2 + log2_of(per_thread));
+  if (threadIdx.x != 0) return;
+
+  const poly1305_mul_by r = poly1305_multiplier(key->power[0]);
+  poly1305_elem last = poly1305_zero();
+  if (last_at < n) {  // the last piece, 1..256 bytes
+    unsigned int k[8], nonce[3], counter, ks[16];
+    chacha20_load_params(params, k, nonce, &counter);
+    for (unsigned long long at = last_at; at < n; at += 64u) {
+      chacha20_block(ks, k, 1u + (unsigned int)(at / 64u), nonce);
+      cipher_vec4 ct[4];
+      chacha20_xor_block(in, out, at, n, ks, ct);
+      for (int j = 0; j < 4 && at + 16u * j < n; ++j) last = poly1305_step(last, ct[j], r);
+    }
+    const unsigned long long last_blocks = (n - last_at + 15u) / 16u;
+    h = poly1305_add(poly1305_mul(h, poly1305_multiplier(poly1305_pow(key->power, last_blocks))), last);
+  }
+  poly1305_elem a = poly1305_zero();
+  for (unsigned long long at = 0; at < aad_bytes; at += 16u) {
+    const unsigned int left = aad_bytes - at >= 16u ? 16u : (unsigned int)(aad_bytes - at);
+    a = poly1305_step(a, cipher_load_partial(aad + at, left), r);
+  }
+  h = poly1305_add(poly1305_mul(a, poly1305_multiplier(poly1305_pow(key->power, (n + 15u) / 16u))), h);
+  cipher_vec4 lengths;
+  lengths.x = (unsigned int)aad_bytes, lengths.y = (unsigned int)(aad_bytes >> 32);
+  lengths.z = (unsigned int)n, lengths.w = (unsigned int)(n >> 32);
+  h = poly1305_step(h, lengths, r);
+  cipher_store_partial(tag, poly1305_finish(h, key->s), 16u);
+}

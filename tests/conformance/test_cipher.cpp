@@ -1,0 +1,308 @@
+// Every cipher on every target against OpenSSL EVP called directly (cipher_test_support.hpp), on
+// fresh random keys, IVs, AAD and data: bulk messages of the edge lengths and a large one, in
+// place or not, through the device-buffer API on a device and the host-data API everywhere
+// (host: OpenSSL over the worker threads); batches with a key, IV and AAD per message; and
+// forged ciphertexts, tags and AAD, which fail with the failing indices and zeroed output.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conformance/devices.hpp"
+#include "opkit/buffer.hpp"
+#include "opkit/ops/cipher.hpp"
+#include "unit/cipher_test_support.hpp"
+
+namespace {
+
+using namespace cipher_test;
+using opkit::ops::Cipher;
+using opkit::test::Target;
+namespace ops = opkit::ops;
+
+OPKIT_CONFORMANCE_OPERATOR_SUITE(Ciphers, opkit::ops::cipher_support());
+
+bool aead(Cipher c) {
+  return ops::cipher_traits(c).aead;
+}
+std::string name(Cipher c) {
+  return std::string(ops::cipher_traits(c).name);
+}
+
+// "" when equal, else where they first differ (a readable failure for MiB buffers).
+std::string difference(const Bytes& got, const Bytes& expected) {
+  if (got.size() != expected.size())
+    return std::to_string(got.size()) + " bytes, expected " + std::to_string(expected.size());
+  const auto at = std::mismatch(got.begin(), got.end(), expected.begin()).first - got.begin();
+  if (at == static_cast<std::ptrdiff_t>(got.size())) return "";
+  return "first difference at byte " + std::to_string(at) + " of " + std::to_string(got.size());
+}
+
+// The edge lengths around AES and ChaCha20 blocks and the CTR kernels' 512-byte thread unit,
+// a few random ones, and one large message (larger on a GPU, where it spans the whole device).
+std::vector<std::size_t> bulk_lengths(const Target& target) {
+  std::vector<std::size_t> lengths = {0, 1, 15, 16, 17, 63, 64, 65, 511, 512, 513};
+  for (int i = 0; i < 3; ++i) lengths.push_back(1 + random_below(4096));
+  // Host splits a CTR message over threads in MiB ranges: two ranges of whole blocks plus a tail
+  // byte (the shape that once lost its last byte).
+  lengths.push_back((std::size_t{1} << 20) + 33);
+  const std::size_t large = target.device && target.device->is_gpu() ? std::size_t{64} << 20 : std::size_t{1} << 20;
+  lengths.push_back(large + random_below(1000));
+  return lengths;
+}
+
+ops::CipherOptions host_data_options(const Target& target) {
+  return {.device = target.device};
+}
+
+// One bulk call through the target: device buffers (in place or not) on a device, host data
+// through the native path on host. `tag` is written by encrypt and read by decrypt.
+void run_bulk(const Target& target, Cipher cipher, bool encrypt, const ops::CipherKey& key, const Bytes& in, Bytes& out,
+              Bytes& tag, bool in_place) {
+  if (target.is_host()) {
+    out = in_place ? in : Bytes(in.size(), 0xAA);
+    const std::span<const std::uint8_t> from = in_place ? std::span<const std::uint8_t>(out) : in;
+    if (encrypt)
+      ops::encrypt(cipher, key, from, out, tag, host_data_options(target));
+    else
+      ops::decrypt(cipher, key, from, out, tag, host_data_options(target));
+    return;
+  }
+  const opkit::Device& device = *target.device;
+  auto a = device.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
+  auto b = device.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
+  if (!in.empty()) a.view().subview(0, in.size()).copy_from(in);
+  const auto src = opkit::BufferView<const std::uint8_t>(a.view()).subview(0, in.size());
+  const auto dst = (in_place ? a.view() : b.view()).subview(0, in.size());
+  std::optional<ops::AuthenticationError> failed;
+  try {
+    if (encrypt)
+      ops::encrypt(cipher, key, src, dst, tag, {});
+    else
+      ops::decrypt(cipher, key, src, dst, tag, {});
+  } catch (const ops::AuthenticationError& e) {
+    failed = e;
+  }
+  out = in.empty() ? Bytes{} : dst.to_host();
+  if (failed) throw *failed;
+}
+
+TEST_P(Ciphers, BulkMatchesOpenSslOnEdgeAndLargeLengthsInPlaceOrNot) {
+  for (Cipher cipher : ops::all_ciphers()) {
+    for (std::size_t len : bulk_lengths(target())) {
+      const bool in_place = len % 2 == 1;
+      const Bytes key = random_bytes(ops::cipher_traits(cipher).key_bytes);
+      const Bytes iv = random_iv(cipher, /*odd_gcm_nonce=*/len % 3 == 0);
+      const Bytes aad = aead(cipher) ? random_bytes(random_below(48)) : Bytes{};
+      const Bytes plain = random_bytes(len);
+      const Sealed expected = reference_encrypt(cipher, key, iv, aad, plain);
+      const ops::CipherKey k{key, iv, aad};
+      Bytes sealed, tag(expected.tag.size()), opened;
+      run_bulk(target(), cipher, true, k, plain, sealed, tag, in_place);
+      ASSERT_EQ(difference(sealed, expected.data), "") << name(cipher) << (in_place ? " in place" : "");
+      ASSERT_EQ(tag, expected.tag) << name(cipher) << " length " << len;
+      run_bulk(target(), cipher, false, k, sealed, opened, tag, !in_place);
+      ASSERT_EQ(difference(opened, plain), "") << name(cipher) << " decrypt" << (in_place ? "" : " in place");
+    }
+  }
+}
+
+// Host memory through a device: copied there and back on a GPU, run in place on the CPU backend.
+TEST_P(Ciphers, HostDataThroughTheTargetMatchesOpenSsl) {
+  for (Cipher cipher : ops::all_ciphers()) {
+    const std::size_t len = 1 + random_below(70000);
+    const Bytes key = random_bytes(ops::cipher_traits(cipher).key_bytes), iv = random_iv(cipher);
+    const Bytes aad = aead(cipher) ? random_bytes(1 + random_below(40)) : Bytes{}, plain = random_bytes(len);
+    const Sealed expected = reference_encrypt(cipher, key, iv, aad, plain);
+    Bytes sealed(len), tag(expected.tag.size()), opened(len);
+    ops::encrypt(cipher, {key, iv, aad}, plain, sealed, tag, host_data_options(target()));
+    ASSERT_EQ(difference(sealed, expected.data), "") << name(cipher);
+    ASSERT_EQ(tag, expected.tag) << name(cipher);
+    ops::decrypt(cipher, {key, iv, aad}, sealed, opened, tag, host_data_options(target()));
+    ASSERT_EQ(difference(opened, plain), "") << name(cipher);
+  }
+}
+
+// A fresh batch: per-message keys, IVs and AAD; fixed length, or random lengths with offsets.
+struct Batch {
+  Cipher cipher;
+  std::size_t count, fixed_bytes;
+  std::vector<std::uint64_t> offsets, aad_offsets;
+  Bytes data, keys, ivs, aad;
+  std::size_t iv_bytes;
+
+  ops::CipherBatch view() const {
+    return {.count = count,
+            .message_bytes = fixed_bytes,
+            .offsets = offsets,
+            .keys = keys,
+            .ivs = ivs,
+            .iv_bytes = iv_bytes,
+            .aad = aad,
+            .aad_offsets = aad_offsets};
+  }
+  std::uint64_t begin(std::size_t i) const { return offsets.empty() ? i * fixed_bytes : offsets[i]; }
+  std::uint64_t end(std::size_t i) const { return offsets.empty() ? (i + 1) * fixed_bytes : offsets[i + 1]; }
+  Bytes slice(const Bytes& bytes, std::size_t i) const {
+    return Bytes(bytes.begin() + static_cast<std::ptrdiff_t>(begin(i)),
+                 bytes.begin() + static_cast<std::ptrdiff_t>(end(i)));
+  }
+  Bytes part(const Bytes& bytes, std::size_t i, std::size_t width) const {
+    return Bytes(bytes.begin() + static_cast<std::ptrdiff_t>(i * width),
+                 bytes.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+  }
+  Bytes message_aad(std::size_t i) const {
+    if (aad_offsets.empty()) return {};
+    return Bytes(aad.begin() + static_cast<std::ptrdiff_t>(aad_offsets[i]),
+                 aad.begin() + static_cast<std::ptrdiff_t>(aad_offsets[i + 1]));
+  }
+};
+
+Batch random_batch(Cipher cipher, bool variable) {
+  Batch b{cipher, 1 + random_below(40), variable ? 0 : random_below(200), {}, {}, {}, {}, {}, {}, 0};
+  const bool gcm = aead(cipher) && cipher != Cipher::chacha20_poly1305;
+  b.iv_bytes = ops::cipher_traits(cipher).aead ? 12 : 16;
+  std::size_t total = b.count * b.fixed_bytes;
+  if (variable) {
+    b.offsets.push_back(0);
+    for (std::size_t i = 0; i < b.count; ++i) b.offsets.push_back(b.offsets.back() + random_below(600));
+    total = b.offsets.back();
+  }
+  b.data = random_bytes(total);
+  b.keys = random_bytes(b.count * ops::cipher_traits(cipher).key_bytes);
+  for (std::size_t i = 0; i < b.count; ++i) {
+    Bytes iv = random_iv(cipher);
+    if (gcm) iv.resize(b.iv_bytes);
+    b.ivs.insert(b.ivs.end(), iv.begin(), iv.end());
+  }
+  if (aead(cipher) && variable) {
+    b.aad_offsets.push_back(0);
+    for (std::size_t i = 0; i < b.count; ++i) b.aad_offsets.push_back(b.aad_offsets.back() + random_below(40));
+    b.aad = random_bytes(b.aad_offsets.back());
+  }
+  return b;
+}
+
+// One batch call through the target (device buffers, in place or not, or host data on host);
+// the output comes back whether or not the call throws.
+void run_batch(const Target& target, const Batch& b, bool encrypt, const Bytes& in, Bytes& out, Bytes& tags,
+               bool in_place) {
+  if (target.is_host()) {
+    out = in_place ? in : Bytes(in.size(), 0xAA);
+    const std::span<const std::uint8_t> from = in_place ? std::span<const std::uint8_t>(out) : in;
+    if (encrypt)
+      ops::encrypt_batch(b.cipher, b.view(), from, out, tags, host_data_options(target));
+    else
+      ops::decrypt_batch(b.cipher, b.view(), from, out, tags, host_data_options(target));
+    return;
+  }
+  const opkit::Device& device = *target.device;
+  auto a = device.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
+  auto c = device.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
+  if (!in.empty()) a.view().subview(0, in.size()).copy_from(in);
+  c.fill(0xAA);
+  const auto src = opkit::BufferView<const std::uint8_t>(a.view()).subview(0, in.size());
+  const auto dst = (in_place ? a.view() : c.view()).subview(0, in.size());
+  std::optional<ops::AuthenticationError> failed;
+  try {
+    if (encrypt)
+      ops::encrypt_batch(b.cipher, b.view(), src, dst, tags, {});
+    else
+      ops::decrypt_batch(b.cipher, b.view(), src, dst, tags, {});
+  } catch (const ops::AuthenticationError& e) {
+    failed = e;
+  }
+  out = in.empty() ? Bytes{} : dst.to_host();
+  if (failed) throw *failed;
+}
+
+TEST_P(Ciphers, BatchesWithPerMessageKeysMatchOpenSsl) {
+  for (Cipher cipher : ops::all_ciphers()) {
+    for (bool variable : {false, true}) {
+      const Batch b = random_batch(cipher, variable);
+      const bool in_place = variable;
+      const std::size_t tag_bytes = aead(cipher) ? 16 : 0;
+      Bytes sealed, tags(b.count * tag_bytes), opened;
+      run_batch(target(), b, true, b.data, sealed, tags, in_place);
+      for (std::size_t i = 0; i < b.count; ++i) {
+        const Sealed expected = reference_encrypt(cipher, b.part(b.keys, i, ops::cipher_traits(cipher).key_bytes),
+                                                  b.part(b.ivs, i, b.iv_bytes), b.message_aad(i), b.slice(b.data, i));
+        ASSERT_EQ(b.slice(sealed, i), expected.data) << name(cipher) << " message " << i << " of " << b.count;
+        ASSERT_EQ(b.part(tags, i, tag_bytes), expected.tag) << name(cipher) << " message " << i;
+      }
+      run_batch(target(), b, false, sealed, opened, tags, !in_place);
+      ASSERT_EQ(difference(opened, b.data), "") << name(cipher) << (variable ? " variable" : " fixed") << " decrypt";
+    }
+  }
+}
+
+// A flipped bit in ciphertext, tag or AAD: AuthenticationError, and no plaintext released.
+TEST_P(Ciphers, ForgedBulkMessagesFailAndReleaseNothing) {
+  for (Cipher cipher : ops::all_ciphers()) {
+    if (!aead(cipher)) continue;
+    const std::size_t len = 1 + random_below(3000);
+    const Bytes key = random_bytes(ops::cipher_traits(cipher).key_bytes), iv = random_iv(cipher);
+    const Bytes plain = random_bytes(len);
+    for (int where = 0; where < 3; ++where) {
+      Bytes aad = random_bytes(1 + random_below(40));
+      Sealed sealed = reference_encrypt(cipher, key, iv, aad, plain);
+      Bytes& victim = where == 0 ? sealed.data : (where == 1 ? sealed.tag : aad);
+      victim[random_below(victim.size())] ^= static_cast<std::uint8_t>(1u << random_below(8));
+      for (bool in_place : {false, true}) {
+        Bytes out;
+        try {
+          run_bulk(target(), cipher, false, {key, iv, aad}, sealed.data, out, sealed.tag, in_place);
+          FAIL() << name(cipher) << ": a forged "
+                 << (where == 0   ? "ciphertext"
+                     : where == 1 ? "tag"
+                                  : "AAD")
+                 << " was accepted";
+        } catch (const ops::AuthenticationError& e) {
+          EXPECT_EQ(e.failed_indices(), std::vector<std::size_t>{0});
+        }
+        EXPECT_EQ(out, Bytes(len, 0)) << name(cipher) << ": output not zeroed" << (in_place ? " (in place)" : "");
+      }
+    }
+  }
+}
+
+TEST_P(Ciphers, ForgedBatchMessagesAreReportedByIndexAndZeroed) {
+  for (Cipher cipher : ops::all_ciphers()) {
+    if (!aead(cipher)) continue;
+    const Batch b = random_batch(cipher, true);
+    Bytes sealed, tags(b.count * 16), opened;
+    run_batch(target(), b, true, b.data, sealed, tags, false);
+    std::vector<std::size_t> forged;
+    for (std::size_t i = 0; i < b.count; ++i) {
+      if (random_below(3) != 0) continue;
+      forged.push_back(i);
+      const std::size_t n = b.end(i) - b.begin(i);
+      if (n != 0 && random_below(2) == 0)
+        sealed[b.begin(i) + random_below(n)] ^= 0x01;
+      else
+        tags[16 * i + random_below(16)] ^= 0x80;
+    }
+    if (forged.empty()) {
+      forged.push_back(b.count - 1);
+      tags[16 * (b.count - 1)] ^= 0x01;
+    }
+    for (bool in_place : {false, true}) {
+      try {
+        run_batch(target(), b, false, sealed, opened, tags, in_place);
+        FAIL() << name(cipher) << ": forged messages were accepted";
+      } catch (const ops::AuthenticationError& e) {
+        EXPECT_EQ(e.failed_indices(), forged) << name(cipher);
+      }
+      for (std::size_t i = 0; i < b.count; ++i) {
+        const bool bad = std::find(forged.begin(), forged.end(), i) != forged.end();
+        EXPECT_EQ(b.slice(opened, i), bad ? Bytes(b.end(i) - b.begin(i), 0) : b.slice(b.data, i))
+            << name(cipher) << " message " << i << (bad ? " (forged) not zeroed" : " wrong")
+            << (in_place ? " in place" : "");
+      }
+    }
+  }
+}
+
+}  // namespace

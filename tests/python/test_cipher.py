@@ -1,0 +1,165 @@
+"""opkit.encrypt / opkit.decrypt against the `cryptography` package (its own OpenSSL bindings, no
+opkit code) on fresh random keys, IVs, AAD and data: one message as bytes or arrays, host data
+through OpenSSL and through the CPU backend's kernels, batches with a key and nonce per row,
+forged tags and ciphertexts. CUDA tensors on the GPU, where there is one, against opkit's host
+path (OpenSSL EVP), which needs no `cryptography`."""
+
+import numpy as np
+import pytest
+
+import opkit
+from conftest import CPU_BACKEND_MISSING, requires_gpu
+
+try:
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
+
+    CRYPTOGRAPHY_MISSING = None
+except ImportError as missing:
+    CRYPTOGRAPHY_MISSING = f"the reference is the `cryptography` package ({missing}; pip install cryptography)"
+requires_cryptography = pytest.mark.skipif(CRYPTOGRAPHY_MISSING is not None, reason=str(CRYPTOGRAPHY_MISSING))
+
+KEY_BYTES = {"aes-128": 16, "aes-192": 24, "aes-256": 32}
+CIPHERS = ["aes-128-ctr", "aes-192-ctr", "aes-256-ctr", "aes-128-gcm", "aes-192-gcm", "aes-256-gcm", "chacha20",
+           "chacha20-poly1305"]
+LENGTHS = [0, 1, 15, 16, 17, 63, 64, 65, 1000, 70001]
+no_cpu = pytest.mark.skipif(CPU_BACKEND_MISSING is not None, reason=f"no CPU backend: {CPU_BACKEND_MISSING}")
+PLACES = [None, pytest.param("cpu", marks=no_cpu)]
+
+
+def key_bytes(cipher):
+    return 32 if cipher.startswith("chacha") else KEY_BYTES[cipher[:7]]
+
+
+def is_aead(cipher):
+    return cipher.endswith("gcm") or cipher == "chacha20-poly1305"
+
+
+def fresh(rng, cipher):
+    """A key and IV of the cipher's sizes (chacha20: OpenSSL's counter || nonce, counter < 2^24)."""
+    key = rng.bytes(key_bytes(cipher))
+    iv = rng.bytes(12 if is_aead(cipher) else 16)
+    if cipher == "chacha20":
+        iv = iv[:3] + b"\0" + iv[4:]
+    return key, iv
+
+
+def reference(cipher, key, iv, data, aad=b""):
+    """(ciphertext, tag or None) from `cryptography`."""
+    if cipher.endswith("ctr"):
+        enc = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
+        return enc.update(data) + enc.finalize(), None
+    if cipher == "chacha20":
+        enc = Cipher(algorithms.ChaCha20(key, iv), mode=None).encryptor()
+        return enc.update(data) + enc.finalize(), None
+    sealed = (AESGCM(key) if cipher.endswith("gcm") else ChaCha20Poly1305(key)).encrypt(iv, data, aad or None)
+    return sealed[:-16], sealed[-16:]
+
+
+@requires_cryptography
+@pytest.mark.parametrize("device", PLACES)
+@pytest.mark.parametrize("cipher", CIPHERS)
+def test_bytes_round_trip_matches_cryptography(rng, cipher, device):
+    for length in LENGTHS:
+        key, iv = fresh(rng, cipher)
+        data = rng.bytes(length)
+        aad = rng.bytes(int(rng.integers(0, 40))) if is_aead(cipher) else b""
+        expected, expected_tag = reference(cipher, key, iv, data, aad)
+        if is_aead(cipher):
+            sealed, tag = opkit.encrypt(data, cipher=cipher, key=key, nonce=iv, aad=aad, device=device)
+            assert tag == expected_tag, f"{cipher} length {length}"
+            opened = opkit.decrypt(sealed, cipher=cipher, key=key, nonce=iv, aad=aad, tag=tag, device=device)
+        else:
+            sealed = opkit.encrypt(data, cipher=cipher, key=key, iv=iv, device=device)
+            opened = opkit.decrypt(sealed, cipher=cipher, key=key, iv=iv, device=device)
+        assert isinstance(sealed, bytes) and sealed == expected, f"{cipher} length {length}"
+        assert opened == data, f"{cipher} length {length}"
+
+
+@requires_cryptography
+@pytest.mark.parametrize("cipher", ["aes-256-ctr", "aes-128-gcm", "chacha20-poly1305"])
+def test_arrays_keep_their_shape_and_type(rng, cipher):
+    key, iv = fresh(rng, cipher)
+    x = rng.integers(0, 256, size=(7, 33), dtype=np.uint8)
+    expected, _ = reference(cipher, key, iv, x.tobytes())
+    result = opkit.encrypt(x, cipher=cipher, key=key, iv=iv)
+    out = result[0] if is_aead(cipher) else result
+    assert isinstance(out, np.ndarray) and out.shape == x.shape and out.dtype == np.uint8
+    assert out.tobytes() == expected
+
+
+@pytest.mark.parametrize("device", PLACES)
+@pytest.mark.parametrize("cipher", ["aes-128-gcm", "aes-256-gcm", "chacha20-poly1305"])
+def test_a_forged_message_raises_and_releases_nothing(rng, cipher, device):
+    key, iv = fresh(rng, cipher)
+    data, aad = rng.bytes(500), rng.bytes(20)
+    sealed, tag = opkit.encrypt(data, cipher=cipher, key=key, nonce=iv, aad=aad, device=device)
+    forged_tag = bytes([tag[0] ^ 1]) + tag[1:]
+    forged_data = sealed[:100] + bytes([sealed[100] ^ 0x40]) + sealed[101:]
+    for ciphertext, t, a in ((sealed, forged_tag, aad), (forged_data, tag, aad), (sealed, tag, aad + b"x")):
+        with pytest.raises(opkit.AuthenticationError) as failure:
+            opkit.decrypt(ciphertext, cipher=cipher, key=key, nonce=iv, aad=a, tag=t, device=device)
+        assert failure.value.failed_indices == [0]
+        assert "authentication failed" in str(failure.value)
+        assert key.hex() not in str(failure.value)
+
+
+@requires_cryptography
+@pytest.mark.parametrize("device", PLACES)
+@pytest.mark.parametrize("cipher", CIPHERS)
+def test_batch_with_a_key_and_nonce_per_row_matches_cryptography(rng, cipher, device):
+    rows, length = int(rng.integers(1, 30)), int(rng.integers(0, 300))
+    x = rng.integers(0, 256, size=(rows, length), dtype=np.uint8)
+    pairs = [fresh(rng, cipher) for _ in range(rows)]
+    keys = np.frombuffer(b"".join(k for k, _ in pairs), dtype=np.uint8).reshape(rows, -1)
+    ivs = np.frombuffer(b"".join(v for _, v in pairs), dtype=np.uint8).reshape(rows, -1)
+    result = opkit.encrypt(x, cipher=cipher, key=keys, iv=ivs, device=device)
+    out, tags = result if is_aead(cipher) else (result, None)
+    assert out.shape == x.shape
+    for i, (key, iv) in enumerate(pairs):
+        expected, expected_tag = reference(cipher, key, iv, x[i].tobytes())
+        assert out[i].tobytes() == expected, f"{cipher} row {i}"
+        if tags is not None:
+            assert tags[i].tobytes() == expected_tag, f"{cipher} row {i}"
+    if tags is None:
+        np.testing.assert_array_equal(opkit.decrypt(out, cipher=cipher, key=keys, iv=ivs, device=device), x)
+        return
+    forged = tags.copy()
+    bad = sorted({int(i) for i in rng.integers(0, rows, size=3)})
+    forged[bad, 0] ^= 1
+    with pytest.raises(opkit.AuthenticationError) as failure:
+        opkit.decrypt(out, cipher=cipher, key=keys, iv=ivs, tag=forged, device=device)
+    assert failure.value.failed_indices == bad
+    np.testing.assert_array_equal(opkit.decrypt(out, cipher=cipher, key=keys, iv=ivs, tag=tags, device=device), x)
+
+
+def test_bad_arguments_are_clear_errors(rng):
+    key, iv = fresh(rng, "aes-128-ctr")
+    with pytest.raises(opkit.Error, match="16-byte key"):
+        opkit.encrypt(b"abc", cipher="aes-128-ctr", key=key + b"x", iv=iv)
+    with pytest.raises(opkit.Error, match="unknown cipher"):
+        opkit.encrypt(b"abc", cipher="rot13", key=key, iv=iv)
+    with pytest.raises(ValueError, match="exactly one"):
+        opkit.encrypt(b"abc", cipher="aes-128-ctr", key=key)
+    with pytest.raises(ValueError, match="needs the tag"):
+        opkit.decrypt(b"abc", cipher="aes-128-gcm", key=key, nonce=iv[:12])
+    with pytest.raises(TypeError, match="str"):
+        opkit.encrypt("text", cipher="aes-128-ctr", key=key, iv=iv)
+
+
+@requires_gpu
+@pytest.mark.parametrize("cipher", CIPHERS)
+def test_cuda_tensors_are_encrypted_on_their_gpu(rng, cipher):
+    torch = pytest.importorskip("torch", reason="the CUDA array test uses PyTorch")
+    key, iv = fresh(rng, cipher)
+    host = rng.integers(0, 256, size=(3, 100_003), dtype=np.uint8)
+    x = torch.from_numpy(host).cuda()
+    expected = opkit.encrypt(host.tobytes(), cipher=cipher, key=key, iv=iv, device="host")  # OpenSSL EVP
+    expected, expected_tag = expected if is_aead(cipher) else (expected, None)
+    result = opkit.encrypt(x, cipher=cipher, key=key, iv=iv)
+    out, tag = result if is_aead(cipher) else (result, None)
+    assert isinstance(out, torch.Tensor) and out.is_cuda and tuple(out.shape) == host.shape
+    assert out.cpu().numpy().tobytes() == expected
+    assert tag == expected_tag
+    back = opkit.decrypt(out, cipher=cipher, key=key, iv=iv, tag=tag)
+    assert torch.equal(back, x)

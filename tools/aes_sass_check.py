@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Checks the SASS of the AES / GHASH kernels for the memory accesses a table lookup would need.
+
+A lookup table indexed by secret data (T-tables, S-box tables, key-dependent GHASH tables) must
+live in shared, local, constant or global memory and be read at an address computed from the
+secret. The rules, for every kernel named aes_* in the cubin:
+  1. no shared memory access at all (LDS, STS, ATOMS, LDSM);
+  2. no local memory access at all (LDL, STL: no spills, no runtime-indexed arrays);
+  3. constant memory only at immediate addresses (no LDC / ULDC indexed by a register);
+  4. in the AES round loop (the loop of aes_ctr / aes_ctr_masked with the most instructions):
+     only loads (LDG), and the registers their addresses come from (followed through copies and
+     additions) are written inside the loop by additions and copies only: induction variables
+     (round key r's address) over values fixed before the loop. Every ALU result of the rounds
+     (the state) comes from LOP3/SHF/PRMT, so no address in the rounds can depend on the state.
+Rules 1-3 exclude every table but a global one; rule 4 excludes global tables from the rounds.
+GHASH (aes_ghash) multiplies with integer multiplications and masks only: rules 1-3 hold there,
+and its global loads are the message blocks, at addresses from the block index.
+
+usage: aes_sass_check.py AES.cubin     exit 0: all rules hold; 1: a violation (listed); 2: no tool
+Needs cuobjdump ($CUOBJDUMP, or on PATH).
+"""
+import os
+import re
+import subprocess
+import sys
+
+LINE = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(@!?U?P[T0-9]\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)\s*(.*?)\s*;")
+FUNCTION = re.compile(r"^\s+Function : (\S+)")
+BRANCH = re.compile(r"0x([0-9a-f]+)")
+SHARED = {"LDS", "STS", "ATOMS", "LDSM"}
+LOCAL = {"LDL", "STL"}
+REGISTER = re.compile(r"\bR(\d+)\b")
+
+
+def disassemble(path):
+    tool = os.environ.get("CUOBJDUMP", "cuobjdump")
+    try:
+        return subprocess.run([tool, "-sass", path], check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"aes_sass_check: cannot run {tool}: {e}", file=sys.stderr)
+        sys.exit(2)
+
+
+def kernels(text):
+    """{name: [(address, op, modifiers, operands)]}"""
+    out, name = {}, None
+    for line in text.splitlines():
+        f = FUNCTION.match(line)
+        if f:
+            name = f.group(1)
+            out[name] = []
+            continue
+        m = LINE.match(line)
+        if m and name:
+            out[name].append((int(m.group(1), 16), m.group(3), m.group(4), m.group(5)))
+    return out
+
+
+def loops(code):
+    """(start, end) of each backward branch's body."""
+    found = []
+    for addr, op, _, operands in code:
+        if op == "BRA":
+            t = BRANCH.search(operands)
+            if t and int(t.group(1), 16) <= addr:
+                found.append((int(t.group(1), 16), addr))
+    return found
+
+
+def address_registers(operands):
+    m = re.search(r"\[(R\d+)(?:\.64)?[^\]]*\]", operands)
+    if not m:
+        return set()
+    base = int(m.group(1)[1:])
+    return {base, base + 1} if ".64" in operands.split("[", 1)[1].split("]")[0] else {base}
+
+
+def check(cubin):
+    problems, report = [], []
+    for name, code in kernels(disassemble(cubin)).items():
+        if not name.startswith("aes_"):
+            continue
+        for addr, op, mods, operands in code:
+            where = f"{name} @{addr:#x}: {op}{mods} {operands}"
+            if op in SHARED:
+                problems.append(f"shared memory access: {where}")
+            if op in LOCAL:
+                problems.append(f"local memory access: {where}")
+            if op in {"LDC", "ULDC"} and re.search(r"c\[[^\]]*\]\s*\[\s*U?R\d", operands):
+                problems.append(f"register-indexed constant load: {where}")
+        if name in {"aes_ctr", "aes_ctr_masked"}:
+            body = max(loops(code), key=lambda l: sum(1 for a, *_ in code if l[0] <= a <= l[1]), default=None)
+            if body is None:
+                problems.append(f"{name}: no round loop found")
+                continue
+            inside = [c for c in code if body[0] <= c[0] <= body[1]]
+            loads = [c for c in inside if c[1] == "LDG"]
+            for addr, op, mods, operands in inside:
+                if op in {"STG", "ST", "LD", "ATOM", "ATOMG", "RED"} or op in SHARED | LOCAL:
+                    problems.append(f"{name} round loop: memory access other than a load: {op}{mods} {operands}")
+            # Follow each load address back through the body (straight-line code, entered around the
+            # back edge): the definitions it comes from must be additions or copies, ending in values
+            # from before the loop or in constants.
+            def dest(c):
+                d = REGISTER.search(c[3].split(",")[0]) if c[3] else None
+                return int(d.group(1)) if d and c[1] != "LDG" else None
+
+            def reaching(reg, pos):
+                defs = [c for c in inside if dest(c) == reg]
+                before = [c for c in defs if c[0] < pos]
+                return before[-1] if before else (defs[-1] if defs else None)
+
+            def trace(reg, pos, seen):
+                d = reaching(reg, pos)
+                if d is None or (reg, d[0]) in seen:
+                    return
+                seen.add((reg, d[0]))
+                _, wop, wmods, wops = d
+                step = wop in {"IADD3", "VIADD", "IADD", "LEA"} or (wop == "IMAD" and ".X" in wmods)
+                copy = wop == "MOV" or (wop == "IMAD" and ".MOV" in wmods)
+                if not (step or copy):
+                    problems.append(f"{name} round loop: load address register R{reg} comes from "
+                                    f"{wop}{wmods} {wops} @{d[0]:#x} (not an addition or a copy)")
+                    return
+                for r in REGISTER.findall(",".join(wops.split(",")[1:])):
+                    trace(int(r), d[0], seen)
+
+            for addr, op, mods, operands in loads:
+                for reg in address_registers(operands):
+                    trace(reg, addr, set())
+            alu = sum(1 for c in inside if c[1] in {"LOP3", "SHF", "PRMT", "IADD3", "SEL", "ISETP", "LEA", "MOV"})
+            report.append(f"{name}: round loop {body[0]:#x}..{body[1]:#x}: {len(inside)} instructions, "
+                          f"{alu} ALU, {len(loads)} loads (round keys), no other memory access")
+    return problems, report
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    problems, report = check(sys.argv[1])
+    for line in report:
+        print(line)
+    for p in problems:
+        print("VIOLATION:", p)
+    print("aes_sass_check:", "ok" if not problems else f"{len(problems)} violation(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
