@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
 #ifdef OPKIT_HAVE_CMD_BENCH
   add_bench_command(app, exit_code);
 #endif
+#ifdef OPKIT_HAVE_CMD_LZ4
+  add_lz4_command(app, exit_code);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
