@@ -8,7 +8,7 @@
 // + Module::kernel (symbol lookup). Device::build has no in-process table, so every hit reads the
 // disk, as a new process would. The cache lives in a fresh temporary directory. Without a GPU,
 // the GPU rows time the disk hit alone (key + KernelCache::load, no module load) against
-// nvrtc::compile for sm_90, and say so.
+// opkit::compile for Target::cuda("sm_90"), and say so.
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,8 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend.hpp"
-#include "backend/cuda/nvrtc_compiler.hpp"
 #include "opkit/opkit.hpp"
 #include "opkit/ops/sha256.hpp"
 
@@ -83,22 +81,21 @@ Row bench_device(const opkit::Device& device, const Subject& subject, int sample
       opkit::Kernel kernel = module.kernel(subject.kernel);
       (pass == 0 ? cold : hit).push_back(ms_since(start));
     }
-  std::string label = std::string(opkit::backend_kind_name(device.kind())) + " (" + device.info().name + ")";
+  std::string label = device.backend() + " (" + device.info().name + ")";
   return {label, subject.label, "build + load + kernel", median(cold), median(hit), samples};
 }
 
 // No GPU: NVRTC compile + store against key + disk read, as Device::build does for an sm_90 GPU.
 Row bench_disk_only(const Subject& subject, int samples, int salt_base) {
   opkit::KernelCache& cache = opkit::KernelCache::global();
-  const std::string identity = opkit::cuda::nvrtc_identity(90);
   std::vector<double> cold, hit;
   for (int pass = 0; pass < 2; ++pass)
     for (int i = 0; i < samples; ++i) {
       opkit::Program program = subject.program(salt_base + i);
       auto start = Clock::now();
-      std::string key = opkit::KernelCache::key(program.spec(), identity);
+      std::string key = opkit::cache_key(program, opkit::Target::cuda("sm_90"));
       if (pass == 0) {
-        cache.store(key, opkit::nvrtc::compile(program, "sm_90"));
+        cache.store(key, opkit::compile(program, opkit::Target::cuda("sm_90")));
         cold.push_back(ms_since(start));
       } else {
         auto entry = cache.load(key);
@@ -133,19 +130,18 @@ int main() try {
   const int salt_base = static_cast<int>(std::random_device{}() % 1000000) * 100;
 
   std::vector<Row> rows;
-  auto gpus = opkit::Device::cuda_devices();
+  auto gpus = opkit::Device::all("cuda");
   for (const auto& subject : subjects()) {
     if (!gpus.empty()) {
       rows.push_back(bench_device(gpus.front(), subject, 7, salt_base));
     } else if (opkit::nvrtc::info().available) {
       rows.push_back(bench_disk_only(subject, 7, salt_base));
     }
-    if (opkit::backend::cpu_backend().available())
-      rows.push_back(bench_device(opkit::Device::cpu(), subject, 3, salt_base));
+    if (!opkit::Device::all("cpu").empty()) rows.push_back(bench_device(opkit::Device::cpu(), subject, 3, salt_base));
   }
   if (gpus.empty())
     std::printf("note: no CUDA GPU (%s): the NVRTC rows time the disk hit only, without a module load\n",
-                opkit::backend::cuda_backend().unavailable_reason().c_str());
+                opkit::backends().front().reason.c_str());
 
   std::printf(
       "\n| device | kernel | what a hit includes | cold compile (ms) | cache hit (ms) | speed-up | samples |\n");

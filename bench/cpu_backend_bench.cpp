@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     double openssl = best_seconds(reps, [&] { opkit::ops::sha256(data, kLen, digests, {.host_cpu = true}); });
     row("OpenSSL (opkit host path)", std::to_string(omp_get_max_threads()), openssl, digests);
 
-    for (const opkit::Device& gpu : opkit::Device::cuda_devices()) {
+    for (const opkit::Device& gpu : opkit::Device::all("cuda")) {
       auto gin = gpu.alloc<std::uint8_t>(data.size());
       auto gout = gpu.alloc<std::uint8_t>(count * 32);
       gin.copy_from(data);

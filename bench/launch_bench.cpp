@@ -40,12 +40,12 @@ int main() try {
   // Compile and load timings (cold NVRTC compile of a tiny kernel; the first compile in a process
   // also pays NVRTC's own start-up, so it is reported separately).
   auto t0 = Clock::now();
-  auto first = opkit::nvrtc::compile(opkit::Program(kEmpty).define("FIRST"), gpu.info().arch);
+  auto first = opkit::compile(opkit::Program(kEmpty).define("FIRST"), gpu.target());
   auto t1 = Clock::now();
   std::vector<double> compile_ms;
   for (int i = 0; i < 5; ++i) {
     auto a = Clock::now();
-    opkit::nvrtc::compile(opkit::Program(kEmpty).define("VARIANT", i), gpu.info().arch);
+    opkit::compile(opkit::Program(kEmpty).define("VARIANT", i), gpu.target());
     compile_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - a).count());
   }
   std::sort(compile_ms.begin(), compile_ms.end());

@@ -53,7 +53,7 @@ BlockHeader fresh_header() {
 detail::MinePlan bitcoin_plan(const BlockHeader& header) {
   BitcoinJob job;
   job.header = header;
-  job.target = Target::from_hex(std::string(63, '0') + "1");  // unreachable: every nonce is hashed
+  job.target = ops::Target::from_hex(std::string(63, '0') + "1");  // unreachable: every nonce is hashed
   return detail::make_plan(job);
 }
 
@@ -133,11 +133,6 @@ std::vector<Variant> bitcoin_variants() {
                tuned(spec, [](T& t) { t.min_blocks = 0; })});
   v.push_back({"specialised, 256 nonces/thread", "bitcoin_256_per_thread",
                tuned(spec, [](T& t) { t.nonces_per_thread = 256; })});
-  v.push_back({"specialised, shifts as IMAD.HI", "bitcoin_imad_hi", tuned(spec, [](T& t) { t.shr_on_fma = true; })});
-  v.push_back({"specialised, shifts + one Σ0 rotate on FMA", "bitcoin_rotate_fma", tuned(spec, [](T& t) {
-                 t.shr_on_fma = true;
-                 t.rotate_on_fma = true;
-               })});
   return v;
 }
 
@@ -146,11 +141,12 @@ int write_cubins(const std::string& dir) {
   const auto plan = bitcoin_plan(fresh_header());
   auto write = [&](const std::string& name, const Program& program) {
     const auto t = Clock::now();
-    const CompiledProgram compiled = nvrtc::compile(program, "sm_90");
+    const CompiledProgram compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
     std::ofstream(dir + "/" + name, std::ios::binary)
         .write(reinterpret_cast<const char*>(compiled.binary.data()),
                static_cast<std::streamsize>(compiled.binary.size()));
-    std::printf("%-28s %s, NVRTC %.2f s\n", name.c_str(), binary_format_name(compiled.format), seconds_since(t));
+    std::printf("%-28s %s, NVRTC %.2f s\n", name.c_str(), binary_format_name(compiled.format).c_str(),
+                seconds_since(t));
   };
   // Launch-only variants share their code with the default; they are skipped here.
   for (const Variant& v : bitcoin_variants()) {
@@ -198,7 +194,7 @@ void gpu_rows(const Device& gpu) {
   // A fresh job end to end through the public API: generic kernel at once, specialised when ready.
   BitcoinJob job;
   job.header = fresh_header();
-  job.target = Target::from_hex(std::string(63, '0') + "1");
+  job.target = ops::Target::from_hex(std::string(63, '0') + "1");
   MineOptions options;
   options.devices = {gpu};
   t = Clock::now();
@@ -251,13 +247,13 @@ int main(int argc, char** argv) try {
     return 2;
   }
   std::printf("# opkit proof-of-work benchmark (opkit %s)\n", opkit::version);
-  const std::vector<Device> gpus = Device::cuda_devices();
+  const std::vector<Device> gpus = Device::all("cuda");
   if (gpus.empty()) std::printf("\nno CUDA GPU: GPU rows skipped\n");
   for (const Device& gpu : gpus) gpu_rows(gpu);
   if (gpus.size() > 1) {
     BitcoinJob job;
     job.header = fresh_header();
-    job.target = Target::from_hex(std::string(63, '0') + "1");
+    job.target = ops::Target::from_hex(std::string(63, '0') + "1");
     mine(job);  // compiles
     const MineResult r = mine(job);
     std::printf("\nall %zu GPUs, Bitcoin mode, 2^32 nonces: %s\n", gpus.size(),

@@ -29,15 +29,15 @@ namespace {
 
 using opkit::ops::HashAlgo;
 
-// A kernel variant: the -D switches of src/ops/sha256/kernels/sha256_core.cuh it sets (the
-// kernel's defaults for the others).
+// A kernel variant: the -D switches of src/ops/sha256/kernels/sha256_primitives.cuh and
+// sha256_core.cuh it sets (the kernel's defaults for the others).
 struct Variant {
   const char* name;
   std::vector<std::pair<const char*, int>> defines;
 };
 
-// "default" is what the library compiles; the others set both switches of sha256_core.cuh (its
-// header comment says what each does), so they do not move when the defaults do.
+// "default" is what the library compiles; the others set both switches (the headers' top
+// comments say what each does), so they do not move when the defaults do.
 Variant make_variant(const char* name, int add_on_fma, int k_on_fma) {
   return {name, {{"SHA256_ADD_ON_FMA", add_on_fma}, {"SHA256_K_ON_FMA", k_on_fma}}};
 }
@@ -235,7 +235,7 @@ int main(int argc, char** argv) {
   try {
     std::printf("%-4s %-8s %6s %6s %4s  %-8s %10s %10s %9s  %s\n", "dev", "algo", "L", "block", "pt", "variant", "ms",
                 "GH/s", "GB/s", "check");
-    auto gpus = opkit::Device::cuda_devices();
+    auto gpus = opkit::Device::all("cuda");
     if (gpus.empty()) {
       std::printf("# no CUDA GPU: GPU rows skipped\n");
     } else {

@@ -83,8 +83,8 @@ for i in 1 2 3; do
   timed mpirun_np1_false mpi -np 1 false
 done
 
-log "CPU ranks on one node (data mode, 2^30 nonces, --device cpu)"
-cpu=(mine --device cpu --quiet --json --data "opkit cpu ranks" --difficulty 200 --count 1073741824)
+log "CPU ranks on one node (data mode, 2^30 nonces, --device host)"
+cpu=(mine --device host --quiet --json --data "opkit cpu ranks" --difficulty 200 --count 1073741824)
 timed cpu_single_all_cores $opkit "${cpu[@]}"
 for np in 1 2 4 8 16; do timed "cpu_mpirun_np$np" mpi -np $np $opkit "${cpu[@]}"; done
 

@@ -48,8 +48,19 @@ done
 echo
 echo "| mining case | baseline 1 | new 1 | baseline 2 | new 2 |"
 echo "|---|---|---|---|---|"
-paste -d'\t' <(grep '^| ' "$OUT/pow_baseline_1.txt") <(grep '^| ' "$OUT/pow_new_1.txt") \
-  <(grep '^| ' "$OUT/pow_baseline_2.txt") <(grep '^| ' "$OUT/pow_new_2.txt") |
-  awk -F'\t' '{split($1,a,"|"); split($2,b,"|"); split($3,c,"|"); split($4,d,"|");
-    if (a[2] ~ /---|rate|1 thread/) next; printf "|%s|%s|%s|%s|%s|\n", a[2], a[3], b[3], c[3], d[3]}' |
+# Rows joined by their name, not their line: a variant only one tree has gets "-" in the other.
+python3 - "$OUT"/pow_baseline_1.txt "$OUT"/pow_new_1.txt "$OUT"/pow_baseline_2.txt "$OUT"/pow_new_2.txt <<'PY' |
+import sys
+def rows(path):
+    out = {}
+    for line in open(path):
+        cells = [c.strip() for c in line.strip().split("|")[1:-1]]
+        if len(cells) >= 2 and not cells[1].startswith(("---", "rate")) and "1 thread" not in cells[1]:
+            out[cells[0]] = cells[1]
+    return out
+tables = [rows(p) for p in sys.argv[1:]]
+names = list(tables[1]) + [n for n in tables[0] if n not in tables[1]]
+for n in names:
+    print(f"| {n} | " + " | ".join(t.get(n, "-") for t in tables) + " |")
+PY
   tee "$OUT/compare_pow.md"

@@ -82,7 +82,6 @@ for line in open(sys.argv[1]):
 # Benchmark row -> the cubin holding its code (launch-only variants share the default's code).
 names = {"generic kernel": "bitcoin_generic", "(default": "bitcoin_default", "every addition as IMAD": "bitcoin_const_fma",
          "40 regs (6 blocks": "bitcoin_default", "256 nonces/thread": "bitcoin_default",
-         "shifts as IMAD.HI": "bitcoin_imad_hi", "rotate on FMA": "bitcoin_rotate_fma",
          "20-byte STRING": "data_20_bytes", "100-byte STRING": "data_100_bytes",
          "generic data kernel": "data_generic"}
 for line in open(sys.argv[2]):

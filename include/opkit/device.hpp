@@ -16,23 +16,26 @@ namespace opkit {
 namespace backend {
 class Device;
 }
+namespace detail {
+struct DeviceAccess;  // src/'s way to the backend object (src/core/device_access.hpp)
+}
 class Module;
 class Stream;
 class Event;
+struct Target;
 template <class T>
 class DeviceBuffer;
-
-enum class BackendKind : std::uint8_t { cuda, cpu };
-const char* backend_kind_name(BackendKind kind) noexcept;
 
 enum class CopyKind : std::uint8_t { host_to_device, device_to_host, device_to_device };
 
 struct DeviceInfo {
-  BackendKind backend = BackendKind::cpu;
-  int ordinal = 0;               // index within its backend
-  std::string name;              // "NVIDIA H200", "AMD EPYC 7B13 (16 threads)"
-  std::string arch;              // "sm_90" for CUDA, the host compiler's target for the CPU
-  int compute_units = 0;         // multiprocessors, or CPU threads
+  std::string backend;                        // the backend's registered name: "cuda", "cpu", ...
+  int ordinal = 0;                            // index within its backend
+  std::string name;                           // "NVIDIA H200", "AMD EPYC 7B13 (16 threads)"
+  std::string arch;                           // "sm_90" for CUDA, the host compiler's target for the CPU
+  int compute_units = 0;                      // multiprocessors, or CPU threads
+  std::string compute_unit_name = "threads";  // what compute_units counts: "SMs", "threads"
+  int registers_per_unit = 0;    // 32-bit registers of one compute unit (occupancy); 0: not limited by them
   std::size_t total_memory = 0;  // bytes
   int clock_khz = 0;             // peak SM clock where known, else 0
   std::string driver;            // driver / runtime version string
@@ -40,23 +43,34 @@ struct DeviceInfo {
 
 class Device {
  public:
-  // The first CUDA GPU if one works, else the CPU backend.
+  // A device named in the one device vocabulary (docs/cli.md, "Devices"): "auto" (best()),
+  // "cuda" (= "cuda:0"), "cuda:1", "cpu" (= "cpu:0", the CPU backend), or any registered
+  // backend's "name[:N]". Throws Error(invalid_argument) naming the bad value and the valid ones,
+  // or Error(unavailable) saying why the backend has no such device.
+  static Device parse(std::string_view spec);
+  // The first GPU of the first available GPU backend, else the CPU backend, else the first device
+  // of any other backend.
   static Device best();
-  // The CUDA GPU with this ordinal; throws Error(Errc::unavailable) saying why there is none.
+  // Shorthands for parse("cuda:N") and parse("cpu").
   static Device cuda(int ordinal = 0);
   static Device cpu();
-  // Every working CUDA GPU (possibly none).
-  static std::vector<Device> cuda_devices();
-  // Every device of every available backend, GPUs first.
+  // Every device of every available backend, GPU backends first, then in registration order.
   static std::vector<Device> all();
+  // Every device of one backend (none when it is unavailable); Error(invalid_argument) for a
+  // name that is not registered.
+  static std::vector<Device> all(std::string_view backend);
 
   explicit Device(std::shared_ptr<backend::Device> impl);
 
   const DeviceInfo& info() const;
-  BackendKind kind() const { return info().backend; }
-  bool is_gpu() const { return kind() != BackendKind::cpu; }
+  const std::string& backend() const { return info().backend; }
+  bool is_gpu() const;
+  // "cuda:0": the name parse() takes back.
+  std::string id() const;
+  // What this device's programs are compiled for: its backend and arch.
+  Target target() const;
 
-  // Program -> CompiledProgram for this device, through the in-process and on-disk caches.
+  // Program -> CompiledProgram for this device, through the on-disk cache (opkit::build).
   CompiledProgram build(const Program& program) const;
   // CompiledProgram -> Module (also the path for prebuilt binaries).
   Module load(const CompiledProgram& program) const;
@@ -73,8 +87,6 @@ class Device {
   Event create_event() const;
   void synchronize() const;
 
-  // Whether an operator ("sha256", "bitcoin_mine", ...) runs on this device.
-  bool supports(std::string_view op) const;
   std::size_t free_memory() const;
 
   // Byte-level memory interface that DeviceBuffer builds on.
@@ -85,11 +97,10 @@ class Device {
   void fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count,
             const Stream* stream = nullptr) const;
 
-  backend::Device& impl() const { return *impl_; }
-  const std::shared_ptr<backend::Device>& shared_impl() const { return impl_; }
   friend bool operator==(const Device& a, const Device& b) { return a.impl_ == b.impl_; }
 
  private:
+  friend struct detail::DeviceAccess;
   std::shared_ptr<backend::Device> impl_;
 };
 

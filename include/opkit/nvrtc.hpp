@@ -1,12 +1,9 @@
-// Direct access to NVRTC, with no GPU needed: ahead-of-time compilation for a named arch
-// (`opkit compile`, CI) and what `opkit doctor` reports about the library.
+// What `opkit doctor` reports about NVRTC. Compiling for a named arch with no GPU is
+// opkit::compile(program, Target::cuda("sm_90")) (opkit/target.hpp).
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <vector>
-
-#include "opkit/program.hpp"
 
 namespace opkit::nvrtc {
 
@@ -19,10 +16,5 @@ struct Info {
 };
 
 Info info();
-
-// Compiles for `arch` ("sm_90", "90", "compute_90"): "compute_XX" asks for PTX; otherwise a cubin
-// where NVRTC knows the arch, else PTX for the newest arch below it.
-// Throws Error(Errc::unavailable) without NVRTC, Error(Errc::compile) with the log on errors.
-CompiledProgram compile(const Program& program, std::string_view arch);
 
 }  // namespace opkit::nvrtc

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -72,18 +73,21 @@ class Program {
   ProgramSpec spec_;
 };
 
-enum class BinaryFormat : std::uint8_t {
-  cubin = 1,     // CUDA machine code for one sm_XX
-  ptx = 2,       // CUDA virtual ISA, JIT-compiled by the driver (fallback only)
-  host_dso = 3,  // a shared object built by the CPU backend's host compiler
+// A binary's format is named by the backend that makes it and checked by the one that loads it;
+// these are the built-in backends' names.
+struct BinaryFormat {
+  static constexpr const char* cubin = "cubin";        // CUDA machine code for one sm_XX
+  static constexpr const char* ptx = "ptx";            // CUDA virtual ISA, JIT-compiled by the driver (fallback only)
+  static constexpr const char* host_dso = "host-dso";  // a shared object built by the CPU backend's host compiler
 };
-const char* binary_format_name(BinaryFormat format) noexcept;
+// How messages name a format: "cubin", "PTX", "host shared object"; another backend's as it is.
+std::string binary_format_name(std::string_view format);
 
 // The output of a compiler: a binary that one backend can load, plus what the compiler said.
 struct CompiledProgram {
-  BinaryFormat format = BinaryFormat::cubin;
-  std::string target;       // "sm_90", "compute_90", "x86_64-g++-12.2"
-  std::string source_name;  // ProgramSpec::name, for error messages
+  std::string format = BinaryFormat::cubin;  // which backend can load it (BinaryFormat)
+  std::string target;                        // "sm_90", "compute_90", "x86_64-g++-12.2"
+  std::string source_name;                   // ProgramSpec::name, for error messages
   std::vector<std::uint8_t> binary;
   std::string log;                                   // compiler warnings (empty when silent)
   std::map<std::string, std::string> lowered_names;  // kernel name as written -> symbol

@@ -13,7 +13,7 @@ CUDA is loaded at run time (driver and NVRTC); without a GPU, opkit uses the CPU
 from ._opkit import CompileError, Device, DeviceAllocation, Error, Event, Stream, version as __version__
 from ._arrays import DeviceArray, empty, to_device
 from ._doctor import doctor
-from ._devices import default_device, devices, get_device, set_default_device, synchronize
+from ._devices import backends, default_device, devices, get_device, set_default_device, synchronize
 from ._hash import sha256, sha256d
 from ._kernels import Function, SourceModule
 from ._memory import (
@@ -49,6 +49,7 @@ __all__ = [
     "Out",
     "SourceModule",
     "Stream",
+    "backends",
     "default_device",
     "doctor",
     "devices",

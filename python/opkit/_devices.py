@@ -30,7 +30,7 @@ def default_device() -> Device:
 
 
 def set_default_device(device) -> Device:
-    """Makes `device` (a Device, "cuda", "cuda:N", "cpu" or a CUDA ordinal) the default."""
+    """Makes `device` (a Device, a name such as "cuda", "cuda:N", "cpu", or a CUDA ordinal) the default."""
     global _default
     chosen = get_device(device)
     with _lock:
@@ -39,25 +39,33 @@ def set_default_device(device) -> Device:
 
 
 def get_device(spec=None) -> Device:
-    """Resolves None (the default device), a Device, "cuda", "cuda:N", "cpu" or an int ordinal."""
+    """Resolves None (the default device), a Device, a device name as the CLI takes it ("auto",
+    "cuda", "cuda:N", "cpu" = the CPU backend, any registered backend's "name[:N]"; docs/cli.md,
+    "Devices") or an int CUDA ordinal."""
     if spec is None:
         return default_device()
     if isinstance(spec, Device):
         return spec
     if isinstance(spec, bool):
-        raise TypeError("a device is a Device, 'cuda', 'cuda:N', 'cpu' or an int, not a bool")
+        raise TypeError("a device is a Device, a name such as 'cuda:0' or 'cpu', or an int, not a bool")
     if isinstance(spec, int):
         return _opkit.Device.cuda(spec)
     if isinstance(spec, str):
         text = spec.strip().lower()
-        if text == "cpu":
-            return _opkit.Device.cpu()
-        if text == "cuda":
-            return _opkit.Device.cuda(0)
-        if text.startswith("cuda:") and text[5:].isdigit():
-            return _opkit.Device.cuda(int(text[5:]))
-        raise ValueError(f"unknown device {spec!r}: use 'cuda', 'cuda:N' or 'cpu'")
-    raise TypeError(f"a device is a Device, 'cuda', 'cuda:N', 'cpu' or an int, not {type(spec).__name__}")
+        if text == "host":
+            raise ValueError("'host' is an operator's native CPU path (sha256, mine), not a device; use 'cpu' for the CPU backend")
+        try:
+            return _opkit.Device.parse(text)
+        except _opkit.Error as e:
+            if e.kind == "invalid_argument":
+                raise ValueError(f"unknown device {spec!r}: {e.message}") from None
+            raise
+    raise TypeError(f"a device is a Device, a name such as 'cuda:0' or 'cpu', or an int, not {type(spec).__name__}")
+
+
+def backends() -> list[dict]:
+    """Every registered backend: {"name", "available", "reason", "is_gpu"}."""
+    return _opkit.backends()
 
 
 def synchronize(device=None) -> None:

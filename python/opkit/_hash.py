@@ -22,7 +22,8 @@ DIGEST_BYTES = 32
 def sha256(x, *, offsets=None, device=None, stream=None):
     """SHA-256 of each message of x; see the module documentation for the accepted inputs.
 
-    device: where host data is hashed ("cuda", "cuda:N", "cpu" for OpenSSL on the host, a Device);
+    device: where host data is hashed ("host" for OpenSSL on the host, "cuda", "cuda:N", "cpu" for
+        the kernel on the CPU backend, any device name, a Device);
         device data is always hashed on its own GPU.
     stream: for CUDA data, the stream to run on (default: the producer's current stream for
         PyTorch and CuPy, else the legacy default stream).
@@ -39,12 +40,9 @@ def _where(device):
     """(Device or None, host_cpu) for the C++ HashOptions."""
     if device is None:
         return None, False
-    if isinstance(device, str) and device.strip().lower() == "cpu":
+    if isinstance(device, str) and device.strip().lower() == "host":
         return None, True
-    chosen = get_device(device)
-    if not chosen.is_gpu:
-        return None, True
-    return chosen, False
+    return get_device(device), False
 
 
 def _digests(algo, x, offsets, device, stream):

@@ -63,14 +63,24 @@ def _header_bytes(header) -> bytes:
 
 
 def _engines(device):
-    """(mode, devices) from device=: 'auto', 'cuda', 'cpu', 'all', a Device or a list of them."""
+    """(mode, devices) from device=: 'auto', 'host' (the native CPU miner), 'all' (every GPU and
+    the host), 'cuda' (every GPU), any other device name ('cuda:N', 'cpu' = the kernel on the CPU
+    backend), a Device or a list of them."""
     if isinstance(device, str):
-        return device, []
+        text = device.strip().lower()
+        if text in ("auto", "host", "all"):
+            return text, []
+        if ":" not in text and text in [b["name"] for b in _opkit.backends()]:
+            devices = _opkit.Device.all(text)
+            return "auto", devices if devices else [_opkit.Device.parse(text)]
+        from ._devices import get_device
+
+        return "auto", [get_device(text)]
     if isinstance(device, Device):
         return "auto", [device]
     devices = list(device)
     if not all(isinstance(d, Device) for d in devices):
-        raise TypeError("device must be 'auto', 'cuda', 'cpu', 'all', a Device or a list of Devices")
+        raise TypeError("device must be 'auto', 'host', 'all', a device name, a Device or a list of Devices")
     return "auto", devices
 
 
@@ -92,7 +102,8 @@ def mine(
         target: 64 hex digits, default the header's nBits; count default: up to nonce 2^32 - 1.
     data, difficulty: data mode, sha256(data || decimal(nonce)) < 2^(256 - difficulty);
         count default: up to 2^64 - 1.
-    device: "auto" (every GPU, else all CPU cores), "cuda", "cpu", "all", a Device or a list.
+    device: "auto" (every GPU, else the host), "host" (the native CPU miner), "cuda" (every GPU),
+        "cpu" (the kernel on the CPU backend), "all" (GPUs + host), any device name, a Device or a list.
     progress: called with a MineProgress about four times a second.
     """
     if (header is None) == (data is None):

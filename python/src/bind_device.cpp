@@ -7,7 +7,9 @@
 #include <functional>
 
 #include "bindings.hpp"
+#include "opkit/backend.hpp"
 #include "opkit/device.hpp"
+#include "opkit/registry.hpp"
 #include "opkit/stream.hpp"
 
 namespace nb = nanobind;
@@ -16,16 +18,16 @@ using namespace nb::literals;
 namespace opkit::python {
 namespace {
 
-// DLPack device types (dlpack.h): kDLCPU = 1, kDLCUDA = 2.
+// (DLPack device type, device id) as the backend states its memory's type (dlpack.h: kDLCPU = 1,
+// kDLCUDA = 2); host memory has id 0.
 std::tuple<int, int> dlpack_device(const Device& device) {
-  if (device.kind() == BackendKind::cuda) return {2, device.info().ordinal};
-  return {1, 0};
+  const int type = find_backend(device.backend())->dlpack_device_type();
+  return {type, type == 1 ? 0 : device.info().ordinal};
 }
 
 std::string describe(const Device& device) {
   const DeviceInfo& info = device.info();
-  return "<opkit.Device " + std::string(backend_kind_name(info.backend)) + ":" + std::to_string(info.ordinal) + " '" +
-         info.name + "' " + info.arch + ">";
+  return "<opkit.Device " + device.id() + " '" + info.name + "' " + info.arch + ">";
 }
 
 }  // namespace
@@ -37,9 +39,14 @@ void bind_device(nb::module_& m) {
       .def_static("best", &Device::best, "The first CUDA GPU if one works, else the CPU backend.")
       .def_static("cuda", &Device::cuda, "ordinal"_a = 0)
       .def_static("cpu", &Device::cpu)
-      .def_static("all", &Device::all, "Every device of every available backend, GPUs first.")
-      .def_static("cuda_devices", &Device::cuda_devices)
-      .def_prop_ro("kind", [](const Device& d) { return std::string(backend_kind_name(d.kind())); })
+      .def_static("parse", &Device::parse, "spec"_a,
+                  "A device by name: auto, cuda, cuda:N, cpu, or any registered backend's name[:N].")
+      .def_static("all", nb::overload_cast<>(&Device::all), "Every device of every available backend, GPUs first.")
+      .def_static("all", nb::overload_cast<std::string_view>(&Device::all), "backend"_a, "Every device of one backend.")
+      .def_static("cuda_devices", [] { return Device::all("cuda"); })
+      .def_prop_ro("kind", &Device::backend, "The backend's name (as backend).")
+      .def_prop_ro("backend", &Device::backend)
+      .def_prop_ro("id", &Device::id, "'cuda:0': the name Device.parse takes back.")
       .def_prop_ro("ordinal", [](const Device& d) { return d.info().ordinal; })
       .def_prop_ro("name", [](const Device& d) { return d.info().name; })
       .def_prop_ro("arch", [](const Device& d) { return d.info().arch; })
@@ -51,7 +58,6 @@ void bind_device(nb::module_& m) {
       .def_prop_ro("dlpack_device", &dlpack_device, "(DLPack device type, device id) of this device's memory")
       .def("synchronize", &Device::synchronize, release())
       .def("free_memory", &Device::free_memory)
-      .def("supports", &Device::supports, "op"_a)
       .def("default_stream", &Device::default_stream)
       .def("create_stream", &Device::create_stream)
       .def(
@@ -59,8 +65,24 @@ void bind_device(nb::module_& m) {
           "handle"_a, "Wraps a stream created elsewhere (PyTorch, CuPy) by its native handle, without owning it.")
       .def("create_event", &Device::create_event)
       .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
-      .def("__hash__", [](const Device& d) { return std::hash<const void*>{}(&d.impl()); })
+      .def("__hash__", [](const Device& d) { return std::hash<std::string>{}(d.id()); })
       .def("__repr__", &describe);
+
+  m.def(
+      "backends",
+      [] {
+        nb::list out;
+        for (const BackendStatus& b : backends()) {
+          nb::dict d;
+          d["name"] = b.name;
+          d["available"] = b.available;
+          d["reason"] = b.reason;
+          d["is_gpu"] = b.is_gpu;
+          out.append(d);
+        }
+        return out;
+      },
+      "Every registered backend: name, available, reason (why not), is_gpu.");
 
   nb::class_<Stream>(m, "Stream")
       .def("synchronize", &Stream::synchronize, release())

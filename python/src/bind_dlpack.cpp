@@ -12,7 +12,9 @@
 
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "opkit/backend.hpp"
 #include "opkit/error.hpp"
+#include "opkit/registry.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -70,9 +72,9 @@ nb::ndarray<nb::array_api> device_array(const Device& device, const std::vector<
   nb::capsule owner(buffer.get(), [](void* p) noexcept { delete static_cast<DeviceBuffer<std::uint8_t>*>(p); });
   buffer.release();
   *data_out = data;
-  bool cuda = device.kind() == BackendKind::cuda;
-  return nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), owner, nullptr, dtype, cuda ? dl_cuda : dl_cpu,
-                                    cuda ? device.info().ordinal : 0);
+  const int type = find_backend(device.backend())->dlpack_device_type();
+  return nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), owner, nullptr, dtype, type,
+                                    type == dl_cpu ? 0 : device.info().ordinal);
 }
 
 nb::ndarray<nb::numpy, std::uint8_t> host_array(std::size_t rows, std::size_t columns) {

@@ -22,7 +22,8 @@ using namespace nb::literals;
 namespace opkit::python {
 namespace {
 
-// "auto", "cuda", "cpu" or "all" (as `opkit mine --device`), or explicit devices.
+// "auto", "host" or "all" (as `opkit mine --device`), or explicit devices (the Python layer
+// resolves every other device name to a Device).
 ops::MineOptions engines(const std::string& mode, const std::vector<Device>& devices, int cpu_threads) {
   ops::MineOptions options;
   options.cpu_threads = cpu_threads;
@@ -33,17 +34,16 @@ ops::MineOptions engines(const std::string& mode, const std::vector<Device>& dev
     return options;
   }
   if (mode == "auto") return options;
-  if (mode == "cpu") {
+  if (mode == "host") {
     options.cpu = true;
     return options;
   }
-  if (mode == "cuda" || mode == "all") {
-    options.devices = Device::cuda_devices();
-    if (options.devices.empty() && mode == "cuda") Device::cuda();  // throws, saying why there is no GPU
-    options.cpu = mode == "all";
+  if (mode == "all") {
+    options.devices = ops::mine_support().gpus();
+    options.cpu = true;
     return options;
   }
-  throw Error(Errc::invalid_argument, "mine", "unknown device '" + mode + "' (auto, cuda, cpu or all)");
+  throw Error(Errc::invalid_argument, "mine", "unknown device '" + mode + "' (auto, host, all, or a device)");
 }
 
 nb::dict to_dict(const ops::MineResult& r) {

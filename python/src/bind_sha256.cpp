@@ -48,7 +48,7 @@ struct Placement {
 };
 
 std::string device_name(const Device& device) {
-  return std::string(backend_kind_name(device.kind())) + ":" + std::to_string(device.info().ordinal);
+  return device.id();
 }
 
 // Hashes host data into a new NumPy array, or device data into a new allocation on its GPU.

@@ -16,7 +16,9 @@
 #include <sstream>
 #include <vector>
 
-#include "core/sha256_digest.hpp"
+#include "core/openssl_init.hpp"
+#include "opkit/hex.hpp"
+#include "opkit/sha256_hasher.hpp"
 #include "opkit/version.hpp"
 
 namespace opkit {
@@ -172,8 +174,7 @@ std::string KernelCache::key(const ProgramSpec& spec, std::string_view target_id
   for (const auto& [n, body] : spec.headers) append_field(canon, "H" + n + "\n" + body);
   for (const auto& e : spec.name_expressions) append_field(canon, "N" + e);
   if (!spec.include_dirs.empty()) append_included_files(canon, spec);
-  auto digest = detail::sha256_digest(canon);
-  return detail::to_hex(digest.data(), digest.size());
+  return to_hex(Sha256Hasher().digest(canon));
 }
 
 std::filesystem::path KernelCache::entry_path(const std::string& key) const {
@@ -193,7 +194,7 @@ std::optional<CompiledProgram> KernelCache::load(const std::string& key) const {
   ::close(fd);
   if (bytes.size() < 32) return std::nullopt;
   std::string_view payload(reinterpret_cast<const char*>(bytes.data()), bytes.size() - 32);
-  auto digest = detail::sha256_digest(payload);
+  const Sha256Digest digest = Sha256Hasher().digest(payload);
   if (std::memcmp(digest.data(), bytes.data() + payload.size(), 32) != 0) return std::nullopt;
   bytes.resize(payload.size());
   CompiledProgram program;
@@ -204,7 +205,7 @@ std::optional<CompiledProgram> KernelCache::load(const std::string& key) const {
 bool KernelCache::store(const std::string& key, const CompiledProgram& program) const {
   if (!enabled_) return false;
   std::vector<std::uint8_t> bytes = program.serialize();
-  auto digest = detail::sha256_digest(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  const Sha256Digest digest = Sha256Hasher().digest(bytes);
   bytes.insert(bytes.end(), digest.begin(), digest.end());
 
   std::string tmp = (directory_ / (key + ".tmp.XXXXXX")).string();

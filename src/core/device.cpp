@@ -1,16 +1,20 @@
-// opkit::Device: backend selection, and the build path Program -> CompiledProgram -> Module
-// with an in-process cache (same program, same device: compiled and loaded once) in front of the
-// on-disk KernelCache.
+// opkit::Device: device names and enumeration over the backend registry, and the path
+// Program -> CompiledProgram -> Module with an in-process cache (same program, same device:
+// compiled and loaded once) in front of opkit::build and its on-disk KernelCache.
 #include "opkit/device.hpp"
 
+#include <charconv>
 #include <map>
 #include <mutex>
 
-#include "backend/backend.hpp"
+#include "core/registry_list.hpp"
+#include "opkit/backend.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/error.hpp"
 #include "opkit/module.hpp"
+#include "opkit/registry.hpp"
 #include "opkit/stream.hpp"
+#include "opkit/target.hpp"
 
 namespace opkit {
 namespace {
@@ -34,63 +38,101 @@ ModuleTable& module_table() {
 
 }  // namespace
 
-const char* backend_kind_name(BackendKind kind) noexcept {
-  switch (kind) {
-    case BackendKind::cuda:
-      return "cuda";
-    case BackendKind::cpu:
-      return "cpu";
-  }
-  return "unknown";
-}
-
 Device::Device(std::shared_ptr<backend::Device> impl) : impl_(std::move(impl)) {
   if (!impl_) throw Error(Errc::invalid_argument, "Device", "null backend device");
 }
 
+namespace {
+
+// "auto, cuda, cuda:N, cpu, cpu:N, ..." for the registered backends.
+std::string vocabulary() {
+  std::string words = "auto";
+  for (const auto& b : detail::registered_backends()) words += ", " + b->name() + ", " + b->name() + ":N";
+  return words;
+}
+
+Device device_of(backend::Backend& backend, int ordinal) {
+  if (!backend.available()) throw Error(Errc::unavailable, backend.name() + " backend", backend.unavailable_reason());
+  return Device(backend.device(ordinal));
+}
+
+}  // namespace
+
+Device Device::parse(std::string_view spec) {
+  if (spec == "auto") return best();
+  const std::size_t colon = spec.find(':');
+  const std::string_view name = spec.substr(0, colon);
+  int ordinal = 0;
+  if (colon != std::string_view::npos) {
+    const std::string_view digits = spec.substr(colon + 1);
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), ordinal);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || ordinal < 0)
+      throw Error(Errc::invalid_argument, "device",
+                  "'" + std::string(spec) + "': the device number after ':' must be a whole number >= 0 (e.g. " +
+                      std::string(name) + ":0)");
+  }
+  backend::Backend* backend = find_backend(name);
+  if (backend == nullptr)
+    throw Error(Errc::invalid_argument, "device",
+                "'" + std::string(spec) + "' is not a device; use one of: " + vocabulary());
+  return device_of(*backend, ordinal);
+}
+
 Device Device::cuda(int ordinal) {
-  auto& cuda = backend::cuda_backend();
-  if (!cuda.available()) throw Error(Errc::unavailable, "CUDA backend", cuda.unavailable_reason());
-  return Device(cuda.device(ordinal));
+  return parse("cuda:" + std::to_string(ordinal));
 }
 
 Device Device::cpu() {
-  auto& cpu = backend::cpu_backend();
-  if (!cpu.available()) throw Error(Errc::unavailable, "CPU backend", cpu.unavailable_reason());
-  return Device(cpu.device(0));
+  return parse("cpu");
 }
 
-std::vector<Device> Device::cuda_devices() {
+std::vector<Device> Device::all(std::string_view backend_name) {
+  backend::Backend* backend = find_backend(backend_name);
+  if (backend == nullptr)
+    throw Error(Errc::invalid_argument, "Device::all",
+                "no backend named '" + std::string(backend_name) + "' (registered: " + backend_names() + ")");
   std::vector<Device> devices;
-  auto& cuda = backend::cuda_backend();
-  if (!cuda.available()) return devices;
-  for (int i = 0; i < cuda.device_count(); ++i) devices.emplace_back(cuda.device(i));
+  if (!backend->available()) return devices;
+  for (int i = 0; i < backend->device_count(); ++i) devices.emplace_back(backend->device(i));
+  return devices;
+}
+
+std::vector<Device> Device::all() {
+  std::vector<Device> devices;
+  for (bool gpus : {true, false})
+    for (const auto& b : detail::registered_backends())
+      if (b->is_gpu() == gpus && b->available())
+        for (int i = 0; i < b->device_count(); ++i) devices.emplace_back(b->device(i));
   return devices;
 }
 
 Device Device::best() {
-  if (backend::cuda_backend().available()) return cuda(0);
-  return cpu();
-}
-
-std::vector<Device> Device::all() {
-  std::vector<Device> devices = cuda_devices();
-  if (backend::cpu_backend().available()) devices.push_back(cpu());
-  return devices;
+  std::vector<Device> devices = all();
+  if (!devices.empty()) return devices.front();
+  std::string why;
+  for (const auto& status : backends()) why += (why.empty() ? "" : "; ") + status.name + ": " + status.reason;
+  throw Error(Errc::unavailable, "Device::best",
+              "no backend has a device (" + (why.empty() ? "none registered" : why) + ")");
 }
 
 const DeviceInfo& Device::info() const {
   return impl_->info();
 }
 
+bool Device::is_gpu() const {
+  return impl_->backend().is_gpu();
+}
+
+std::string Device::id() const {
+  return info().backend + ":" + std::to_string(info().ordinal);
+}
+
+Target Device::target() const {
+  return {info().backend, info().arch};
+}
+
 CompiledProgram Device::build(const Program& program) const {
-  const ProgramSpec& spec = program.spec();
-  KernelCache& cache = KernelCache::global();
-  std::string key = KernelCache::key(spec, impl_->compiler_identity());
-  if (auto hit = cache.load(key)) return *hit;
-  CompiledProgram compiled = impl_->compile(spec);
-  cache.store(key, compiled);  // a cache that cannot be written only costs time
-  return compiled;
+  return opkit::build(program, target()).program;
 }
 
 Module Device::load(const CompiledProgram& program) const {
@@ -98,7 +140,8 @@ Module Device::load(const CompiledProgram& program) const {
 }
 
 Module Device::compile(const Program& program) const {
-  std::string key = KernelCache::key(program.spec(), impl_->compiler_identity());
+  const Target target = this->target();
+  std::string key = cache_key(program, target);
   auto& table = module_table();
   {
     std::lock_guard lock(table.mutex);
@@ -107,13 +150,7 @@ Module Device::compile(const Program& program) const {
   }
   // Compile outside the lock: other threads may compile other programs meanwhile. Two threads
   // compiling the same program both succeed; the first to finish is kept.
-  KernelCache& cache = KernelCache::global();
-  std::optional<CompiledProgram> compiled = cache.load(key);
-  if (!compiled) {
-    compiled = impl_->compile(program.spec());
-    cache.store(key, *compiled);
-  }
-  auto shared_program = std::make_shared<const CompiledProgram>(std::move(*compiled));
+  auto shared_program = std::make_shared<const CompiledProgram>(opkit::build(program, target).program);
   auto module = impl_->load(*shared_program);
   std::lock_guard lock(table.mutex);
   auto [it, inserted] = table.entries.try_emplace({impl_.get(), key}, LoadedEntry{module, shared_program});
@@ -134,9 +171,6 @@ Event Device::create_event() const {
 }
 void Device::synchronize() const {
   impl_->synchronize();
-}
-bool Device::supports(std::string_view op) const {
-  return impl_->supports(op);
 }
 std::size_t Device::free_memory() const {
   return impl_->free_memory();

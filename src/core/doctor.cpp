@@ -19,10 +19,10 @@
 #include <optional>
 #include <set>
 
-#include "backend/backend.hpp"
 #include "backend/cuda/driver_api.hpp"
 #include "core/doctor_cxx_runtime.hpp"
 #include "core/doctor_installs.hpp"
+#include "opkit/backend.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/device.hpp"
@@ -31,8 +31,10 @@
 #include "opkit/module.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/program.hpp"
+#include "opkit/registry.hpp"
+#include "opkit/target.hpp"
 #include "opkit/version.hpp"
-#if __has_include("backend/cpu/cpu_backend.hpp")
+#if OPKIT_WITH_CPU_BACKEND
 #include "backend/cpu/cpu_backend.hpp"
 #define OPKIT_DOCTOR_CPU_DESCRIPTION 1
 #endif
@@ -268,12 +270,13 @@ void describe_target(Context& ctx, Check& c, int sm) {
 }
 
 void check_gpus(Context& ctx) {
-  auto& cuda = backend::cuda_backend();
-  if (!cuda.available()) {
+  backend::Backend* cuda = find_backend("cuda");
+  if (cuda == nullptr || !cuda->available()) {
     Check c = named("gpu");
     c.status = ctx.options.require_gpu ? Status::fail : Status::skip;
-    c.detail = cuda::driver_api() == nullptr ? "no CUDA GPU: the driver is not usable (see the driver check)"
-                                             : "no CUDA GPU: " + cuda.unavailable_reason();
+    c.detail = cuda == nullptr                 ? "no CUDA GPU: this build of opkit has no CUDA backend"
+               : cuda::driver_api() == nullptr ? "no CUDA GPU: the driver is not usable (see the driver check)"
+                                               : "no CUDA GPU: " + cuda->unavailable_reason();
     if (ctx.options.require_gpu) {
       c.cause = "a GPU was required (--require-gpu)";
       c.fix = "run on a machine with an NVIDIA GPU and driver, or drop --require-gpu to use the CPU backend";
@@ -281,7 +284,7 @@ void check_gpus(Context& ctx) {
     ctx.add(std::move(c));
     return;
   }
-  for (int i = 0; i < cuda.device_count(); ++i) {
+  for (int i = 0; i < cuda->device_count(); ++i) {
     Check c = named("gpu" + std::to_string(i));
     try {
       Device gpu = Device::cuda(i);
@@ -328,9 +331,8 @@ void smoke(Context& ctx, const Device& device, const std::string& label) {
       c.cause = "the kernel ran but computed wrong values: a driver or hardware fault";
       c.fix = "run nvidia-smi -q for ECC errors; update the driver";
     } else {
-      c.detail = "compiled (" + std::string(binary_format_name(module.program().format)) + " " +
-                 module.program().target + "), launched, " + std::to_string(n) + " results match the CPU reference (" +
-                 took + ")";
+      c.detail = "compiled (" + binary_format_name(module.program().format) + " " + module.program().target +
+                 "), launched, " + std::to_string(n) + " results match the CPU reference (" + took + ")";
       if (device.is_gpu())
         ++ctx.report.working_gpus;
       else
@@ -357,9 +359,9 @@ void smoke(Context& ctx, const Device& device, const std::string& label) {
 }
 
 void check_smoke_gpus(Context& ctx) {
-  auto& cuda = backend::cuda_backend();
-  if (!cuda.available()) return;
-  for (int i = 0; i < cuda.device_count(); ++i) {
+  backend::Backend* cuda = find_backend("cuda");
+  if (cuda == nullptr || !cuda->available()) return;
+  for (int i = 0; i < cuda->device_count(); ++i) {
     if (!ctx.options.smoke) {
       ctx.add(make_check("smoke cuda:" + std::to_string(i), Status::skip, "smoke test not asked for"));
       continue;
@@ -383,7 +385,7 @@ void check_headers(Context& ctx) {
   }
   int sm = !ctx.gpu_sms.empty() ? ctx.gpu_sms.front() : (!ctx.nvrtc.archs.empty() ? ctx.nvrtc.archs.back() : 90);
   try {
-    nvrtc::compile(Program(kHeaderSource).name("opkit_doctor_headers.cu"), "sm_" + std::to_string(sm));
+    compile(Program(kHeaderSource).name("opkit_doctor_headers.cu"), Target::cuda("sm_" + std::to_string(sm)));
     c.detail =
         "NVRTC compiles #include <stdint.h>, <cstdint>, <string.h>, <math.h> through opkit's stand-ins; GPU code "
         "needs no nvcc and no host compiler, so PyCUDA's `cuda_runtime.h: No such file or directory`, "
@@ -492,11 +494,11 @@ void check_cache(Context& ctx) {
 
 void check_cpu_backend(Context& ctx) {
   Check c = named("cpu backend");
-  auto& cpu = backend::cpu_backend();
-  if (!cpu.available()) {
+  backend::Backend* cpu = find_backend("cpu");
+  if (cpu == nullptr || !cpu->available()) {
     c.status = Status::warn;
     c.detail = "CPU backend unavailable";
-    c.cause = cpu.unavailable_reason();
+    c.cause = cpu == nullptr ? "this build of opkit has no CPU backend" : cpu->unavailable_reason();
     c.fix = c.cause.find("no CPU backend") != std::string::npos
                 ? "rebuild opkit with its CPU backend (src/backend/cpu) to run kernels without a GPU"
                 : "install a C++ compiler (g++ or clang++; or set CXX to one) to run kernels on the CPU";
@@ -584,7 +586,8 @@ Report examine(const Options& options) {
     for (const auto& check : ctx.report.checks)
       if (check.name.rfind("gpu", 0) == 0 && check.name != "gpu" && check.status != Status::fail)
         ++ctx.report.working_gpus;
-    ctx.report.cpu_backend_works = backend::cpu_backend().available();
+    backend::Backend* cpu = find_backend("cpu");
+    ctx.report.cpu_backend_works = cpu != nullptr && cpu->available();
   }
   return std::move(ctx.report);
 }

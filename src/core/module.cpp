@@ -2,7 +2,8 @@
 // checked, typed launch path.
 #include "opkit/module.hpp"
 
-#include "backend/backend.hpp"
+#include "core/device_access.hpp"
+#include "opkit/backend.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit {
@@ -32,7 +33,7 @@ Kernel::Kernel(Device device, std::shared_ptr<backend::Function> impl, std::stri
     : device_(std::move(device)),
       impl_(std::move(impl)),
       name_(std::move(name)),
-      default_stream_(device_.impl().default_stream()) {
+      default_stream_(detail::DeviceAccess::impl(device_).default_stream()) {
   backend::ParamInfo params = impl_->params();
   params_known_ = params.known;
   param_sizes_ = std::move(params.sizes);

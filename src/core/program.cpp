@@ -112,16 +112,10 @@ std::string kernel_name_after(const std::string& code, std::size_t at) {
 
 }  // namespace
 
-const char* binary_format_name(BinaryFormat format) noexcept {
-  switch (format) {
-    case BinaryFormat::cubin:
-      return "cubin";
-    case BinaryFormat::ptx:
-      return "PTX";
-    case BinaryFormat::host_dso:
-      return "host shared object";
-  }
-  return "unknown";
+std::string binary_format_name(std::string_view format) {
+  if (format == BinaryFormat::ptx) return "PTX";
+  if (format == BinaryFormat::host_dso) return "host shared object";
+  return std::string(format);
 }
 
 // A hand-written scan rather than std::regex: libstdc++'s regex crashed (a null facet while
@@ -142,10 +136,17 @@ std::vector<std::string> find_kernel_names(const std::string& source) {
   return names;
 }
 
-// Layout: magic "OPKITCP1", then fields each as <u64 length><bytes>; lowered names as a count
-// followed by key/value pairs. Any inconsistency makes deserialize fail (a cache miss).
+// Layout: magic "OPKITCP2", then fields each as <u64 length><bytes> (the format name first);
+// lowered names as a count followed by key/value pairs. Any inconsistency makes deserialize fail (a cache miss).
 namespace {
-constexpr char kMagic[8] = {'O', 'P', 'K', 'I', 'T', 'C', 'P', '1'};
+constexpr char kMagic[8] = {'O', 'P', 'K', 'I', 'T', 'C', 'P', '2'};
+
+// A format name as a backend writes it: short, lower-case letters, digits, '-', '_' and '.'.
+bool valid_format(const std::string& format) {
+  return !format.empty() && format.size() <= 64 && std::all_of(format.begin(), format.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+  });
+}
 
 void put_u64(std::vector<std::uint8_t>& out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
@@ -178,7 +179,7 @@ struct Reader {
 
 std::vector<std::uint8_t> CompiledProgram::serialize() const {
   std::vector<std::uint8_t> out(kMagic, kMagic + 8);
-  put_u64(out, static_cast<std::uint64_t>(format));
+  put_bytes(out, format.data(), format.size());
   put_bytes(out, target.data(), target.size());
   put_bytes(out, source_name.data(), source_name.size());
   put_bytes(out, binary.data(), binary.size());
@@ -194,11 +195,10 @@ std::vector<std::uint8_t> CompiledProgram::serialize() const {
 bool CompiledProgram::deserialize(const std::vector<std::uint8_t>& bytes, CompiledProgram& out) {
   if (bytes.size() < 8 || std::memcmp(bytes.data(), kMagic, 8) != 0) return false;
   Reader r{bytes, 8};
-  std::uint64_t format = 0, count = 0;
+  std::uint64_t count = 0;
   std::string binary;
   CompiledProgram p;
-  if (!r.u64(format) || format < 1 || format > 3) return false;
-  p.format = static_cast<BinaryFormat>(format);
+  if (!r.str(p.format) || !valid_format(p.format)) return false;
   if (!r.str(p.target) || !r.str(p.source_name) || !r.str(binary) || !r.str(p.log) || !r.u64(count)) return false;
   if (binary.empty()) return false;
   for (std::uint64_t i = 0; i < count; ++i) {

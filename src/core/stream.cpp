@@ -1,7 +1,7 @@
 // Stream and Event: thin handles over the backend's objects.
 #include "opkit/stream.hpp"
 
-#include "backend/backend.hpp"
+#include "opkit/backend.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit {

@@ -65,9 +65,9 @@ ops::HashOptions rank_where(ops::HashOptions where, const World& world) {
     limit_cpu_threads(world);
     return where;
   }
-  const std::vector<Device> gpus = Device::cuda_devices();
+  const std::vector<Device> gpus = ops::sha256_support().gpus();
   if (gpus.empty()) {
-    if (where.device) return where;  // a GPU that cuda_devices() does not list: keep the caller's
+    if (where.device) return where;  // a GPU that the automatic choice does not list: keep the caller's
     where.host_cpu = true;
     limit_cpu_threads(world);
     return where;

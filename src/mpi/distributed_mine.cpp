@@ -52,7 +52,8 @@ std::vector<std::unique_ptr<NonceSearcher>> rank_engines(const MinePlan& plan, c
   if (options.cpu_threads < 0)
     throw Error(Errc::invalid_argument, "mpi mine", "cpu_threads must be >= 0 (0: this rank's share of the cores)");
   std::vector<Device> devices = options.devices;
-  if (devices.empty() && !options.cpu) devices = Device::cuda_devices();
+  if (devices.empty() && !options.cpu) devices = ops::mine_support().gpus();
+  for (const Device& device : devices) ops::mine_support().require(device);
   std::vector<std::unique_ptr<NonceSearcher>> engines;
   for (Device& device : node_share(devices, world))
     engines.push_back(ops::detail::make_kernel_searcher(plan, std::move(device), options.launch_seconds));

@@ -15,7 +15,7 @@ run_mpi() {  # run_mpi NP COMMAND...
   local np=$1; shift
   mpirun --oversubscribe --bind-to none -np "$np" "$@"
 }
-probe=$(run_mpi 1 "$opkit" mine --data probe --difficulty 1 --device cpu --quiet 2>&1 </dev/null)
+probe=$(run_mpi 1 "$opkit" mine --data probe --difficulty 1 --device host --quiet 2>&1 </dev/null)
 case $probe in
   *"built without MPI"*) echo "skip: this opkit was built without MPI"; exit 77 ;;
   *"nonce "*) ;;

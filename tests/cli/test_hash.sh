@@ -99,27 +99,35 @@ expected_lines() {  # the reference: sha256sum of each line, one per line
 cp lines.txt sha256_input
 cp lines.txt sha256d_input
 expected_lines sha256 >ref.out
-"$opkit" hash --lines --device cpu lines.txt >opkit.out
+"$opkit" hash --lines --device host lines.txt >opkit.out
 check "--lines on the CPU" cmp -s opkit.out ref.out
 if command -v xxd >/dev/null; then
   expected_lines sha256d >ref.out
-  "$opkit" hash --lines --algo sha256d --device cpu lines.txt >opkit.out
+  "$opkit" hash --lines --algo sha256d --device host lines.txt >opkit.out
   check "--lines --algo sha256d on the CPU" cmp -s opkit.out ref.out
 fi
 
 # Many lines through small batches (lines cross batch boundaries), against awk + sha256sum on a
 # sample, and the line count.
 awk 'BEGIN { srand(7); for (i = 0; i < 200000; i++) { n = int(rand() * 90); s = ""; for (j = 0; j < n; j++) s = s sprintf("%c", 32 + int(rand() * 95)); print s } }' >many.txt
-"$opkit" hash --lines --device cpu --batch-mib 1 many.txt >cpu.out
+"$opkit" hash --lines --device host --batch-mib 1 many.txt >cpu.out
 check "--lines prints one digest per line" [ "$(wc -l <cpu.out)" = 200000 ]
 for n in 1 2 777 123456 200000; do
   line=$(sed -n "${n}p" many.txt)
   want=$(printf '%s' "$line" | sha256sum | cut -c1-64)
   check "--lines digest of line $n" [ "$(sed -n "${n}p" cpu.out)" = "$want" ]
 done
-"$opkit" hash --lines --device cpu - <many.txt >stdin.out
+# --device cpu: the SHA-256 kernel source on the CPU backend, byte for byte what the host prints.
+head -n 3000 many.txt >some.txt
+"$opkit" hash --lines --device host some.txt >some_host.out
+"$opkit" hash --lines --device cpu --algo sha256 some.txt >some_cpu.out
+check "--lines --device cpu (the kernel on the CPU backend) matches the host" cmp -s some_cpu.out some_host.out
+"$opkit" hash --lines --device tpu some.txt >/dev/null 2>err.txt; rc=$?
+check "--lines --device tpu: exit 2 naming the value and the choices" \
+  [ "$rc" = 2 ] && grep -q "'tpu' is not a device for opkit hash; use one of: auto, host, cuda" err.txt
+"$opkit" hash --lines --device host - <many.txt >stdin.out
 check "--lines from stdin" cmp -s stdin.out cpu.out
-"$opkit" hash --lines --device cpu many.txt missing >two.out 2>two.err; rc=$?
+"$opkit" hash --lines --device host many.txt missing >two.out 2>two.err; rc=$?
 check "--lines with a missing input: error line, exit 1, other input hashed" \
   [ "$rc" = 1 -a "$(cat two.err)" = "opkit: missing: No such file or directory" -a "$(wc -l <two.out)" = 200000 ]
 
@@ -127,7 +135,7 @@ if "$opkit" hash --lines --device cuda empty >/dev/null 2>&1; then
   "$opkit" hash --lines --device cuda --batch-mib 1 many.txt >gpu.out
   check "--lines on the GPU equals the CPU" cmp -s gpu.out cpu.out
   "$opkit" hash --lines --device cuda --algo sha256d lines.txt >opkit.out
-  "$opkit" hash --lines --device cpu --algo sha256d lines.txt >ref.out
+  "$opkit" hash --lines --device host --algo sha256d lines.txt >ref.out
   check "--lines sha256d on the GPU equals the CPU" cmp -s opkit.out ref.out
 else
   echo "note: no CUDA GPU, --lines --device cuda not tested"

@@ -17,7 +17,7 @@ check() {  # check LABEL CONDITION-COMMAND...
   local label=$1; shift
   if "$@"; then pass=$((pass + 1)); else failures=$((failures + 1)); echo "FAIL: $label"; fi
 }
-mine() { "$opkit" mine --device cpu --quiet "$@" >out 2>err </dev/null; rc=$?; }
+mine() { "$opkit" mine --device host --quiet "$@" >out 2>err </dev/null; rc=$?; }
 
 # Bitcoin mode: every real header, 2^20 nonces around its nonce.
 while IFS=$'\t' read -r height header hash; do
@@ -71,10 +71,10 @@ bad "count not a number" "decimal integer" --data x --difficulty 4 --count 12abc
 bad "bad target" "64 hex digits" --header "$genesis" --target 00ff
 "$opkit" mine --data x --difficulty 4 --device tpu >out 2>err </dev/null
 check "bad device: exit 2" [ "$?" = 2 ]
-check "bad device: message" grep -q "auto, cuda, cpu or all" err
+check "bad device: message" grep -q "'tpu' is not a device for opkit mine; use one of: auto, host, all, cuda" err
 
 # Ctrl-C: a search that cannot finish stops within a second, says where to resume, exits 130.
-"$opkit" mine --device cpu --quiet --data "forever" --difficulty 200 --start 1000 >out 2>err </dev/null &
+"$opkit" mine --device host --quiet --data "forever" --difficulty 200 --start 1000 >out 2>err </dev/null &
 pid=$!
 sleep 1
 kill -INT "$pid"

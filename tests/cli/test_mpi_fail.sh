@@ -19,7 +19,7 @@ header=$(awk -F'\t' '$1 == 1 { print $2 }' "$data_dir/bitcoin-headers.tsv")
 
 started=$(date +%s)
 OPKIT_TEST_MPI_FAIL_RANK=1 timeout 60 mpirun --oversubscribe --bind-to none -np 3 \
-  "$opkit" mine --header "$header" --device cpu --quiet >fail.out 2>fail.err </dev/null
+  "$opkit" mine --header "$header" --device host --quiet >fail.out 2>fail.err </dev/null
 rc=$?
 took=$(($(date +%s) - started))
 check "a failing rank: non-zero exit (got $rc; 124 is a hang)" [ "$rc" != 0 -a "$rc" != 124 ]
@@ -61,7 +61,7 @@ ranks_catch_signals() {
 # searched for a second, wait for the job to end.
 stop_with() {
   local signal=$1; shift
-  mpirun --oversubscribe --bind-to none "$@" -np 3 "$opkit" mine --header "$header" --device cpu --quiet \
+  mpirun --oversubscribe --bind-to none "$@" -np 3 "$opkit" mine --header "$header" --device host --quiet \
     >stop.out 2>stop.err </dev/null &
   local pid=$!
   ranks_catch_signals "$pid" || echo "the ranks did not install their signal handlers within 30 s"

@@ -15,8 +15,8 @@ source "$here/mpi_env.sh"
 # same LABEL HASH-ARGS...: one process and three ranks write the same stdout and stderr, and exit alike.
 same() {
   local label=$1; shift
-  "$opkit" hash --lines --device cpu "$@" >one.out 2>one.err </dev/null; local one_rc=$?
-  run_mpi 3 "$opkit" hash --lines --device cpu "$@" >three.out 2>three.err </dev/null; local three_rc=$?
+  "$opkit" hash --lines --device host "$@" >one.out 2>one.err </dev/null; local one_rc=$?
+  run_mpi 3 "$opkit" hash --lines --device host "$@" >three.out 2>three.err </dev/null; local three_rc=$?
   check "$label: same digests" cmp -s one.out three.out
   check "$label: same messages" cmp -s one.err <(grep '^opkit' three.err)
   check "$label: same exit status (one process $one_rc, 3 ranks $three_rc)" [ "$one_rc" = "$three_rc" ]
@@ -33,8 +33,8 @@ same "1 MiB batches (lines cross batches), sha256d" --batch-mib 1 --algo sha256d
 same "a missing input among good ones" lines.txt missing.txt one-line.txt
 same "more ranks than lines" one-line.txt
 same "only an empty input" empty.txt
-"$opkit" hash --lines --device cpu <many.txt >one.out
-run_mpi 3 "$opkit" hash --lines --device cpu <many.txt >three.out 2>three.err
+"$opkit" hash --lines --device host <many.txt >one.out
+run_mpi 3 "$opkit" hash --lines --device host <many.txt >three.out 2>three.err
 check "standard input" cmp -s one.out three.out
 check "one digest per line" [ "$(wc -l <three.out)" = 150000 ]
 

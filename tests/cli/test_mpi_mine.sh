@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End to end: `mpirun --oversubscribe -np 3 opkit mine --device cpu` prints what one process
+# End to end: `mpirun --oversubscribe -np 3 opkit mine --device host` prints what one process
 # prints (nonce, hash, range, exit status; the text and the --json fields that do not depend on
 # timing or devices): a real Bitcoin header (block 1, a 2^20-nonce range around its nonce), data
 # mode over several rounds, a range with no answer, and a range that starts past the answer.
@@ -24,8 +24,8 @@ print({k: r[k] for k in ("found", "nonce", "hash", "start", "last", "interrupted
 # same LABEL MINE-ARGS...: one process and three ranks, text and --json, the same answer.
 same() {
   local label=$1; shift
-  "$opkit" mine --device cpu --quiet "$@" >one.txt 2>one.err; local one_rc=$?
-  run_mpi 3 "$opkit" mine --device cpu --quiet "$@" >three.txt 2>three.err </dev/null; local three_rc=$?
+  "$opkit" mine --device host --quiet "$@" >one.txt 2>one.err; local one_rc=$?
+  run_mpi 3 "$opkit" mine --device host --quiet "$@" >three.txt 2>three.err </dev/null; local three_rc=$?
   check "$label: exit status (one process $one_rc, 3 ranks $three_rc)" [ "$one_rc" = "$three_rc" ]
   check "$label: same text" cmp -s <(stable_text one.txt) <(stable_text three.txt)
   check "$label: every rank listed" [ "$(grep -c '^device    rank [0-2] on ' three.txt)" -ge 3 ]
@@ -33,8 +33,8 @@ same() {
     diff <(stable_text one.txt) <(stable_text three.txt) | head -5
     head -5 three.err
   fi
-  "$opkit" mine --device cpu --quiet --json "$@" >one.json 2>/dev/null
-  run_mpi 3 "$opkit" mine --device cpu --quiet --json "$@" >three.json 2>/dev/null </dev/null
+  "$opkit" mine --device host --quiet --json "$@" >one.json 2>/dev/null
+  run_mpi 3 "$opkit" mine --device host --quiet --json "$@" >three.json 2>/dev/null </dev/null
   check "$label: same --json fields" [ "$(stable_json one.json)" = "$(stable_json three.json)" ]
 }
 

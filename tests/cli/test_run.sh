@@ -172,7 +172,7 @@ expect_error "zero count" 2 "positive integer" -- run tutorial.cu --kernel test_
 expect_error "no colon" 2 "no ':'" -- run tutorial.cu --kernel test_kernel --block 1 --arg 5
 expect_error "bad block" 2 "--block" -- run tutorial.cu --kernel test_kernel --block 0 --arg out:f32:1
 expect_error "4-D grid" 2 "--grid" -- run tutorial.cu --kernel test_kernel --grid 1,1,1,1 --block 1 --arg out:f32:1
-expect_error "bad device" 2 "is not cpu, cuda or cuda:N" -- run tutorial.cu --kernel test_kernel --block 1 --device tpu
+expect_error "bad device" 2 "is not a device for opkit run; use one of: auto, cuda, cuda:N, cpu" -- run tutorial.cu --kernel test_kernel --block 1 --device tpu
 expect_error "missing @FILE" 2 "cannot open nothere.bin" -- run tutorial.cu --kernel test_kernel --block 1 --arg in:u8:@nothere.bin
 : >empty.bin
 expect_error "empty @FILE" 2 "is empty" -- run tutorial.cu --kernel test_kernel --block 1 --arg in:u8:@empty.bin

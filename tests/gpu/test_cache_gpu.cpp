@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend.hpp"
 #include "gpu_test.hpp"
 #include "opkit/opkit.hpp"
+#include "opkit/registry.hpp"
 
 namespace {
 
@@ -62,7 +62,7 @@ void expect_saxpy_correct(const opkit::Device& gpu, const opkit::Module& module,
 std::optional<fs::path> entry_for(const opkit::Device& gpu, const opkit::Program& program) {
   const auto& cache = opkit::KernelCache::global();
   if (!cache.enabled()) return std::nullopt;
-  return cache.entry_path(opkit::KernelCache::key(program.spec(), gpu.impl().compiler_identity()));
+  return cache.entry_path(opkit::cache_key(program, gpu.target()));
 }
 
 TEST(CacheGpu, ACachedBinaryRunsLikeAFreshCompile) {

@@ -110,7 +110,7 @@ TEST(PowGpu, CandidateThatOnlyMatchesTheTopWordIsSkipped) {
   job.header = opkit::test::real_headers()[0].header;
   job.start = 777;
   job.count = 5000;
-  const Digest first = bitcoin_hash(job.header, 777);
+  const opkit::Sha256Digest first = bitcoin_hash(job.header, 777);
   Target t;
   for (std::size_t i = 0; i < 4; ++i) t.bytes[i] = first[31 - i];
   job.target = t;

@@ -38,7 +38,7 @@ def random_cuts(rng, size, count):
 
 def test_jax_rows_give_a_jax_array_equal_to_hashlib(rng):
     host = rng.integers(0, 256, size=(500, 77), dtype=np.uint8)
-    out = opkit.sha256(on_host(host), device="cpu")
+    out = opkit.sha256(on_host(host), device="host")
     assert isinstance(out, jax.Array) and out.shape == (500, 32) and out.dtype == jnp.uint8
     np.testing.assert_array_equal(np.asarray(out), hashlib_digests(host))
 
@@ -48,7 +48,7 @@ def test_jax_data_with_32_bit_offsets(rng):
     cuts = random_cuts(rng, 3000, 40)
     offsets = on_host(cuts.astype(np.int32))
     assert offsets.dtype == jnp.int32
-    out = opkit.sha256d(on_host(data), offsets=offsets, device="cpu")
+    out = opkit.sha256d(on_host(data), offsets=offsets, device="host")
     expected = hashlib_digests([data[cuts[i] : cuts[i + 1]] for i in range(40)], True)
     np.testing.assert_array_equal(np.asarray(out), expected)
 

@@ -34,7 +34,7 @@ def _lowest_data_nonce(data: bytes, bits: int, start: int) -> int:
     return nonce
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=requires_gpu)])
+@pytest.mark.parametrize("device", ["host", pytest.param("cuda", marks=requires_gpu)])
 def test_data_mode_finds_the_lowest_nonce_hashlib_finds(device):
     for data, bits, start in [(b"hello", 12, 0), (b"x" * 70, 10, 5000), ("opkit tutorial", 11, 123)]:
         raw = data.encode() if isinstance(data, str) else data
@@ -47,7 +47,7 @@ def test_data_mode_finds_the_lowest_nonce_hashlib_finds(device):
         assert result.hashrate > 0 and result.engines
 
 
-@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=requires_gpu)])
+@pytest.mark.parametrize("device", ["host", pytest.param("cuda", marks=requires_gpu)])
 @pytest.mark.parametrize("block", [GENESIS, BLOCK_1])
 def test_bitcoin_mode_finds_the_real_nonce_of_real_headers(device, block):
     header, block_hash = block
@@ -61,14 +61,14 @@ def test_bitcoin_mode_finds_the_real_nonce_of_real_headers(device, block):
 def test_bitcoin_mode_accepts_80_raw_bytes():
     header, block_hash = GENESIS
     nonce = int.from_bytes(bytes.fromhex(header)[76:], "little")
-    result = opkit.mine(bytes.fromhex(header), start=nonce, count=1, device="cpu")
+    result = opkit.mine(bytes.fromhex(header), start=nonce, count=1, device="host")
     assert result.found and result.hash == block_hash
 
 
 def test_not_found_in_a_short_range():
     header, _ = GENESIS
     nonce = int.from_bytes(bytes.fromhex(header)[76:], "little")
-    result = opkit.mine(header, start=nonce + 1, count=1000, device="cpu")
+    result = opkit.mine(header, start=nonce + 1, count=1000, device="host")
     assert not result.found and result.nonce is None and result.hash is None
     assert result.searched_through == nonce + 1000
     assert result.to_dict()["found"] is False
@@ -78,10 +78,10 @@ def test_progress_callback_sees_the_search():
     # About a second of search on this machine (progress comes about four times a second): the
     # count is scaled by a timed probe, since CPU mining speed varies tenfold between machines.
     started = time.perf_counter()
-    opkit.mine(data=b"probe", difficulty=200, count=2_000_000, device="cpu")
+    opkit.mine(data=b"probe", difficulty=200, count=2_000_000, device="host")
     count = max(4_000_000, int(2_000_000 / (time.perf_counter() - started)))
     seen = []
-    result = opkit.mine(data=b"progress", difficulty=200, count=count, device="cpu", progress=seen.append)
+    result = opkit.mine(data=b"progress", difficulty=200, count=count, device="host", progress=seen.append)
     assert not result.found and result.hashes >= count
     assert seen, "a search of about a second reports progress"
     for p in seen:
@@ -96,7 +96,7 @@ def test_exception_in_progress_callback_stops_the_search_and_carries_the_result(
         raise Stop()
 
     with pytest.raises(Stop) as caught:
-        opkit.mine(data=b"never", difficulty=200, device="cpu", progress=stop)
+        opkit.mine(data=b"never", difficulty=200, device="host", progress=stop)
     assert caught.value.result["interrupted"] is True
 
 
@@ -108,9 +108,9 @@ def test_bad_input_gives_clear_errors():
     with pytest.raises(TypeError, match="difficulty"):
         opkit.mine(data=b"abc")
     with pytest.raises(opkit.Error, match="1..255|difficulty|bits"):
-        opkit.mine(data=b"abc", difficulty=0, device="cpu")
+        opkit.mine(data=b"abc", difficulty=0, device="host")
     with pytest.raises(opkit.Error):
-        opkit.mine(GENESIS[0], target="zz", device="cpu")
+        opkit.mine(GENESIS[0], target="zz", device="host")
 
 
 def test_ctrl_c_stops_the_search_and_tells_where_to_resume():
@@ -122,7 +122,7 @@ def test_ctrl_c_stops_the_search_and_tells_where_to_resume():
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt) as caught:
-            opkit.mine(data=b"never", difficulty=200, device="cpu")
+            opkit.mine(data=b"never", difficulty=200, device="host")
     finally:
         timer.cancel()
     result = caught.value.result

@@ -1,5 +1,5 @@
 """opkit.sha256 / sha256d on host data (NumPy, sequences of bytes), against hashlib on fresh random
-inputs; runs everywhere (the GPU when there is one, else OpenSSL), and with device='cpu'."""
+inputs; runs everywhere (the GPU when there is one, else OpenSSL), and with device='host' (OpenSSL)."""
 
 import hashlib
 
@@ -25,7 +25,7 @@ def _check_lengths(rng, lengths, device, double):
 
 @pytest.mark.parametrize("double", [False, True])
 def test_host_cpu_rows_of_every_length_0_to_300_match_hashlib(rng, double):
-    _check_lengths(rng, range(0, 301), "cpu", double)
+    _check_lengths(rng, range(0, 301), "host", double)
 
 
 @pytest.mark.parametrize("double", [False, True])

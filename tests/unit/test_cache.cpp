@@ -13,11 +13,12 @@
 #include <random>
 #include <string>
 
-#include "core/sha256_digest.hpp"
 #include "nvrtc_required.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/program.hpp"
+#include "opkit/sha256_hasher.hpp"
+#include "opkit/target.hpp"
 
 namespace {
 
@@ -204,7 +205,7 @@ TEST(CacheEntry, HitAfterMissReturnsTheCompiledProgram) {
   TempDir dir;
   opkit::KernelCache cache(dir.path());
   auto program = opkit::Program(kKernel).name("scale.cu");
-  auto compiled = opkit::nvrtc::compile(program, "sm_90");
+  auto compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
   const std::string key = opkit::KernelCache::key(program.spec(), "nvrtc-sm_90");
   EXPECT_FALSE(cache.load(key).has_value()) << "an empty cache hit";
   ASSERT_TRUE(cache.store(key, compiled)) << cache.last_error();
@@ -226,7 +227,7 @@ TEST(CacheEntry, TruncatedEntryIsAMissAndIsReplaced) {
   TempDir dir;
   opkit::KernelCache cache(dir.path());
   auto program = opkit::Program(kKernel);
-  auto compiled = opkit::nvrtc::compile(program, "sm_90");
+  auto compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
   const std::string key = opkit::KernelCache::key(program.spec(), "t");
   ASSERT_TRUE(cache.store(key, compiled));
   auto bytes = read_bytes(cache.entry_path(key));
@@ -245,7 +246,7 @@ TEST(CacheEntry, CorruptedEntryIsAMissAndIsReplaced) {
   TempDir dir;
   opkit::KernelCache cache(dir.path());
   auto program = opkit::Program(kKernel);
-  auto compiled = opkit::nvrtc::compile(program, "sm_90");
+  auto compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
   const std::string key = opkit::KernelCache::key(program.spec(), "t");
   ASSERT_TRUE(cache.store(key, compiled));
   const auto good = read_bytes(cache.entry_path(key));
@@ -307,8 +308,7 @@ TEST(CacheEntry, IntactChecksumOverADamagedProgramIsAMiss) {
   auto bytes = read_bytes(cache.entry_path("feed"));
   std::vector<std::uint8_t> payload(bytes.begin(), bytes.end() - 32);
   payload[8 + 8 + 7] = 0x7f;
-  auto digest =
-      opkit::detail::sha256_digest(std::string_view(reinterpret_cast<const char*>(payload.data()), payload.size()));
+  const opkit::Sha256Digest digest = opkit::Sha256Hasher().digest(payload);
   payload.insert(payload.end(), digest.begin(), digest.end());
   write_bytes(cache.entry_path("feed"), payload);
   EXPECT_FALSE(cache.load("feed").has_value());

@@ -8,11 +8,12 @@
 #include <filesystem>
 #include <string>
 
-#include "backend/backend.hpp"
 #include "core/doctor_cxx_runtime.hpp"
 #include "core/doctor_installs.hpp"
+#include "opkit/device.hpp"
 #include "opkit/doctor.hpp"
 #include "opkit/nvrtc.hpp"
+#include "opkit/registry.hpp"
 
 namespace {
 
@@ -55,14 +56,14 @@ TEST(Doctor, NvrtcCheckMatchesNvrtcInfo) {
 }
 
 TEST(Doctor, WithoutAGpuSaysSoAndWhyAndRequireGpuTurnsThatIntoAFailure) {
-  if (opkit::backend::cuda_backend().available()) GTEST_SKIP() << "this machine has a GPU";
+  if (!opkit::Device::all("cuda").empty()) GTEST_SKIP() << "this machine has a GPU";
   auto relaxed = opkit::doctor::examine({.smoke = false, .require_gpu = false});
   const Check* gpu = find(relaxed, "gpu");
   ASSERT_NE(gpu, nullptr);
   EXPECT_EQ(gpu->status, Status::skip);
   EXPECT_NE(gpu->detail.find("no CUDA GPU"), std::string::npos) << gpu->detail;
   EXPECT_EQ(relaxed.working_gpus, 0);
-  EXPECT_EQ(relaxed.any_backend_works(), opkit::backend::cpu_backend().available());
+  EXPECT_EQ(relaxed.any_backend_works(), !opkit::Device::all("cpu").empty());
 
   auto strict = opkit::doctor::examine({.smoke = false, .require_gpu = true});
   const Check* required = find(strict, "gpu");

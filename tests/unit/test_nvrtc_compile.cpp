@@ -4,6 +4,7 @@
 #include "nvrtc_required.hpp"
 #include "opkit/error.hpp"
 #include "opkit/program.hpp"
+#include "opkit/target.hpp"
 
 namespace {
 
@@ -16,7 +17,7 @@ __global__ void test_kernel(float *a) {
 
 TEST(NvrtcCompile, GoodSourceBecomesCubinForTheNamedArch) {
   OPKIT_REQUIRE_NVRTC();
-  auto compiled = opkit::nvrtc::compile(opkit::Program(kTutorialKernel).name("tutorial.cu"), "sm_90");
+  auto compiled = opkit::compile(opkit::Program(kTutorialKernel).name("tutorial.cu"), opkit::Target::cuda("sm_90"));
   EXPECT_EQ(compiled.format, opkit::BinaryFormat::cubin);
   EXPECT_EQ(compiled.target, "sm_90");
   ASSERT_GE(compiled.binary.size(), 4u);
@@ -29,7 +30,7 @@ TEST(NvrtcCompile, GoodSourceBecomesCubinForTheNamedArch) {
 
 TEST(NvrtcCompile, PyCudaStyleKernelNameResolvesToItsMangledSymbol) {
   OPKIT_REQUIRE_NVRTC();
-  auto compiled = opkit::nvrtc::compile(opkit::Program(kTutorialKernel), "sm_80");
+  auto compiled = opkit::compile(opkit::Program(kTutorialKernel), opkit::Target::cuda("sm_80"));
   ASSERT_EQ(compiled.lowered_names.count("test_kernel"), 1u);
   EXPECT_EQ(compiled.lowered_names.at("test_kernel"), "_Z11test_kernelPf");
 }
@@ -38,7 +39,7 @@ TEST(NvrtcCompile, BrokenSourceThrowsCompileErrorWhoseLogNamesFileAndLine) {
   OPKIT_REQUIRE_NVRTC();
   const char* broken = "__global__ void k(int* a) {\n  a[0] = 1;\n  a[1] = NOT_DEFINED;\n}\n";
   try {
-    opkit::nvrtc::compile(opkit::Program(broken).name("broken.cu"), "sm_90");
+    opkit::compile(opkit::Program(broken).name("broken.cu"), opkit::Target::cuda("sm_90"));
     FAIL() << "a broken kernel compiled";
   } catch (const opkit::Error& e) {
     EXPECT_EQ(e.kind(), opkit::Errc::compile);
@@ -56,7 +57,7 @@ TEST(NvrtcCompile, TutorialKernelWithStdintAndMemcpyCompilesUnchanged) {
       "#include <stdint.h>\n"
       "__global__ void k(char *data, uint64_t *nonce) { char local[80]; memcpy(local, data, 76); "
       "memcpy(local + 76, nonce, 4); data[0] = local[79]; }\n";
-  auto compiled = opkit::nvrtc::compile(opkit::Program(source), "sm_90");
+  auto compiled = opkit::compile(opkit::Program(source), opkit::Target::cuda("sm_90"));
   EXPECT_FALSE(compiled.binary.empty());
   EXPECT_EQ(compiled.lowered_names.count("k"), 1u);
 }
@@ -72,7 +73,7 @@ TEST(NvrtcCompile, StandardHeaderStandInsCoverTheCommonHeaders) {
       "extern \"C\" __global__ void k(char* d, std::size_t n) {\n"
       "  bool ok = true; memset(d, 0, n); d[0] = memcmp(d, d + 1, 1) + (int)strlen(d) + ok; assert(n > 0);\n"
       "  printf(\"%d\\n\", (int)sqrtf(4.0f));\n}\n";
-  auto compiled = opkit::nvrtc::compile(opkit::Program(source), "sm_90");
+  auto compiled = opkit::compile(opkit::Program(source), opkit::Target::cuda("sm_90"));
   EXPECT_FALSE(compiled.binary.empty());
 }
 
@@ -83,24 +84,25 @@ TEST(NvrtcCompile, DefinesReachTheSource) {
       "static_assert(WIDTH == 256, \"WIDTH has the defined value\");\n"
       "#ifndef FLAG\n#error FLAG must be defined\n#endif\n"
       "__global__ void k(float* a) { a[threadIdx.x % WIDTH] = 1.0f; }\n";
-  EXPECT_NO_THROW(opkit::nvrtc::compile(opkit::Program(source).define("WIDTH", 256).define("FLAG"), "sm_90"));
+  EXPECT_NO_THROW(
+      opkit::compile(opkit::Program(source).define("WIDTH", 256).define("FLAG"), opkit::Target::cuda("sm_90")));
   // And a different value really changes what is compiled.
-  EXPECT_THROW(opkit::nvrtc::compile(opkit::Program(source).define("WIDTH", 128).define("FLAG"), "sm_90"),
+  EXPECT_THROW(opkit::compile(opkit::Program(source).define("WIDTH", 128).define("FLAG"), opkit::Target::cuda("sm_90")),
                opkit::Error);
 }
 
 TEST(NvrtcCompile, InMemoryHeadersAndOptionsAreUsed) {
   OPKIT_REQUIRE_NVRTC();
   const char* source = "#include \"params.cuh\"\n__global__ void k(int* a) { a[0] = MAGIC; }\n";
-  auto compiled = opkit::nvrtc::compile(
-      opkit::Program(source).header("params.cuh", "#define MAGIC 42\n").option("-lineinfo"), "sm_90");
+  auto compiled = opkit::compile(opkit::Program(source).header("params.cuh", "#define MAGIC 42\n").option("-lineinfo"),
+                                 opkit::Target::cuda("sm_90"));
   EXPECT_FALSE(compiled.binary.empty());
 }
 
 TEST(NvrtcCompile, TemplateKernelsResolveThroughNameExpressions) {
   OPKIT_REQUIRE_NVRTC();
   const char* source = "template <class T> __global__ void scale(T* a, T s) { a[threadIdx.x] *= s; }\n";
-  auto compiled = opkit::nvrtc::compile(opkit::Program(source).name_expression("scale<float>"), "sm_90");
+  auto compiled = opkit::compile(opkit::Program(source).name_expression("scale<float>"), opkit::Target::cuda("sm_90"));
   ASSERT_EQ(compiled.lowered_names.count("scale<float>"), 1u);
   EXPECT_EQ(compiled.lowered_names.at("scale<float>"), "_Z5scaleIfEvPT_S0_");
 }
@@ -108,7 +110,7 @@ TEST(NvrtcCompile, TemplateKernelsResolveThroughNameExpressions) {
 TEST(NvrtcCompile, UnknownArchIsAClearError) {
   OPKIT_REQUIRE_NVRTC();
   try {
-    opkit::nvrtc::compile(opkit::Program(kTutorialKernel), "gfx90a");
+    opkit::compile(opkit::Program(kTutorialKernel), opkit::Target::cuda("gfx90a"));
     FAIL();
   } catch (const opkit::Error& e) {
     EXPECT_EQ(e.kind(), opkit::Errc::invalid_argument);

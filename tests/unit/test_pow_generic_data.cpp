@@ -11,6 +11,7 @@
 #include "opkit/error.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/ops/pow.hpp"
+#include "opkit/target.hpp"
 #include "ops/pow/kernel_miner.hpp"
 #include "ops/pow/kernel_programs.hpp"
 #include "ops/pow/mine_plan.hpp"
@@ -24,7 +25,7 @@ namespace detail = opkit::ops::detail;
 
 TEST(PowGenericData, CompilesUnderNvrtc) {
   OPKIT_REQUIRE_NVRTC();
-  const auto compiled = opkit::nvrtc::compile(detail::data_generic_program({}), "sm_90");
+  const auto compiled = opkit::compile(detail::data_generic_program({}), opkit::Target::cuda("sm_90"));
   EXPECT_FALSE(compiled.binary.empty());
 }
 

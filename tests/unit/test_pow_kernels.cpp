@@ -9,6 +9,7 @@
 #include "opkit/error.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/ops/pow.hpp"
+#include "opkit/target.hpp"
 #include "ops/pow/kernel_programs.hpp"
 #include "ops/pow/mine_plan.hpp"
 #include "unit/test_pow_reference.hpp"
@@ -24,7 +25,7 @@ TEST(PowKernels, BitcoinKernelCompilesUnderNvrtcSpecialisedAndGeneric) {
   job.header = opkit::test::real_headers()[0].header;
   const auto plan = detail::make_plan(job);
   for (bool specialised : {true, false}) {
-    const auto compiled = opkit::nvrtc::compile(detail::bitcoin_program(plan, specialised, {}), "sm_90");
+    const auto compiled = opkit::compile(detail::bitcoin_program(plan, specialised, {}), opkit::Target::cuda("sm_90"));
     EXPECT_EQ(compiled.format, opkit::BinaryFormat::cubin);
     EXPECT_FALSE(compiled.binary.empty());
   }
@@ -36,7 +37,8 @@ TEST(PowKernels, DataKernelCompilesUnderNvrtcForOneAndTwoTailBlocks) {
   // the midstate and 20 digits in one tail block. (Each NVRTC compile takes seconds.)
   for (auto [length, digits] : {std::pair{60, 10}, std::pair{100, 20}}) {
     DataJob job{std::string(static_cast<std::size_t>(length), 'a'), 16, 0, std::nullopt};
-    const auto compiled = opkit::nvrtc::compile(detail::data_program(detail::make_plan(job), digits, {}), "sm_90");
+    const auto compiled =
+        opkit::compile(detail::data_program(detail::make_plan(job), digits, {}), opkit::Target::cuda("sm_90"));
     EXPECT_FALSE(compiled.binary.empty()) << length << " " << digits;
   }
 }
@@ -106,7 +108,7 @@ TEST(PowKernels, CandidateThatOnlyMatchesTheTopWordIsSkippedOnTheCpuBackend) {
   job.header = opkit::test::real_headers()[0].header;
   job.start = 12345;
   job.count = 2000;
-  const Digest first = bitcoin_hash(job.header, 12345);
+  const opkit::Sha256Digest first = bitcoin_hash(job.header, 12345);
   Target t;
   for (int i = 0; i < 4; ++i) t.bytes[static_cast<std::size_t>(i)] = first[31 - static_cast<std::size_t>(i)];
   job.target = t;

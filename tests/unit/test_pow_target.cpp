@@ -1,23 +1,23 @@
 // Proof-of-work host parts: targets (compact nBits, hex, leading-zero bits), comparisons, the
-// block-header codec, the reference hashes, and the host SHA-256 compressions.
+// block-header codec, the reference hashes, the mining plan (midstates through the host
+// compression, tests/unit/test_sha256_compress.cpp).
 #include <gtest/gtest.h>
 #include <openssl/sha.h>
 
 #include <cstring>
-#include <random>
 
 #include "opkit/error.hpp"
 #include "opkit/ops/pow.hpp"
 #include "ops/pow/mine_plan.hpp"
-#include "ops/pow/sha256_block.hpp"
+#include "ops/sha256/sha256_compress.hpp"
 #include "unit/test_pow_reference.hpp"
 
 namespace {
 
 using opkit::Errc;
 using opkit::Error;
+using opkit::Sha256Digest;
 using opkit::ops::BlockHeader;
-using opkit::ops::Digest;
 using opkit::ops::Target;
 
 // prefix + count x fill + suffix (built with append: GCC 12's -Wrestrict misfires on the
@@ -92,7 +92,7 @@ TEST(PowTarget, LeadingZeroBitsMeansTwoToTheRestMinusOne) {
 
 TEST(PowTarget, BitcoinComparesTheDigestAsALittleEndianNumberInclusive) {
   Target t = Target::from_hex(text("00000000ffff", 52, '0'));
-  Digest d{};
+  Sha256Digest d{};
   d[27] = 0xff;  // little-endian number 0x00000000ff00...: below the target
   EXPECT_TRUE(opkit::ops::bitcoin_meets(d, t));
   d[27] = 0;
@@ -101,14 +101,14 @@ TEST(PowTarget, BitcoinComparesTheDigestAsALittleEndianNumberInclusive) {
   EXPECT_TRUE(opkit::ops::bitcoin_meets(d, t));  // equal to the target
   d[25] = 1;
   EXPECT_FALSE(opkit::ops::bitcoin_meets(d, t));
-  d = Digest{};
+  d = Sha256Digest{};
   d[28] = 1;
   EXPECT_FALSE(opkit::ops::bitcoin_meets(d, t));
 }
 
 TEST(PowTarget, DataComparesTheDigestAsABigEndianNumber) {
   Target t = Target::from_leading_zero_bits(12);
-  Digest d{};
+  Sha256Digest d{};
   d[1] = 0x0f;
   d[31] = 0xff;
   EXPECT_TRUE(opkit::ops::data_meets(d, t));
@@ -151,36 +151,8 @@ TEST(PowHeader, DataHashIsSha256OfTheStringAndDecimalNonce) {
   unsigned char expected[32];
   const std::string message = "hello18446744073709551615";
   SHA256(reinterpret_cast<const unsigned char*>(message.data()), message.size(), expected);
-  const Digest d = opkit::ops::data_hash("hello", 18446744073709551615ull);
+  const Sha256Digest d = opkit::ops::data_hash("hello", 18446744073709551615ull);
   EXPECT_EQ(0, std::memcmp(d.data(), expected, 32));
-}
-
-// Full SHA-256 through a compression function, for comparing it with OpenSSL.
-Digest hash_with(opkit::ops::detail::Sha256Compress compress, const std::vector<std::uint8_t>& msg) {
-  std::vector<std::uint8_t> padded = msg;
-  padded.push_back(0x80);
-  while (padded.size() % 64 != 56) padded.push_back(0);
-  const std::uint64_t bits = 8 * msg.size();
-  for (int i = 7; i >= 0; --i) padded.push_back(static_cast<std::uint8_t>(bits >> (8 * i)));
-  auto state = opkit::ops::detail::sha256_iv;
-  for (std::size_t at = 0; at < padded.size(); at += 64) compress(state.data(), padded.data() + at);
-  Digest d;
-  for (int i = 0; i < 8; ++i) opkit::ops::detail::store_be32(d.data() + 4 * i, state[i]);
-  return d;
-}
-
-TEST(PowSha256, PortableAndShaNiCompressionsMatchOpenSslOnRandomMessages) {
-  std::mt19937 rng(7);
-  for (std::size_t len : {0, 1, 55, 56, 63, 64, 65, 80, 119, 120, 200, 1000}) {
-    std::vector<std::uint8_t> msg(len);
-    for (auto& b : msg) b = static_cast<std::uint8_t>(rng());
-    Digest expected;
-    SHA256(msg.data(), msg.size(), expected.data());
-    EXPECT_EQ(hash_with(&opkit::ops::detail::sha256_compress_portable, msg), expected) << len;
-    if (opkit::ops::detail::sha_ni_available()) {
-      EXPECT_EQ(hash_with(&opkit::ops::detail::sha256_compress_sha_ni, msg), expected) << len;
-    }
-  }
 }
 
 TEST(PowPlan, DataMidstateCoversTheWholeBlocksAndLeavesThePrefix) {

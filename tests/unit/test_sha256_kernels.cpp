@@ -9,6 +9,7 @@
 #include "opkit/error.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/ops/sha256.hpp"
+#include "opkit/target.hpp"
 #include "unit/test_sha256_reference.hpp"
 
 namespace {
@@ -26,7 +27,8 @@ TEST(Sha256Kernels, FixedLengthProgramCompilesUnderNvrtcForEveryPaddingShape) {
   };
   for (Shape s : {Shape{0, 16, HashAlgo::sha256}, Shape{32, 16, HashAlgo::sha256}, Shape{55, 1, HashAlgo::sha256d},
                   Shape{56, 8, HashAlgo::sha256}, Shape{80, 16, HashAlgo::sha256d}, Shape{1024, 4, HashAlgo::sha256}}) {
-    auto compiled = opkit::nvrtc::compile(opkit::ops::sha256_fixed_program(s.algo, s.len, s.load_align, 16), "sm_90");
+    auto compiled =
+        opkit::compile(opkit::ops::sha256_fixed_program(s.algo, s.len, s.load_align, 16), opkit::Target::cuda("sm_90"));
     EXPECT_EQ(compiled.format, opkit::BinaryFormat::cubin) << "length " << s.len;
     EXPECT_FALSE(compiled.binary.empty());
   }
@@ -35,7 +37,7 @@ TEST(Sha256Kernels, FixedLengthProgramCompilesUnderNvrtcForEveryPaddingShape) {
 TEST(Sha256Kernels, VariableLengthProgramCompilesUnderNvrtc) {
   OPKIT_REQUIRE_NVRTC();
   for (HashAlgo algo : {HashAlgo::sha256, HashAlgo::sha256d}) {
-    auto compiled = opkit::nvrtc::compile(opkit::ops::sha256_variable_program(algo, 1), "sm_80");
+    auto compiled = opkit::compile(opkit::ops::sha256_variable_program(algo, 1), opkit::Target::cuda("sm_80"));
     EXPECT_FALSE(compiled.binary.empty());
   }
 }

@@ -9,6 +9,7 @@
 #include "nvrtc_required.hpp"
 #include "opkit/nvrtc.hpp"
 #include "opkit/ops/sha256.hpp"
+#include "opkit/target.hpp"
 
 namespace {
 
@@ -34,7 +35,7 @@ TEST(Sha256Variants, EverySwitchCompilesUnderNvrtcForSm90) {
   OPKIT_REQUIRE_NVRTC();
   // sha256d of 80 bytes: a first block, a tail block with padding words, and the second hash.
   for (const Switches& switches : non_default_switches()) {
-    auto compiled = opkit::nvrtc::compile(variant_program(HashAlgo::sha256d, 80, switches), "sm_90");
+    auto compiled = opkit::compile(variant_program(HashAlgo::sha256d, 80, switches), opkit::Target::cuda("sm_90"));
     EXPECT_EQ(compiled.format, opkit::BinaryFormat::cubin) << switches.front().first;
     EXPECT_FALSE(compiled.binary.empty());
   }

@@ -22,6 +22,7 @@
 #include "hash_names.hpp"
 #include "input_chunks.hpp"
 #include "opkit/error.hpp"
+#include "opkit/hex.hpp"
 #include "opkit/mpi.hpp"
 
 namespace opkit::cli {
@@ -99,14 +100,12 @@ class LineSplitter {
 };
 
 void write_digests(const LineBatch& batch, std::vector<char>& text) {
-  static constexpr char digits[] = "0123456789abcdef";
   const std::size_t bytes = batch.digests.size();
   text.resize(bytes / 32 * 65);
   char* out = text.data();
-  for (std::size_t i = 0; i < bytes; ++i) {
-    *out++ = digits[batch.digests[i] >> 4];
-    *out++ = digits[batch.digests[i] & 15];
-    if (i % 32 == 31) *out++ = '\n';
+  for (std::size_t i = 0; i < bytes / 32; ++i) {
+    out = write_hex(std::span(batch.digests).subspan(32 * i, 32), out);
+    *out++ = '\n';
   }
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
     throw Error(Errc::io, "opkit hash --lines", std::string("writing the digests failed: ") + std::strerror(errno));

@@ -1,17 +1,17 @@
 // `opkit compile FILE.cu [-o OUT.cubin|OUT.ptx] [--arch sm_XX] [-D ...] [-I ...]`: ahead-of-time
-// compilation with NVRTC, no GPU needed. It goes through the kernel cache with the key a GPU of
-// that arch would use, so compiling ahead also warms the cache for later runs.
+// compilation with NVRTC, no GPU needed. It is opkit::build for Target::cuda(arch), the path every
+// Device::compile takes, so compiling ahead also warms the cache for later runs.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "backend/backend.hpp"
-#include "backend/cuda/nvrtc_compiler.hpp"
 #include "cli_source_file.hpp"
 #include "commands.hpp"
 #include "opkit/opkit.hpp"
+#include "opkit/registry.hpp"
+#include "opkit/target.hpp"
 
 namespace opkit::cli {
 namespace {
@@ -24,24 +24,43 @@ struct CompileOptions {
 };
 
 std::string default_arch() {
-  auto& cuda = backend::cuda_backend();
-  if (!cuda.available())
+  const std::vector<Device> gpus = find_backend("cuda") != nullptr ? Device::all("cuda") : std::vector<Device>{};
+  if (gpus.empty()) {
+    std::string reason = "this build has no CUDA backend";
+    for (const BackendStatus& b : backends())
+      if (b.name == "cuda") reason = b.reason;
     throw Error(Errc::invalid_argument, "opkit compile",
-                "no --arch given and no CUDA GPU to take it from (" + cuda.unavailable_reason() +
+                "no --arch given and no CUDA GPU to take it from (" + reason +
                     "); name the target, e.g. --arch sm_90 for an H100/H200, sm_80 for an A100");
-  return Device::cuda(0).info().arch;
+  }
+  return gpus.front().info().arch;
+}
+
+std::string cache_text(const BuildResult& built) {
+  switch (built.cache) {
+    case CacheOutcome::off:
+      return "off";
+    case CacheOutcome::hit:
+      return "hit";
+    case CacheOutcome::miss:
+      return "miss";
+    case CacheOutcome::not_stored:
+      return "miss (not stored: " + built.cache_error + ")";
+  }
+  return "off";
 }
 
 void compile(const CompileOptions& options, int& exit_code) {
   namespace fs = std::filesystem;
   Program program = load_program(options.source);
   std::string arch = options.arch.empty() ? default_arch() : options.arch;
-  int sm = cuda::parse_sm(arch);
-  if (sm == 0)
+  const std::optional<CudaArch> parsed = parse_cuda_arch(arch);
+  if (!parsed)
     throw Error(Errc::invalid_argument, "--arch", "'" + arch + "' is not a CUDA arch; write it as sm_90 or compute_90");
 
   fs::path output = options.output;
-  bool want_ptx = arch.rfind("compute_", 0) == 0;
+  const int sm = parsed->sm;
+  bool want_ptx = parsed->ptx;
   if (output.empty()) {
     output = fs::path(options.source.file).stem();
     output += want_ptx ? ".ptx" : ".cubin";
@@ -55,16 +74,11 @@ void compile(const CompileOptions& options, int& exit_code) {
                     " or -o with .ptx");
   }
 
-  // Same key as Device::build on a GPU of this arch (cuda_device.cpp: nvrtc_identity(sm)).
-  KernelCache& cache = KernelCache::global();
-  std::string key = KernelCache::key(program.spec(), cuda::nvrtc_identity(sm, want_ptx));
-  std::string cache_state = cache.enabled() ? "hit" : "off";
-  std::optional<CompiledProgram> compiled = cache.load(key);
-  if (!compiled) {
-    compiled = nvrtc::compile(program, (want_ptx ? "compute_" : "sm_") + std::to_string(sm));
-    if (cache.enabled())
-      cache_state = cache.store(key, *compiled) ? "miss" : "miss (not stored: " + cache.last_error() + ")";
-  }
+  // The key and cache a GPU of this arch uses (Device::compile builds for Target{cuda, sm_XX}).
+  const BuildResult built = build(program, Target::cuda((want_ptx ? "compute_" : "sm_") + std::to_string(sm)));
+  const std::string cache_state = cache_text(built);
+  const std::string& key = built.key;
+  const CompiledProgram* compiled = &built.program;
   if (!want_ptx && compiled->format != BinaryFormat::cubin)
     throw Error(Errc::invalid_argument, "opkit compile",
                 "NVRTC cannot make a cubin for sm_" + std::to_string(sm) + " (only PTX for " + compiled->target +
@@ -95,7 +109,7 @@ void compile(const CompileOptions& options, int& exit_code) {
     std::string names;
     for (const auto& [name, symbol] : compiled->lowered_names) names += (names.empty() ? "" : ", ") + name;
     std::printf("%s -> %s (%s %s, %zu bytes%s; cache: %s)\n", options.source.file.c_str(), output.string().c_str(),
-                binary_format_name(compiled->format), compiled->target.c_str(), compiled->binary.size(),
+                binary_format_name(compiled->format).c_str(), compiled->target.c_str(), compiled->binary.size(),
                 names.empty() ? "" : ("; kernels: " + names).c_str(), cache_state.c_str());
   }
   exit_code = 0;

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "backend/backend.hpp"
 #include "commands.hpp"
 #include "opkit/device.hpp"
+#include "opkit/registry.hpp"
 
 namespace opkit::cli {
 namespace {
@@ -21,18 +21,16 @@ void list_devices(bool json, int& exit_code) {
   std::vector<Device> devices = Device::all();
   nlohmann::json backends = nlohmann::json::array();
   std::vector<std::string> missing;
-  for (backend::Backend* b : {&backend::cuda_backend(), &backend::cpu_backend()}) {
-    bool available = b->available();
-    std::string reason = available ? "" : b->unavailable_reason();
-    backends.push_back({{"backend", backend_kind_name(b->kind())}, {"available", available}, {"reason", reason}});
-    if (!available) missing.push_back(std::string(backend_kind_name(b->kind())) + ": no devices (" + reason + ")");
+  for (const BackendStatus& b : opkit::backends()) {
+    backends.push_back({{"backend", b.name}, {"available", b.available}, {"reason", b.reason}});
+    if (!b.available) missing.push_back(b.name + ": no devices (" + b.reason + ")");
   }
   if (json) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& device : devices) {
       const DeviceInfo& info = device.info();
-      list.push_back({{"id", std::string(backend_kind_name(info.backend)) + ":" + std::to_string(info.ordinal)},
-                      {"backend", backend_kind_name(info.backend)},
+      list.push_back({{"id", device.id()},
+                      {"backend", info.backend},
                       {"ordinal", info.ordinal},
                       {"name", info.name},
                       {"arch", info.arch},
@@ -45,12 +43,10 @@ void list_devices(bool json, int& exit_code) {
   } else {
     for (const auto& device : devices) {
       const DeviceInfo& info = device.info();
-      std::string units =
-          std::to_string(info.compute_units) + (info.backend == BackendKind::cuda ? " SMs" : " threads");
+      std::string units = std::to_string(info.compute_units) + " " + info.compute_unit_name;
       std::string clock = info.clock_khz > 0 ? ", " + std::to_string(info.clock_khz / 1000) + " MHz" : "";
-      std::printf("%s:%d  %s  %s, %s, %s%s, %s\n", backend_kind_name(info.backend), info.ordinal, info.name.c_str(),
-                  info.arch.c_str(), units.c_str(), memory_text(info.total_memory).c_str(), clock.c_str(),
-                  info.driver.c_str());
+      std::printf("%s  %s  %s, %s, %s%s, %s\n", device.id().c_str(), info.name.c_str(), info.arch.c_str(),
+                  units.c_str(), memory_text(info.total_memory).c_str(), clock.c_str(), info.driver.c_str());
     }
     for (const auto& line : missing) std::printf("%s\n", line.c_str());
   }

@@ -1,4 +1,4 @@
-// `opkit hash [--algo sha256|sha256d] [--device auto|cuda|cpu] [--check] [--lines] [FILE...]`:
+// `opkit hash [--algo sha256|sha256d] [--device auto|host|DEVICE] [--check] [--lines] [FILE...]`:
 // sha256sum-compatible digests of files (or, with --lines, of each line), and verification of
 // sums files. Output, escaping, error lines and exit statuses follow coreutils' sha256sum.
 #include <CLI/CLI.hpp>
@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_device.hpp"
 #include "cli_mpi.hpp"
 #include "commands.hpp"
 #include "hash_check.hpp"
@@ -14,6 +15,7 @@
 #include "hash_names.hpp"
 #include "opkit/device.hpp"
 #include "opkit/error.hpp"
+#include "opkit/hex.hpp"
 #include "opkit/ops/sha256.hpp"
 
 namespace opkit::cli {
@@ -29,10 +31,13 @@ struct HashCommand {
 
 ops::HashOptions device_options(const std::string& device) {
   ops::HashOptions options;
-  if (device == "cuda")
-    options.device = Device::cuda(0);  // throws Errc::unavailable, saying why, without a GPU
-  else if (device == "cpu")
+  const DeviceRequest request = parse_device_option(device, "opkit hash", {.host = true});
+  if (request.kind == DeviceRequest::Kind::host) {
     options.host_cpu = true;
+  } else if (request.kind == DeviceRequest::Kind::devices) {
+    ops::sha256_support().require(request.devices.front());
+    options.device = request.devices.front();
+  }
   return options;
 }
 
@@ -47,7 +52,7 @@ int hash_files(const std::vector<std::string>& files, ops::HashAlgo algo) {
       continue;
     }
     EscapedName name = escape_digest_name(file);
-    std::printf("%s%s  %s\n", name.escaped ? "\\" : "", digest_hex(*result.digest).c_str(), name.text.c_str());
+    std::printf("%s%s  %s\n", name.escaped ? "\\" : "", to_hex(*result.digest).c_str(), name.text.c_str());
   }
   std::fflush(stdout);
   return status;
@@ -86,9 +91,9 @@ void add_hash_command(CLI::App& app, int& exit_code) {
   sub->add_option("--algo", command->algo, "sha256 or sha256d (SHA-256 of SHA-256)")
       ->check(CLI::IsMember({"sha256", "sha256d"}));
   sub->add_option("--device", command->device,
-                  "where --lines batches run: auto (a GPU if there is one), cuda or cpu; whole files are single "
-                  "streams and always hash on the CPU")
-      ->check(CLI::IsMember({"auto", "cuda", "cpu"}));
+                  "where --lines batches run: auto (a GPU if there is one, else the host), host (OpenSSL), cuda, "
+                  "cuda:N, cpu (the kernel on the CPU backend) or any registered backend's name[:N]; whole files are "
+                  "single streams and always hash on the host");
   sub->add_flag("-c,--check", command->check, "read digests from the FILEs (sums files) and check them");
   sub->add_flag("--lines", command->lines, "hash each line (without its newline) as a message; one digest per line");
   sub->add_flag("--quiet", command->quiet, "with --check: do not print OK for each verified file");

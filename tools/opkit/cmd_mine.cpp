@@ -9,12 +9,14 @@
 #include <memory>
 #include <string>
 
+#include "cli_device.hpp"
 #include "cli_mpi.hpp"
 #include "commands.hpp"
 #include "mine_interrupt.hpp"
 #include "mine_report.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/pow.hpp"
+#include "opkit/registry.hpp"
 #include "ops/pow/mine_plan.hpp"
 
 namespace opkit::cli {
@@ -27,6 +29,14 @@ struct MineArgs {
   bool json = false, quiet = false;
 };
 
+// "cuda: <why it has no device>" for each GPU backend.
+std::string gpu_reasons() {
+  std::string reasons;
+  for (const BackendStatus& b : backends())
+    if (b.is_gpu) reasons += (reasons.empty() ? "" : "; ") + b.name + ": " + (b.available ? "available" : b.reason);
+  return reasons.empty() ? "no GPU backend in this build" : reasons;
+}
+
 std::uint64_t parse_count(const std::string& text, const char* what) {
   const std::string stage = std::string("opkit mine ") + what;
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
@@ -38,15 +48,24 @@ std::uint64_t parse_count(const std::string& text, const char* what) {
 
 ops::MineOptions options_for(const std::string& device) {
   ops::MineOptions options;
-  if (device == "cpu") {
-    options.cpu = true;
-  } else if (device == "cuda" || device == "all") {
-    options.devices = Device::cuda_devices();
-    if (options.devices.empty()) options.devices.push_back(Device::cuda(0));  // throws, saying why there is none
-    options.cpu = device == "all";
-  } else if (device != "auto") {
-    throw Error(Errc::invalid_argument, "opkit mine --device",
-                "--device must be auto, cuda, cpu or all, got '" + device + "'");
+  const DeviceRequest request = parse_device_option(device, "opkit mine", {.host = true, .all = true, .several = true});
+  switch (request.kind) {
+    case DeviceRequest::Kind::automatic:
+      break;
+    case DeviceRequest::Kind::host:
+      options.cpu = true;
+      break;
+    case DeviceRequest::Kind::all:
+      options.devices = ops::mine_support().gpus();
+      if (options.devices.empty())
+        throw Error(Errc::unavailable, "opkit mine --device all",
+                    "no GPU to mine on (" + gpu_reasons() + "); --device host mines on the CPU alone");
+      options.cpu = true;
+      break;
+    case DeviceRequest::Kind::devices:
+      for (const Device& d : request.devices) ops::mine_support().require(d);
+      options.devices = request.devices;
+      break;
   }
   return options;
 }
@@ -124,7 +143,9 @@ void add_mine_command(CLI::App& app, int& exit_code) {
   command->add_option("--start", args->start, "First nonce (default 0)");
   command->add_option("--count", args->count,
                       "Nonces to search (default: to the last nonce, 2^32 - 1 for Bitcoin, 2^64 - 1 for data)");
-  command->add_option("--device", args->device, "auto (every GPU, else the CPU), cuda, cpu, or all (GPUs + CPU)");
+  command->add_option("--device", args->device,
+                      "auto (every GPU, else the host), host (the native CPU miner), cuda (every GPU), cuda:N, cpu "
+                      "(the kernel on the CPU backend), any registered backend's name[:N], or all (every GPU + host)");
   command->add_flag("--json", args->json, "Print one JSON object");
   command->add_flag("--quiet", args->quiet, "No progress line on stderr");
   command->callback([args, &exit_code] { run_mine(*args, exit_code); });

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend.hpp"
+#include "cli_device.hpp"
 #include "cli_kernel_args.hpp"
 #include "cli_source_file.hpp"
 #include "commands.hpp"
@@ -23,7 +23,7 @@ struct RunOptions {
   std::string block;
   std::uint32_t shared_bytes = 0;
   std::vector<std::string> args;
-  std::string device;
+  std::string device = "auto";
   bool json = false;
 };
 
@@ -43,29 +43,9 @@ Dim3 parse_dim3(const std::string& text, const char* option) {
   return Dim3(v[0], v[1], v[2]);
 }
 
-Device pick_device(const std::string& name) {
-  if (name.empty()) {
-    auto& cuda = backend::cuda_backend();
-    auto& cpu = backend::cpu_backend();
-    if (!cuda.available() && !cpu.available())
-      throw Error(Errc::unavailable, "opkit run",
-                  "no device can run the kernel: no CUDA GPU (" + cuda.unavailable_reason() + ") and no CPU backend (" +
-                      cpu.unavailable_reason() + ")");
-    return Device::best();
-  }
-  if (name == "cpu") return Device::cpu();
-  if (name == "cuda") return Device::cuda(0);
-  if (name.rfind("cuda:", 0) == 0) {
-    int ordinal = -1;
-    std::string digits = name.substr(5);
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), ordinal);
-    if (ec == std::errc() && end == digits.data() + digits.size() && ordinal >= 0) return Device::cuda(ordinal);
-  }
-  throw Error(Errc::invalid_argument, "--device", "'" + name + "' is not cpu, cuda or cuda:N");
-}
-
-std::string device_label(const Device& device) {
-  return std::string(backend_kind_name(device.kind())) + ":" + std::to_string(device.info().ordinal);
+Device pick_device(const std::string& text) {
+  DeviceRequest request = parse_device_option(text, "opkit run", {});
+  return request.kind == DeviceRequest::Kind::automatic ? Device::best() : request.devices.front();
 }
 
 // Device memory for one buffer argument, freed however the run ends.
@@ -143,7 +123,7 @@ void run(const RunOptions& options, int& exit_code) {
   }
   if (options.json) {
     nlohmann::json result = {{"kernel", options.kernel},
-                             {"device", device_label(device)},
+                             {"device", device.id()},
                              {"device_name", device.info().name},
                              {"outputs", std::move(outputs)}};
     std::printf("%s\n", result.dump().c_str());
@@ -172,7 +152,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
                    "Kernel argument, in order: i32:5 u32:5 i64:-3 u64:7 f32:1.5 f64:2.5, out:TYPE:COUNT, "
                    "in:TYPE:v1,v2,..., in:TYPE:@FILE, inout:TYPE:... (TYPE: i8 u8 i32 u32 i64 u64 f32 f64)")
       ->allow_extra_args(false);
-  command->add_option("-d,--device", options->device, "cuda, cuda:N or cpu (default: the first GPU, else the CPU)");
+  command->add_option("-d,--device", options->device,
+                      "auto (the first GPU, else the CPU backend), cuda, cuda:N, cpu, or any registered backend's "
+                      "name[:N] (docs/cli.md, Devices)");
   command->add_flag("--json", options->json, "Print {\"kernel\", \"device\", \"outputs\": [[...], ...]}");
   add_source_options(*command, options->source);
   command->callback([options, &exit_code] { run(*options, exit_code); });

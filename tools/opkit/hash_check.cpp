@@ -12,6 +12,7 @@
 
 #include "hash_files.hpp"
 #include "hash_names.hpp"
+#include "opkit/hex.hpp"
 
 namespace opkit::cli {
 namespace {
@@ -111,7 +112,7 @@ bool check_one(const std::string& sums_file, const CheckOptions& options) {
       std::fflush(stdout);
       std::fprintf(stderr, "opkit: %s: %s\n", quote_name(entry->name).c_str(), result.error.c_str());
       if (!options.status) std::printf("%s: FAILED open or read\n", shown.c_str());
-    } else if (!same_hex(digest_hex(*result.digest), entry->hex)) {
+    } else if (!same_hex(to_hex(*result.digest), entry->hex)) {
       ++mismatched;
       if (!options.status) std::printf("%s: FAILED\n", shown.c_str());
     } else if (!options.quiet && !options.status) {

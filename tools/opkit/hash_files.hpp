@@ -1,4 +1,4 @@
-// Whole files as single messages: read in bounded memory and hashed as a stream with OpenSSL on
+// Whole files as single messages: read in bounded memory and hashed as a stream (Sha256Hasher) on
 // the CPU (one message's SHA-256 is sequential, so a GPU has nothing to add here).
 #pragma once
 
@@ -10,14 +10,11 @@
 namespace opkit::cli {
 
 struct FileDigest {
-  std::optional<ops::Sha256Digest> digest;  // nullopt when the file could not be read
-  std::string error;                        // strerror text then, e.g. "No such file or directory"
+  std::optional<Sha256Digest> digest;  // nullopt when the file could not be read
+  std::string error;                   // strerror text then, e.g. "No such file or directory"
 };
 
 // Hashes the file at `path` ("-": standard input).
 FileDigest hash_file(const std::string& path, ops::HashAlgo algo);
-
-// Lower-case hex of a digest.
-std::string digest_hex(const ops::Sha256Digest& digest);
 
 }  // namespace opkit::cli

@@ -20,6 +20,7 @@
 #include "hash_names.hpp"
 #include "input_chunks.hpp"
 #include "opkit/error.hpp"
+#include "opkit/hex.hpp"
 
 namespace opkit::cli {
 namespace {
@@ -102,14 +103,12 @@ class LineReader {
 };
 
 void write_digests(const Batch& batch, std::vector<char>& text) {
-  static constexpr char digits[] = "0123456789abcdef";
   const std::size_t count = batch.offsets.size() - 1;
   text.resize(count * 65);
   char* out = text.data();
-  for (std::size_t i = 0; i < count * 32; ++i) {
-    *out++ = digits[batch.digests[i] >> 4];
-    *out++ = digits[batch.digests[i] & 15];
-    if (i % 32 == 31) *out++ = '\n';
+  for (std::size_t i = 0; i < count; ++i) {
+    out = write_hex(std::span(batch.digests).subspan(32 * i, 32), out);
+    *out++ = '\n';
   }
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
     throw Error(Errc::io, "opkit hash --lines", std::string("writing the digests failed: ") + std::strerror(errno));

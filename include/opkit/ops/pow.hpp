@@ -16,11 +16,10 @@
 #include <vector>
 
 #include "opkit/device.hpp"
+#include "opkit/kernel_set.hpp"
+#include "opkit/sha256_hasher.hpp"
 
 namespace opkit::ops {
-
-// A SHA-256 digest as the algorithm outputs it (not byte-reversed).
-using Digest = std::array<std::uint8_t, 32>;
 
 // A 256-bit unsigned number, most significant byte first; a hash qualifies when it is <= the target.
 struct Target {
@@ -56,16 +55,16 @@ struct BlockHeader {
 };
 
 // sha256d of the header with this nonce.
-Digest bitcoin_hash(const BlockHeader& header, std::uint32_t nonce);
+Sha256Digest bitcoin_hash(const BlockHeader& header, std::uint32_t nonce);
 // sha256(data || decimal(nonce)).
-Digest data_hash(std::string_view data, std::uint64_t nonce);
+Sha256Digest data_hash(std::string_view data, std::uint64_t nonce);
 // Whether the digest meets the target: Bitcoin reads the digest as a little-endian number, data
 // mode as a big-endian one.
-bool bitcoin_meets(const Digest& digest, const Target& target);
-bool data_meets(const Digest& digest, const Target& target);
+bool bitcoin_meets(const Sha256Digest& digest, const Target& target);
+bool data_meets(const Sha256Digest& digest, const Target& target);
 // Hex of the digest in explorer order (byte-reversed) for Bitcoin, plain for data mode.
-std::string bitcoin_hash_hex(const Digest& digest);
-std::string data_hash_hex(const Digest& digest);
+std::string bitcoin_hash_hex(const Sha256Digest& digest);
+std::string data_hash_hex(const Sha256Digest& digest);
 
 struct BitcoinJob {
   BlockHeader header;            // its nonce field is ignored
@@ -90,10 +89,11 @@ struct MineProgress {
 
 struct MineOptions {
   // Devices that run the mining kernel (GPUs, or Device::cpu() to run the kernel source on the
-  // CPU backend). Empty: every CUDA GPU, or the native CPU miner when there is none.
+  // CPU backend); Error(invalid_argument) for one whose backend mine_support() lacks. Empty:
+  // every GPU of mine_support().gpus(), or the native CPU miner when there is none.
   std::vector<Device> devices;
-  // Also mine with the native CPU code (SHA-NI where present) on `cpu_threads` cores (0: all).
-  // With no devices given, true means the CPU only.
+  // Also mine with the native CPU code (SHA-NI where present; the "host" device of the CLI) on
+  // `cpu_threads` cores (0: all). With no devices given, true means the host only.
   bool cpu = false;
   int cpu_threads = 0;
   // Checked between launches (each at most `launch_seconds`): setting it stops the search.
@@ -110,7 +110,7 @@ struct MineOptions {
 struct MineResult {
   bool found = false;
   std::uint64_t nonce = 0;   // the lowest qualifying nonce of the range, when found
-  Digest digest{};           // its hash
+  Sha256Digest digest{};     // its hash
   std::string hash_hex;      // explorer order (Bitcoin) or plain hex (data)
   std::uint64_t hashes = 0;  // nonces tested (chunks run whole, so may pass the nonce found)
   double seconds = 0;
@@ -121,6 +121,9 @@ struct MineResult {
   std::optional<std::uint64_t> searched_through;
   std::vector<std::string> engines;  // what ran: device names, "cpu (16 threads, sha-ni)"
 };
+
+// Where the mining kernels run: every backend that compiles CUDA C++ (cuda, cpu, ...).
+const KernelSupport& mine_support();
 
 MineResult mine(const BitcoinJob& job, const MineOptions& options = {});
 MineResult mine(const DataJob& job, const MineOptions& options = {});

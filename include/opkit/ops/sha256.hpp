@@ -7,7 +7,6 @@
 // and may be unaligned). Digests are 32 bytes each, back to back, in message order.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -16,12 +15,15 @@
 #include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
 #include "opkit/kernel.hpp"
+#include "opkit/kernel_set.hpp"
+#include "opkit/sha256_hasher.hpp"
 #include "opkit/stream.hpp"
 
 namespace opkit::ops {
 
-inline constexpr std::size_t sha256_digest_bytes = 32;
-using Sha256Digest = std::array<std::uint8_t, sha256_digest_bytes>;
+// The digest type of every SHA-256 in opkit (opkit/sha256_hasher.hpp), by its operator's name.
+using opkit::sha256_digest_bytes;
+using opkit::Sha256Digest;
 
 enum class HashAlgo : std::uint8_t {
   sha256,   // SHA-256(m)
@@ -30,12 +32,15 @@ enum class HashAlgo : std::uint8_t {
 const char* hash_algo_name(HashAlgo algo) noexcept;
 
 struct HashOptions {
-  // Where host data is hashed. Unset: the first CUDA GPU if one works, else the host CPU (and the
-  // CPU for small batches, under 4096 messages and 1 MiB, which a GPU cannot win). A CUDA
-  // device: that GPU. A CPU device: the host CPU through OpenSSL. Data already in device buffers
-  // is hashed on the buffers' device, and `device`, if set, must be that device.
+  // Where host data is hashed. Unset: the first GPU that sha256_support() has, else the host CPU
+  // (and the host for small batches, under 4096 messages and 1 MiB, which a GPU cannot win).
+  // A device: the SHA-256 kernel on that device (Device::cpu(): the kernel source on the CPU
+  // backend); Error(invalid_argument) when its backend has no SHA-256 kernel. Data already in
+  // device buffers is hashed on the buffers' device, and `device`, if set, must be that device;
+  // buffers of a backend without separate memory (the CPU backend) are hashed in place by OpenSSL.
   std::optional<Device> device = std::nullopt;
-  // Hash on the host CPU through OpenSSL whatever `device` says (needs no CPU backend).
+  // Hash on the host CPU through OpenSSL whatever `device` says (the "host" device of the CLI;
+  // needs no CPU backend).
   bool host_cpu = false;
   // Device buffers: the work is queued on this stream (default: the device's default stream).
   // Fixed-length batches then return without waiting; variable-length batches wait, to report
@@ -71,7 +76,7 @@ void sha256(BufferView<const std::uint8_t> data, BufferView<const std::uint64_t>
 void sha256d(BufferView<const std::uint8_t> data, BufferView<const std::uint64_t> offsets,
              BufferView<std::uint8_t> digests, const HashOptions& options = {});
 
-// ---- One message (host CPU, OpenSSL). ----
+// ---- One message (host CPU, OpenSSL through Sha256Hasher). ----
 
 Sha256Digest sha256(std::span<const std::uint8_t> message);
 Sha256Digest sha256d(std::span<const std::uint8_t> message);
@@ -83,12 +88,17 @@ Program sha256_fixed_program(HashAlgo algo, std::size_t message_bytes, unsigned 
                              unsigned per_thread = 1);
 Program sha256_variable_program(HashAlgo algo, unsigned store_align);
 
-// The SHA-256 kernels (src/ops/sha256/kernels/*.cu) compiled for one device of any backend. The
-// functions above use it for GPUs; with Device::cpu() it runs the kernel source itself on the
-// CPU backend, which is how tests check that source on machines without a GPU. Programs are
-// compiled on first use per (algorithm, length, alignment) and cached like every opkit program.
+// Where the SHA-256 kernels run: every backend that compiles CUDA C++ (cuda, cpu, ...).
+const KernelSupport& sha256_support();
+
+// The SHA-256 kernels (src/ops/sha256/kernels/*.cu) compiled for one device of any backend that
+// sha256_support() has. The functions above use it for host data on a device; with
+// Device::cpu() it runs the kernel source itself on the CPU backend, which is how tests check
+// that source on machines without a GPU. Each (algorithm, length, alignment) compiles once per
+// device and is reused.
 class Sha256Kernel {
  public:
+  // Throws Error(invalid_argument) when the device's backend has no SHA-256 kernel.
   explicit Sha256Kernel(Device device);
 
   // Launch shape: threads per block and, for fixed-length batches, messages per thread.
@@ -110,8 +120,6 @@ class Sha256Kernel {
   const Device& device() const noexcept { return device_; }
 
  private:
-  Kernel kernel_for(const Program& program, const char* name) const;
-
   Device device_;
   Tuning tuning_;
 };

@@ -1,4 +1,4 @@
-// backend::cpu_backend(): one device, always available: memory and Device::load of a prebuilt
+// The CPU backend ("cpu"): one device, always available: memory and Device::load of a prebuilt
 // kernel object need no compiler; compiling without one throws Error(Errc::unavailable) saying so.
 #include "backend/cpu/cpu_backend.hpp"
 
@@ -7,14 +7,20 @@
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_device.hpp"
 #include "backend/cpu/host_compiler.hpp"
+#include "backend/cpu/kernel_compiler.hpp"
+#include "opkit/cpu_backend.hpp"
 #include "opkit/error.hpp"
+#include "opkit/registry.hpp"
 
 namespace opkit::backend {
 namespace {
 
 class CpuBackend final : public Backend {
  public:
-  BackendKind kind() const override { return BackendKind::cpu; }
+  std::string name() const override { return "cpu"; }
+  bool is_gpu() const override { return false; }
+  int dlpack_device_type() const override { return 1; }  // kDLCPU
+  std::string kernel_language() const override { return "cuda"; }
   bool available() override { return true; }
   std::string unavailable_reason() override { return {}; }
   int device_count() override { return 1; }
@@ -22,21 +28,41 @@ class CpuBackend final : public Backend {
     if (ordinal != 0)
       throw Error(Errc::unavailable, "CPU backend",
                   "there is one CPU device, ordinal 0; ordinal " + std::to_string(ordinal) + " does not exist");
-    std::call_once(once_, [this] { device_ = std::make_shared<cpu::CpuDevice>(); });
+    std::call_once(once_, [this] { device_ = std::make_shared<cpu::CpuDevice>(*this, 0); });
     return device_;
   }
 
+  CompiledProgram compile(const ProgramSpec& spec, const std::string& arch) override {
+    check_arch(arch);
+    return cpu::compile_kernels(spec, cpu::host_compiler());
+  }
+  std::string compiler_identity(const std::string& arch) override {
+    check_arch(arch);
+    return cpu::kernel_compiler_identity(cpu::host_compiler());
+  }
+
  private:
+  // The host compiler builds for this machine only.
+  static void check_arch(const std::string& arch) {
+    if (!arch.empty() && arch != cpu::host_arch())
+      throw Error(Errc::invalid_argument, "CPU backend",
+                  "the CPU backend compiles for this machine (" + cpu::host_arch() + "), not for '" + arch + "'");
+  }
+
   std::once_flag once_;
   std::shared_ptr<Device> device_;
 };
 
 }  // namespace
 
-Backend& cpu_backend() {
-  // Never destroyed: devices, modules and background compiles may outlive static destruction.
-  static auto* backend = new CpuBackend();
-  return *backend;
+std::shared_ptr<Backend> make_cpu_backend() {
+  return std::make_shared<CpuBackend>();
+}
+
+std::shared_ptr<Device> make_cpu_device(unsigned workers) {
+  Backend* cpu = find_backend("cpu");
+  if (cpu == nullptr) throw Error(Errc::unavailable, "make_cpu_device", "this build of opkit has no CPU backend");
+  return std::make_shared<cpu::CpuDevice>(*cpu, workers);
 }
 
 std::string cpu_compiler_description() {

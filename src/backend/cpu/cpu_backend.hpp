@@ -1,4 +1,4 @@
-// The CPU backend's entry points beyond backend.hpp's cpu_backend(): what `opkit doctor` shows.
+// The CPU backend's entry points beyond the registry: what `opkit doctor` shows.
 #pragma once
 
 #include <string>

@@ -1,7 +1,7 @@
 // CpuDevice (see cpu_device.hpp).
 #include "backend/cpu/cpu_device.hpp"
 
-#include <array>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -18,10 +18,6 @@ namespace {
 
 constexpr std::size_t kAllocationAlignment = 256;
 
-// Operators whose kernels the CPU backend runs (their real kernel source, through the shim).
-constexpr std::array<std::string_view, 6> kOperators = {"sha256",    "sha256d", "bitcoin_mine",
-                                                        "data_mine", "kernel",  "generic"};
-
 std::string compiler_or_reason() {
   try {
     return host_compiler().description();
@@ -32,26 +28,20 @@ std::string compiler_or_reason() {
 
 }  // namespace
 
-CpuDevice::CpuDevice() : default_stream_(std::make_shared<CpuStream>(nullptr)) {
-  info_.backend = BackendKind::cpu;
+CpuDevice::CpuDevice(backend::Backend& backend, unsigned workers)
+    : backend_(backend), workers_(workers), default_stream_(std::make_shared<CpuStream>(nullptr)) {
+  info_.backend = backend.name();
   info_.ordinal = 0;
-  info_.compute_units = static_cast<int>(hardware_threads());
+  const unsigned threads = hardware_threads();
+  info_.compute_units = static_cast<int>(workers == 0 ? threads : std::min(workers, threads));
   info_.name = cpu_model_name() + " (" + std::to_string(info_.compute_units) + " threads)";
   info_.arch = host_arch();
   info_.total_memory = total_memory_bytes();
   info_.driver = compiler_or_reason();
 }
 
-CompiledProgram CpuDevice::compile(const ProgramSpec& spec) {
-  return compile_kernels(spec, host_compiler());
-}
-
-std::string CpuDevice::compiler_identity() {
-  return kernel_compiler_identity(host_compiler());
-}
-
 std::shared_ptr<backend::Module> CpuDevice::load(const CompiledProgram& program) {
-  return std::make_shared<CpuModule>(program);
+  return std::make_shared<CpuModule>(program, workers_);
 }
 
 void* CpuDevice::allocate(std::size_t bytes) {
@@ -105,12 +95,6 @@ std::shared_ptr<backend::Stream> CpuDevice::borrow_stream(void* native_handle) {
 
 std::shared_ptr<backend::Event> CpuDevice::create_event() {
   return std::make_shared<CpuEvent>();
-}
-
-bool CpuDevice::supports(std::string_view op) const {
-  for (std::string_view known : kOperators)
-    if (op == known) return true;
-  return false;
 }
 
 }  // namespace opkit::cpu

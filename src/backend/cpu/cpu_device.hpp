@@ -4,18 +4,18 @@
 #include <memory>
 #include <string>
 
-#include "backend/backend.hpp"
+#include "opkit/backend.hpp"
 
 namespace opkit::cpu {
 
 class CpuDevice final : public backend::Device {
  public:
-  CpuDevice();
+  // Launches use at most `workers` threads of the pool (0: all of them).
+  CpuDevice(backend::Backend& backend, unsigned workers);
 
+  backend::Backend& backend() const override { return backend_; }
   const DeviceInfo& info() const override { return info_; }
 
-  CompiledProgram compile(const ProgramSpec& spec) override;
-  std::string compiler_identity() override;
   std::shared_ptr<backend::Module> load(const CompiledProgram& program) override;
 
   // 256-byte aligned host memory (cudaMalloc's alignment); zero bytes gives a unique pointer.
@@ -32,9 +32,9 @@ class CpuDevice final : public backend::Device {
   std::shared_ptr<backend::Event> create_event() override;
   void synchronize() override {}
 
-  bool supports(std::string_view op) const override;
-
  private:
+  backend::Backend& backend_;
+  unsigned workers_;
   DeviceInfo info_;
   std::shared_ptr<backend::Stream> default_stream_;
 };

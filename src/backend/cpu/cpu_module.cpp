@@ -39,7 +39,7 @@ void check_geometry(const LaunchConfig& config, const std::string& kernel) {
 
 }  // namespace
 
-CpuModule::CpuModule(const CompiledProgram& program) {
+CpuModule::CpuModule(const CompiledProgram& program, unsigned max_workers) : max_workers_(max_workers) {
   if (program.format != BinaryFormat::host_dso)
     throw Error(Errc::load, "CPU backend",
                 std::string("a ") + binary_format_name(program.format) +
@@ -66,13 +66,14 @@ CpuModule::CpuModule(const CompiledProgram& program) {
 
 std::shared_ptr<backend::Function> CpuModule::function(const std::string& symbol) {
   for (std::uint32_t i = 0; i < table_->kernel_count; ++i)
-    if (symbol == table_->kernels[i].name) return std::make_shared<CpuFunction>(object_, table_, &table_->kernels[i]);
+    if (symbol == table_->kernels[i].name)
+      return std::make_shared<CpuFunction>(object_, table_, &table_->kernels[i], max_workers_);
   return nullptr;
 }
 
 CpuFunction::CpuFunction(std::shared_ptr<const SharedObject> object, const opkit_cpu_module* table,
-                         const opkit_cpu_kernel* kernel)
-    : object_(std::move(object)), table_(table), kernel_(kernel) {}
+                         const opkit_cpu_kernel* kernel, unsigned max_workers)
+    : object_(std::move(object)), table_(table), kernel_(kernel), max_workers_(max_workers) {}
 
 KernelAttributes CpuFunction::attributes() {
   KernelAttributes a;
@@ -123,7 +124,8 @@ void CpuFunction::launch(const LaunchConfig& config, backend::Stream&, void** ar
   geometry.shared_bytes = config.shared_bytes;
   const std::uint64_t blocks = config.grid.count();
   WorkerPool& pool = WorkerPool::instance();
-  const unsigned workers = static_cast<unsigned>(std::min<std::uint64_t>(pool.size(), blocks));
+  const unsigned width = max_workers_ == 0 ? pool.size() : std::min(max_workers_, pool.size());
+  const unsigned workers = static_cast<unsigned>(std::min<std::uint64_t>(width, blocks));
   // Blocks are handed out in chunks (fewer atomic operations for grids of tiny blocks), small
   // enough that every worker gets dozens of them to balance uneven blocks.
   const std::uint64_t chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t{workers} * 64));

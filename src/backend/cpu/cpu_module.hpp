@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "backend/backend.hpp"
 #include "backend/cpu/opkit_cpu_abi.h"
 #include "backend/cpu/shared_object.hpp"
+#include "opkit/backend.hpp"
 
 namespace opkit::cpu {
 
@@ -15,18 +15,20 @@ class CpuModule final : public backend::Module {
  public:
   // Throws Error(Errc::load) for a binary that is not a host shared object for this machine or
   // does not carry a kernel table of this ABI version.
-  explicit CpuModule(const CompiledProgram& program);
+  // Its launches use at most max_workers threads of the pool (0: all of them).
+  CpuModule(const CompiledProgram& program, unsigned max_workers);
   std::shared_ptr<backend::Function> function(const std::string& symbol) override;
 
  private:
   std::shared_ptr<const SharedObject> object_;
   const opkit_cpu_module* table_ = nullptr;
+  unsigned max_workers_;
 };
 
 class CpuFunction final : public backend::Function {
  public:
-  CpuFunction(std::shared_ptr<const SharedObject> object, const opkit_cpu_module* table,
-              const opkit_cpu_kernel* kernel);
+  CpuFunction(std::shared_ptr<const SharedObject> object, const opkit_cpu_module* table, const opkit_cpu_kernel* kernel,
+              unsigned max_workers);
   // Runs the whole grid before returning (CPU streams are synchronous). A fault, __trap, failed
   // assert or escaped exception in any thread stops the launch and throws Error(Errc::launch).
   void launch(const LaunchConfig& config, backend::Stream& stream, void** args, const std::size_t* sizes,
@@ -38,6 +40,7 @@ class CpuFunction final : public backend::Function {
   std::shared_ptr<const SharedObject> object_;  // keeps the code loaded while this function lives
   const opkit_cpu_module* table_;
   const opkit_cpu_kernel* kernel_;
+  unsigned max_workers_;
 };
 
 }  // namespace opkit::cpu

@@ -1,15 +1,30 @@
-// The CUDA backend entry: driver loading, GPU enumeration, one CudaDevice per GPU.
+// The CUDA backend entry: driver loading, GPU enumeration, one CudaDevice per GPU, and NVRTC
+// compiles for a named arch (no GPU needed).
 #include <mutex>
 #include <vector>
 
 #include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/nvrtc_compiler.hpp"
+#include "opkit/target.hpp"
 
 namespace opkit::cuda {
 namespace {
 
 class CudaBackend final : public backend::Backend {
  public:
-  BackendKind kind() const override { return BackendKind::cuda; }
+  std::string name() const override { return "cuda"; }
+  bool is_gpu() const override { return true; }
+  int dlpack_device_type() const override { return 2; }  // kDLCUDA
+  std::string kernel_language() const override { return "cuda"; }
+
+  CompiledProgram compile(const ProgramSpec& spec, const std::string& arch) override {
+    const CudaArch target = parse(arch);
+    return nvrtc_compile(spec, target.sm, target.ptx);
+  }
+  std::string compiler_identity(const std::string& arch) override {
+    const CudaArch target = parse(arch);
+    return nvrtc_identity(target.sm, target.ptx);
+  }
 
   bool available() override { return device_count() > 0; }
 
@@ -40,11 +55,22 @@ class CudaBackend final : public backend::Backend {
           "no CUDA GPU with ordinal " + std::to_string(ordinal) + " (" + std::to_string(device_count()) + " visible)");
     std::lock_guard lock(mutex_);
     auto& slot = devices_[static_cast<std::size_t>(ordinal)];
-    if (!slot) slot = std::make_shared<CudaDevice>(*api, ordinal);
+    if (!slot) slot = std::make_shared<CudaDevice>(*this, *api, ordinal);
     return slot;
   }
 
  private:
+  static CudaArch parse(const std::string& arch) {
+    if (arch.empty())
+      throw Error(Errc::invalid_argument, "CUDA backend",
+                  "a CUDA target needs an arch: sm_90 for an H100/H200, sm_80 for an A100 (or compute_XX for PTX)");
+    std::optional<CudaArch> parsed = parse_cuda_arch(arch);
+    if (!parsed)
+      throw Error(Errc::invalid_argument, "CUDA backend",
+                  "'" + arch + "' is not a CUDA arch; write it as sm_90, compute_90 or 90");
+    return *parsed;
+  }
+
   std::once_flag count_once_;
   int count_ = 0;
   std::mutex mutex_;
@@ -56,10 +82,10 @@ class CudaBackend final : public backend::Backend {
 
 namespace opkit::backend {
 
-Backend& cuda_backend() {
-  // Never destroyed: releasing contexts during static destruction races the driver's own teardown.
-  static auto* backend = new cuda::CudaBackend();
-  return *backend;
+// The registry never destroys it: releasing contexts during static destruction races the
+// driver's own teardown.
+std::shared_ptr<Backend> make_cuda_backend() {
+  return std::make_shared<cuda::CudaBackend>();
 }
 
 }  // namespace opkit::backend

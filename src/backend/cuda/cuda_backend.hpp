@@ -80,12 +80,11 @@ class CudaModule final : public backend::Module, public std::enable_shared_from_
 
 class CudaDevice final : public backend::Device {
  public:
-  CudaDevice(const DriverApi& api, int ordinal);
+  CudaDevice(backend::Backend& backend, const DriverApi& api, int ordinal);
   ~CudaDevice() override;
 
+  backend::Backend& backend() const override { return backend_; }
   const DeviceInfo& info() const override { return info_; }
-  CompiledProgram compile(const ProgramSpec& spec) override;
-  std::string compiler_identity() override;
   std::shared_ptr<backend::Module> load(const CompiledProgram& program) override;
 
   void* allocate(std::size_t bytes) override;
@@ -100,7 +99,6 @@ class CudaDevice final : public backend::Device {
   std::shared_ptr<backend::Stream> borrow_stream(void* native_handle) override;
   std::shared_ptr<backend::Event> create_event() override;
   void synchronize() override;
-  bool supports(std::string_view op) const override;
 
   // Makes this device's primary context current on the calling thread (cheap when it already is).
   void make_current();
@@ -117,6 +115,7 @@ class CudaDevice final : public backend::Device {
  private:
   std::shared_ptr<CudaDevice> self();
 
+  backend::Backend& backend_;
   const DriverApi& api_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;

@@ -2,7 +2,6 @@
 #include <cstring>
 
 #include "backend/cuda/cuda_backend.hpp"
-#include "backend/cuda/nvrtc_compiler.hpp"
 
 namespace opkit::cuda {
 namespace {
@@ -29,14 +28,15 @@ void check(CUresult rc, const char* stage, Errc kind, const std::string& kernel)
   throw std::move(error);
 }
 
-CudaDevice::CudaDevice(const DriverApi& api, int ordinal) : api_(api) {
+CudaDevice::CudaDevice(backend::Backend& backend, const DriverApi& api, int ordinal) : backend_(backend), api_(api) {
   check(api_.cuDeviceGet(&device_, ordinal), "cuDeviceGet", Errc::unavailable);
   check(api_.cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain", Errc::unavailable);
-  int major = 0, minor = 0, sms = 0, clock = 0;
+  int major = 0, minor = 0, sms = 0, clock = 0, registers = 0;
   api_.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_);
   api_.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_);
   api_.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device_);
   api_.cuDeviceGetAttribute(&clock, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device_);
+  api_.cuDeviceGetAttribute(&registers, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, device_);
   char name[256] = {};
   api_.cuDeviceGetName(name, sizeof(name) - 1, device_);
   std::size_t memory = 0;
@@ -44,11 +44,13 @@ CudaDevice::CudaDevice(const DriverApi& api, int ordinal) : api_(api) {
   int driver = 0;
   api_.cuDriverGetVersion(&driver);
   sm_ = major * 10 + minor;
-  info_.backend = BackendKind::cuda;
+  info_.backend = backend.name();
   info_.ordinal = ordinal;
   info_.name = name;
   info_.arch = "sm_" + std::to_string(sm_);
   info_.compute_units = sms;
+  info_.compute_unit_name = "SMs";
+  info_.registers_per_unit = registers > 0 ? registers : 65536;  // 64 Ki on every arch since Kepler
   info_.total_memory = memory;
   info_.clock_khz = clock;
   info_.driver = "CUDA driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
@@ -80,14 +82,6 @@ void CudaDevice::check_async(CUresult rc, const char* stage) {
         .with_kernel(*last);
   }
   check(rc, stage, rc == 2 /*OUT_OF_MEMORY*/ ? Errc::memory : Errc::runtime);
-}
-
-CompiledProgram CudaDevice::compile(const ProgramSpec& spec) {
-  return nvrtc_compile(spec, sm_);
-}
-
-std::string CudaDevice::compiler_identity() {
-  return nvrtc_identity(sm_);
 }
 
 std::shared_ptr<backend::Module> CudaDevice::load(const CompiledProgram& program) {
@@ -216,10 +210,6 @@ std::shared_ptr<backend::Event> CudaDevice::create_event() {
 void CudaDevice::synchronize() {
   make_current();
   check_async(api_.cuCtxSynchronize(), "cuCtxSynchronize");
-}
-
-bool CudaDevice::supports(std::string_view) const {
-  return true;
 }
 
 }  // namespace opkit::cuda

@@ -71,15 +71,6 @@ void check(const NvrtcApi& api, nvrtcResult rc, const char* stage, const Program
 
 }  // namespace
 
-int parse_sm(const std::string& arch) {
-  std::string digits = arch;
-  for (const char* prefix : {"sm_", "compute_"})
-    if (digits.rfind(prefix, 0) == 0) digits = digits.substr(std::char_traits<char>::length(prefix));
-  while (!digits.empty() && (digits.back() == 'a' || digits.back() == 'f')) digits.pop_back();
-  if (digits.empty() || digits.size() > 3 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return 0;
-  return std::stoi(digits);
-}
-
 std::string nvrtc_identity(int sm, bool ptx) {
   require_nvrtc();
   Target t = resolve_target(sm, ptx);

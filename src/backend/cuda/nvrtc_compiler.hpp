@@ -16,7 +16,4 @@ CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm, bool ptx = false)
 // NVRTC version + the resolved target: the part of the cache key that is not the spec.
 std::string nvrtc_identity(int sm, bool ptx = false);
 
-// Parses "sm_90", "sm_90a", "compute_90" or "90" into 90; returns 0 when it is none of these.
-int parse_sm(const std::string& arch);
-
 }  // namespace opkit::cuda

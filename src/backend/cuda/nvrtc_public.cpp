@@ -1,7 +1,5 @@
-// The public opkit::nvrtc functions, over the dlopen-loaded NVRTC.
+// opkit::nvrtc::info(): what `opkit doctor` reports about the dlopen-loaded NVRTC.
 #include "backend/cuda/nvrtc_api.hpp"
-#include "backend/cuda/nvrtc_compiler.hpp"
-#include "opkit/error.hpp"
 #include "opkit/nvrtc.hpp"
 
 namespace opkit::nvrtc {
@@ -17,14 +15,6 @@ Info info() {
     out.archs = loaded.archs;
   }
   return out;
-}
-
-CompiledProgram compile(const Program& program, std::string_view arch) {
-  int sm = cuda::parse_sm(std::string(arch));
-  if (sm == 0)
-    throw Error(Errc::invalid_argument, "nvrtc::compile",
-                "'" + std::string(arch) + "' is not a CUDA arch; write it as sm_90, compute_90 or 90");
-  return cuda::nvrtc_compile(program.spec(), sm, arch.starts_with("compute_"));
 }
 
 }  // namespace opkit::nvrtc

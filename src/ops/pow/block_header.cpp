@@ -1,13 +1,12 @@
 // The 80-byte Bitcoin block header and the reference hashes of both schemes (OpenSSL, so that
 // they check the miners' own SHA-256 code independently).
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <string>
 
 #include "opkit/error.hpp"
+#include "opkit/hex.hpp"
 #include "opkit/ops/pow.hpp"
-#include "ops/pow/hex_codec.hpp"
+#include "opkit/ops/sha256.hpp"
 
 namespace opkit::ops {
 namespace {
@@ -19,14 +18,14 @@ std::uint32_t load_le32(const std::uint8_t* p) {
 }  // namespace
 
 BlockHeader BlockHeader::from_hex(std::string_view hex) {
-  const auto raw = detail::parse_hex(hex, 80, "block header");
+  const auto raw = parse_hex(hex, 80, "block header");
   BlockHeader h;
   std::copy(raw.begin(), raw.end(), h.bytes.begin());
   return h;
 }
 
 std::string BlockHeader::hex() const {
-  return detail::to_hex(bytes.data(), bytes.size());
+  return to_hex(bytes);
 }
 std::uint32_t BlockHeader::version() const {
   return load_le32(bytes.data());
@@ -45,30 +44,25 @@ void BlockHeader::set_nonce(std::uint32_t nonce) {
   for (int i = 0; i < 4; ++i) bytes[76 + i] = static_cast<std::uint8_t>(nonce >> (8 * i));
 }
 
-Digest bitcoin_hash(const BlockHeader& header, std::uint32_t nonce) {
+Sha256Digest bitcoin_hash(const BlockHeader& header, std::uint32_t nonce) {
   BlockHeader h = header;
   h.set_nonce(nonce);
-  Digest first, second;
-  SHA256(h.bytes.data(), h.bytes.size(), first.data());
-  SHA256(first.data(), first.size(), second.data());
-  return second;
+  return sha256d(h.bytes);
 }
 
-Digest data_hash(std::string_view data, std::uint64_t nonce) {
+Sha256Digest data_hash(std::string_view data, std::uint64_t nonce) {
   const std::string message = std::string(data) + std::to_string(nonce);
-  Digest d;
-  SHA256(reinterpret_cast<const unsigned char*>(message.data()), message.size(), d.data());
-  return d;
+  return Sha256Hasher().digest(message);
 }
 
-std::string bitcoin_hash_hex(const Digest& digest) {
-  Digest reversed;
+std::string bitcoin_hash_hex(const Sha256Digest& digest) {
+  Sha256Digest reversed;
   std::reverse_copy(digest.begin(), digest.end(), reversed.begin());
-  return detail::to_hex(reversed.data(), reversed.size());
+  return to_hex(reversed);
 }
 
-std::string data_hash_hex(const Digest& digest) {
-  return detail::to_hex(digest.data(), digest.size());
+std::string data_hash_hex(const Sha256Digest& digest) {
+  return to_hex(digest);
 }
 
 }  // namespace opkit::ops

@@ -45,7 +45,7 @@ class BitcoinScanner {
       compress_(out, digest_block_);
       // The hash reads little-endian: its top 32 bits are the byte-reversed last word.
       if (__builtin_bswap32(out[7]) <= top) {
-        Digest d;
+        Sha256Digest d;
         for (int i = 0; i < 8; ++i) store_be32(d.data() + 4 * i, out[i]);
         if (bitcoin_meets(d, plan_.target)) return n;
       }
@@ -75,7 +75,7 @@ class DataScanner {
       std::memcpy(state, plan_.midstate.data(), sizeof state);
       for (int b = 0; b < blocks_; ++b) compress_(state, tail_ + 64 * b);
       if (state[0] <= top) {
-        Digest d;
+        Sha256Digest d;
         for (int i = 0; i < 8; ++i) store_be32(d.data() + 4 * i, state[i]);
         if (data_meets(d, plan_.target)) return n;
       }

@@ -35,16 +35,12 @@ struct Loaded {
   bool generic;  // takes the job as an argument
 };
 
-// Block and grid for one full wave on a GPU (from the kernel's register count), or a few
-// blocks per core on the CPU backend.
+// Block and grid for one full wave, as the kernel set's launch shape for the device says (on a
+// GPU: from the kernel's register count).
 Loaded load(const Device& device, const Program& program, const char* name, bool generic) {
   Kernel kernel = device.compile(program).kernel(name);
-  const int units = std::max(1, device.info().compute_units);
-  if (!device.is_gpu()) return {kernel, static_cast<std::uint32_t>(4 * units), 32, generic};
-  const std::uint32_t block = 256;
-  const int registers = std::max(1, kernel.attributes().registers);
-  const int per_sm = std::clamp(65536 / (((registers + 7) / 8 * 8) * static_cast<int>(block)), 1, 8);
-  return {kernel, static_cast<std::uint32_t>(units * per_sm), block, generic};
+  const LaunchShape& shape = pow_kernels().on(device).shape;
+  return {kernel, full_wave_blocks(kernel, shape), shape.block, generic};
 }
 
 // Compiles of a stopped search outlive it (a stop must not wait for NVRTC). They are kept here
@@ -187,9 +183,8 @@ class KernelSearcher : public NonceSearcher {
   void start_compile(int key) {
     if (kernels_.count(key)) return;
     const bool generic = key == generic_key;
-    Program program = plan_.scheme == PowScheme::bitcoin ? bitcoin_program(plan_, !generic, tuning_)
-                      : generic                          ? data_generic_program(tuning_)
-                                                         : data_program(plan_, key, tuning_);
+    Program program =
+        pow_kernels().program(device_, {.plan = plan_, .generic = generic, .digits = key, .tuning = tuning_});
     const char* name = plan_.scheme == PowScheme::bitcoin ? "pow_bitcoin" : "pow_data";
     kernels_[key] = std::async(std::launch::async, [device = device_, program = std::move(program), name, generic] {
                       return load(device, program, name, generic);

@@ -26,12 +26,10 @@ std::string word(std::uint32_t v) {
 Program kernel_program(const std::string& file, const PowKernelTuning& tuning) {
   Program program(embedded("pow/" + file));
   program.name(file)
-      .header("sha256_constants.cuh", embedded("sha256/sha256_constants.cuh"))
+      .header("sha256_primitives.cuh", embedded("sha256/sha256_primitives.cuh"))
       .header("pow_sha256.cuh", embedded("pow/pow_sha256.cuh"));
   if (tuning.const_add_on_fma) program.define("POW_CONST_ADD_ON_FMA");
   if (tuning.const_in_iadd3) program.define("POW_CONST_IN_IADD3");
-  if (tuning.shr_on_fma) program.define("POW_SHR_ON_FMA");
-  if (tuning.rotate_on_fma) program.define("POW_ROTATE_ON_FMA");
   return program;
 }
 
@@ -104,4 +102,27 @@ Program data_generic_program(const PowKernelTuning& tuning) {
   return kernel_program("data_mine.cu", tuning).define("POW_GENERIC");
 }
 
+const KernelSet<PowProgramRequest>& pow_kernels() {
+  // Never destroyed, like every kernel set (opkit/kernel_set.hpp).
+  static const auto* set = [] {
+    auto program = [](const PowProgramRequest& r) {
+      if (r.plan.scheme == PowScheme::bitcoin) return bitcoin_program(r.plan, !r.generic, r.tuning);
+      return r.generic ? data_generic_program(r.tuning) : data_program(r.plan, r.digits, r.tuning);
+    };
+    auto* s = new KernelSet<PowProgramRequest>("mine");
+    s->add("cpu", {program, {.block = 32, .blocks_per_unit = 4}});
+    s->add_language("cuda", {program, {.block = 256}});
+    return s;
+  }();
+  return *set;
+}
+
 }  // namespace opkit::ops::detail
+
+namespace opkit::ops {
+
+const KernelSupport& mine_support() {
+  return detail::pow_kernels();
+}
+
+}  // namespace opkit::ops

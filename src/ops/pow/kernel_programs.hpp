@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "opkit/kernel_set.hpp"
 #include "opkit/program.hpp"
 #include "ops/pow/mine_plan.hpp"
 
@@ -33,13 +34,6 @@ struct PowKernelTuning {
   // (-DPOW_CONST_IN_IADD3): the second session's default, 126 more ALU instructions per Bitcoin
   // nonce than the VIADD.
   bool const_in_iadd3 = false;
-  // σ0/σ1's right shifts as IMAD.HI on the FMA pipe (-DPOW_SHR_ON_FMA): 156 fewer ALU-pipe
-  // instructions per Bitcoin nonce, but measured slower on the H200 (6.17 vs 6.26 GH/s): an
-  // IMAD.HI costs the FMA pipe more than an IMAD does.
-  bool shr_on_fma = false;
-  // One rotate of each Σ0 as IMAD.HI + IMAD (-DPOW_ROTATE_ON_FMA): 116 fewer ALU-pipe
-  // instructions for 232 more on the FMA pipe; pays only while the FMA pipe has room.
-  bool rotate_on_fma = false;
   // Specialised Bitcoin kernel: blocks of 256 threads that must fit on one SM (-DPOW_MIN_BLOCKS,
   // __launch_bounds__); 8 caps it at 32 registers for full occupancy (a 3-load spill per Bitcoin nonce, L1 hits);
   // 0 leaves ptxas free (40 registers, 6 blocks, 75%). The H200 profile showed too few eligible
@@ -80,5 +74,18 @@ struct PowDataJobArgs {
 PowDataJobArgs data_job_args(const MinePlan& plan, int digits);
 // Kernel "pow_data" for every job (-DPOW_GENERIC): the job from its argument.
 Program data_generic_program(const PowKernelTuning& tuning);
+
+// What a device miner asks the kernel set for: the job's specialised kernel (of `digits` decimal
+// digits in data mode) or the generic one.
+struct PowProgramRequest {
+  const MinePlan& plan;
+  bool generic = false;
+  int digits = 0;
+  const PowKernelTuning& tuning;
+};
+// The mining kernels per backend: the CUDA C++ sources for every backend compiling CUDA C++
+// (blocks of 256, as many as the registers allow), and on the CPU backend a few blocks of 32
+// per core. Its kernels are per job, so they are compiled through Device::compile, not kept here.
+const KernelSet<PowProgramRequest>& pow_kernels();
 
 }  // namespace opkit::ops::detail

@@ -1,5 +1,5 @@
-// opkit::ops::mine: validates the job, picks the engines (every GPU, else the CPU), and runs the
-// range search over them.
+// opkit::ops::mine: validates the job, picks the engines (every GPU the mining kernels run on,
+// else the host's own miner), and runs the range search over them.
 #include <omp.h>
 
 #include <algorithm>
@@ -22,7 +22,8 @@ std::vector<std::unique_ptr<detail::NonceSearcher>> engines_for(const detail::Mi
   if (options.cpu_threads < 0) throw Error(Errc::invalid_argument, "mine", "cpu_threads must be >= 0 (0: all cores)");
   std::vector<std::unique_ptr<detail::NonceSearcher>> engines;
   std::vector<Device> devices = options.devices;
-  if (devices.empty() && !options.cpu) devices = Device::cuda_devices();
+  if (devices.empty() && !options.cpu) devices = mine_support().gpus();
+  for (const Device& device : devices) mine_support().require(device);
   // Cores each device may use for host mining while its data-mode kernel compiles.
   const int host_threads = std::max(1, (options.cpu_threads > 0 ? options.cpu_threads : omp_get_max_threads()) /
                                            std::max(1, static_cast<int>(devices.size())));

@@ -55,16 +55,16 @@ MinePlan make_plan(const DataJob& job) {
   return plan;
 }
 
-Digest MinePlan::hash(std::uint64_t nonce) const {
+Sha256Digest MinePlan::hash(std::uint64_t nonce) const {
   return scheme == PowScheme::bitcoin ? bitcoin_hash(header, static_cast<std::uint32_t>(nonce))
                                       : data_hash(data, nonce);
 }
 
-bool MinePlan::meets(const Digest& digest) const {
+bool MinePlan::meets(const Sha256Digest& digest) const {
   return scheme == PowScheme::bitcoin ? bitcoin_meets(digest, target) : data_meets(digest, target);
 }
 
-std::string MinePlan::hash_hex(const Digest& digest) const {
+std::string MinePlan::hash_hex(const Sha256Digest& digest) const {
   return scheme == PowScheme::bitcoin ? bitcoin_hash_hex(digest) : data_hash_hex(digest);
 }
 

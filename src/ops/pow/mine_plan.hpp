@@ -7,7 +7,7 @@
 #include <string>
 
 #include "opkit/ops/pow.hpp"
-#include "ops/pow/sha256_block.hpp"
+#include "ops/sha256/sha256_compress.hpp"
 
 namespace opkit::ops::detail {
 
@@ -32,9 +32,9 @@ struct MinePlan {
   std::string prefix;
 
   // The hash of this nonce, and whether it meets the target (OpenSSL, as a check of the engines).
-  Digest hash(std::uint64_t nonce) const;
-  bool meets(const Digest& digest) const;
-  std::string hash_hex(const Digest& digest) const;
+  Sha256Digest hash(std::uint64_t nonce) const;
+  bool meets(const Sha256Digest& digest) const;
+  std::string hash_hex(const Sha256Digest& digest) const;
 };
 
 // Validates the job (range, target) and precomputes; throws Error(invalid_argument).

@@ -3,8 +3,8 @@
 #include <cstdio>
 
 #include "opkit/error.hpp"
+#include "opkit/hex.hpp"
 #include "opkit/ops/pow.hpp"
-#include "ops/pow/hex_codec.hpp"
 
 namespace opkit::ops {
 namespace {
@@ -50,7 +50,7 @@ Target Target::from_compact(std::uint32_t nbits) {
 }
 
 Target Target::from_hex(std::string_view hex) {
-  const auto raw = detail::parse_hex(hex, 32, "target");
+  const auto raw = parse_hex(hex, 32, "target");
   Target t;
   std::copy(raw.begin(), raw.end(), t.bytes.begin());
   if (is_zero(t))
@@ -69,14 +69,14 @@ Target Target::from_leading_zero_bits(int bits) {
 }
 
 std::string Target::hex() const {
-  return detail::to_hex(bytes.data(), bytes.size());
+  return to_hex(bytes);
 }
 
 std::uint32_t Target::top_word() const {
   return (std::uint32_t{bytes[0]} << 24) | (std::uint32_t{bytes[1]} << 16) | (std::uint32_t{bytes[2]} << 8) | bytes[3];
 }
 
-bool bitcoin_meets(const Digest& digest, const Target& target) {
+bool bitcoin_meets(const Sha256Digest& digest, const Target& target) {
   // The digest's last byte is the number's most significant one.
   for (int i = 0; i < 32; ++i) {
     const std::uint8_t h = digest[31 - i], t = target.bytes[i];
@@ -85,7 +85,7 @@ bool bitcoin_meets(const Digest& digest, const Target& target) {
   return true;
 }
 
-bool data_meets(const Digest& digest, const Target& target) {
+bool data_meets(const Sha256Digest& digest, const Target& target) {
   return !std::lexicographical_compare(target.bytes.begin(), target.bytes.end(), digest.begin(), digest.end());
 }
 

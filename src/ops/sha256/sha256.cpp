@@ -8,6 +8,7 @@
 #include <string>
 
 #include "opkit/error.hpp"
+#include "opkit/sha256_hasher.hpp"
 #include "ops/sha256/sha256_cpu.hpp"
 
 namespace opkit::ops {
@@ -55,9 +56,12 @@ constexpr std::size_t small_batch_bytes = std::size_t{1} << 20;
 // Where host data is hashed: nullopt means the host CPU (OpenSSL).
 std::optional<Device> choose_device(const HashOptions& options, std::size_t count, std::size_t bytes) {
   if (options.host_cpu) return std::nullopt;
-  if (options.device) return options.device->is_gpu() ? options.device : std::nullopt;
+  if (options.device) {
+    sha256_support().require(*options.device);
+    return options.device;
+  }
   if (count < small_batch_messages && bytes < small_batch_bytes) return std::nullopt;
-  std::vector<Device> gpus = Device::cuda_devices();
+  std::vector<Device> gpus = sha256_support().gpus();
   if (gpus.empty()) return std::nullopt;
   return gpus.front();
 }
@@ -266,14 +270,11 @@ void sha256d(BufferView<const std::uint8_t> data, BufferView<const std::uint64_t
 }
 
 Sha256Digest sha256(std::span<const std::uint8_t> message) {
-  Sha256Digest out{};
-  detail::cpu_hash_fixed(HashAlgo::sha256, message.data(), message.size(), 1, out.data());
-  return out;
+  return Sha256Hasher().digest(message);
 }
 Sha256Digest sha256d(std::span<const std::uint8_t> message) {
-  Sha256Digest out{};
-  detail::cpu_hash_fixed(HashAlgo::sha256d, message.data(), message.size(), 1, out.data());
-  return out;
+  Sha256Hasher hasher;
+  return hasher.digest(hasher.digest(message));
 }
 
 }  // namespace opkit::ops

@@ -1,4 +1,4 @@
-// The host-CPU path of the SHA-256 operators: OpenSSL's EVP SHA-256 (SHA-NI where the CPU has
+// The host-CPU path of the SHA-256 operators: Sha256Hasher (OpenSSL, SHA-NI where the CPU has
 // it), parallel over messages with OpenMP. Inputs are already validated by the caller.
 #pragma once
 

@@ -1,11 +1,13 @@
 // Sha256Kernel: the embedded SHA-256 kernel sources compiled for a device (specialised with -D
-// on algorithm, message length and alignment) and launched over a batch.
+// on algorithm, message length and alignment) and launched over a batch. Its kernel set serves
+// every backend that compiles CUDA C++, and compiles each specialisation once per device.
 #include <algorithm>
 #include <mutex>
 #include <string>
 
 #include "core/embedded.hpp"
 #include "opkit/error.hpp"
+#include "opkit/kernel_set.hpp"
 #include "opkit/module.hpp"
 #include "opkit/ops/sha256.hpp"
 
@@ -22,7 +24,7 @@ std::string embedded(const char* name) {
 Program kernel_program(const std::string& file) {
   return Program(embedded(("sha256/" + file).c_str()))
       .name(file)
-      .header("sha256_constants.cuh", embedded("sha256/sha256_constants.cuh"))
+      .header("sha256_primitives.cuh", embedded("sha256/sha256_primitives.cuh"))
       .header("sha256_core.cuh", embedded("sha256/sha256_core.cuh"))
       .header("sha256_io.cuh", embedded("sha256/sha256_io.cuh"));
 }
@@ -43,15 +45,36 @@ unsigned store_alignment(const void* digests) {
 // Messages per launch: keeps the grid within CUDA's 2^31 - 1 blocks with room to spare.
 constexpr std::uint64_t max_launch_messages = std::uint64_t{1} << 30;
 
-std::string device_name(const Device& device) {
-  return std::string(backend_kind_name(device.kind())) + " device " + std::to_string(device.info().ordinal);
-}
-
 void check_device(const Device& expected, const Device& actual, const char* what) {
   if (!(expected == actual))
-    throw Error(
-        Errc::invalid_argument, "Sha256Kernel",
-        std::string(what) + " lives on " + device_name(actual) + ", not on the kernel's " + device_name(expected));
+    throw Error(Errc::invalid_argument, "Sha256Kernel",
+                std::string(what) + " lives on " + actual.backend() + " device " +
+                    std::to_string(actual.info().ordinal) + ", not on the kernel's " + expected.backend() + " device " +
+                    std::to_string(expected.info().ordinal));
+}
+
+// One specialisation of either kernel: the key of the per-device kernel cache.
+struct Sha256Params {
+  bool variable = false;
+  HashAlgo algo = HashAlgo::sha256;
+  std::size_t message_bytes = 0;  // fixed-length kernel only
+  unsigned load_align = 1, store_align = 1, per_thread = 1;
+  auto operator<=>(const Sha256Params&) const = default;
+};
+
+const KernelSet<Sha256Params>& kernels() {
+  // Never destroyed: its kernels keep modules loaded, which must not be unloaded during exit.
+  static const auto* set = [] {
+    auto* s = new KernelSet<Sha256Params>("sha256");
+    s->add_language("cuda", {[](const Sha256Params& p) {
+                               return p.variable ? sha256_variable_program(p.algo, p.store_align)
+                                                 : sha256_fixed_program(p.algo, p.message_bytes, p.load_align,
+                                                                        p.store_align, p.per_thread);
+                             },
+                             {.block = 256}});
+    return s;
+  }();
+  return *set;
 }
 
 void check_digests(std::size_t digest_bytes) {
@@ -83,7 +106,13 @@ const char* hash_algo_name(HashAlgo algo) noexcept {
   return algo == HashAlgo::sha256d ? "sha256d" : "sha256";
 }
 
-Sha256Kernel::Sha256Kernel(Device device) : device_(std::move(device)) {}
+const KernelSupport& sha256_support() {
+  return kernels();
+}
+
+Sha256Kernel::Sha256Kernel(Device device) : device_(std::move(device)) {
+  tuning_.block = kernels().on(device_).shape.block;  // Error naming the backend when it has no kernel
+}
 
 void Sha256Kernel::set_tuning(Tuning tuning) {
   if (tuning.block == 0 || tuning.block > 1024 || tuning.per_thread == 0 || tuning.per_thread > 8)
@@ -91,10 +120,6 @@ void Sha256Kernel::set_tuning(Tuning tuning) {
                 "block must be 1..1024 and per_thread 1..8, got " + std::to_string(tuning.block) + " and " +
                     std::to_string(tuning.per_thread));
   tuning_ = tuning;
-}
-
-Kernel Sha256Kernel::kernel_for(const Program& program, const char* name) const {
-  return device_.compile(program).kernel(name);
 }
 
 void Sha256Kernel::fixed(HashAlgo algo, BufferView<const std::uint8_t> data, std::size_t message_bytes,
@@ -109,9 +134,12 @@ void Sha256Kernel::fixed(HashAlgo algo, BufferView<const std::uint8_t> data, std
                     std::to_string(message_bytes) + " bytes of data, the data holds " + std::to_string(data.size()));
   if (count == 0) return;
   const unsigned load_align = alignment_of({reinterpret_cast<std::uintptr_t>(data.data()), message_bytes}, 16);
-  Kernel kernel = kernel_for(
-      sha256_fixed_program(algo, message_bytes, load_align, store_alignment(digests.data()), tuning_.per_thread),
-      "sha256_fixed");
+  const Sha256Params params{.algo = algo,
+                            .message_bytes = message_bytes,
+                            .load_align = load_align,
+                            .store_align = store_alignment(digests.data()),
+                            .per_thread = tuning_.per_thread};
+  const Kernel kernel = kernels().kernel(device_, params, "sha256_fixed");
   const std::uint64_t per_block = std::uint64_t{tuning_.block} * tuning_.per_thread;
   for (std::uint64_t first = 0; first < count; first += max_launch_messages) {
     const std::uint64_t n = std::min(count - first, max_launch_messages);
@@ -135,7 +163,8 @@ void Sha256Kernel::variable(HashAlgo algo, BufferView<const std::uint8_t> data, 
                 std::to_string(count) + " digests need " + std::to_string(count + 1) + " offsets, got " +
                     std::to_string(offsets.size()));
   if (count == 0) return;
-  Kernel kernel = kernel_for(sha256_variable_program(algo, store_alignment(digests.data())), "sha256_var");
+  const Sha256Params params{.variable = true, .algo = algo, .store_align = store_alignment(digests.data())};
+  const Kernel kernel = kernels().kernel(device_, params, "sha256_var");
 
   const std::uint64_t none = ~std::uint64_t{0};
   DeviceBuffer<std::uint64_t> bad = device_.alloc<std::uint64_t>(1);

@@ -48,7 +48,7 @@ extern "C" __global__ void POW_BOUNDS pow_bitcoin(pow_u32* best, PowBitcoinJob j
     w[0] = POW_TAIL(0);
     w[1] = POW_TAIL(1);
     w[2] = POW_TAIL(2);
-    w[3] = pow_varying(pow_bswap(first + offset));
+    w[3] = pow_varying(sha256_bswap(first + offset));
     w[4] = pow_known(0x80000000u);
 #pragma unroll
     for (int i = 5; i < 15; ++i) w[i] = pow_known(0u);
@@ -78,7 +78,7 @@ extern "C" __global__ void POW_BOUNDS pow_bitcoin(pow_u32* best, PowBitcoinJob j
 #if !defined(POW_GENERIC) && POW_TARGET_TOP == 0
     candidate = e61 == 0u - SHA256_H7;
 #else
-    candidate = pow_bswap(e61 + SHA256_H7) <= POW_TOP;
+    candidate = sha256_bswap(e61 + SHA256_H7) <= POW_TOP;
 #endif
     if (candidate) atomicMin(best, offset);
   }

@@ -112,7 +112,7 @@ POW_FN pow_u32 pow_tail_word(int i) {
 // acc + digit * 2^shift on the FMA pipe (a shift-add by an immediate would become an ALU LEA).
 POW_FN pow_u32 pow_place_digit(pow_u32 acc, pow_u32 digit, int shift) {
 #ifdef __CUDA_ARCH__
-  const pow_u32 m = pow_one << shift;
+  const pow_u32 m = sha256_one << shift;
   pow_u32 r;
   asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(digit), "r"(m), "r"(acc));
   return r;

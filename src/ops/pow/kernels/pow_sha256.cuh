@@ -1,20 +1,20 @@
-// SHA-256 for the mining kernels, written as a partial evaluator: every word carries a flag saying
-// whether its value is known when the kernel is compiled (a -D job constant, a padding word, K).
+// SHA-256 for the mining kernels, written as a partial evaluator over sha256_primitives.cuh:
+// every word carries a flag saying whether its value is known when the kernel is compiled (a -D
+// job constant, a padding word, K).
 //
 // Why: a mining job fixes most of the message (midstate, the header words around the nonce, the
 // padding), and the kernel is compiled per job. Known words fold away at compile time (the first
 // rounds, constant schedule words, K + W), and only what depends on the nonce is left. The flags
-// are compile-time constants after inlining and unrolling, so every `if (x.known)` below vanishes.
-//
-// Additions that remain run as IMAD (x * one + y) on the FMA pipe, beside the rotates and LOP3s on
-// the ALU pipe that bound SHA-256 on sm_90; `one` lives in constant memory, so ptxas cannot turn
-// the IMAD back into an IADD3. Rotates are written as shifts (not the volatile-asm intrinsic) so
-// that NVVM folds them on known values and removes work whose result is never used.
-// On a host compiler (the CPU backend) the same code is plain C++.
+// are compile-time constants after inlining and unrolling, so every `if (x.known)` below vanishes,
+// and NVVM removes work whose result is never used. Additions follow the primitives' rule: varying terms by IMAD
+// (sha256_add), a sum's constant part by a plain `+` (VIADD). On a host compiler (the CPU
+// backend) the same code is plain C++.
 #ifndef OPKIT_POW_SHA256_CUH
 #define OPKIT_POW_SHA256_CUH
 
-#include "sha256_constants.cuh"
+// Rotates as shifts: the partial evaluator's SASS is smallest so (see sha256_rotr).
+#define SHA256_ROTR_AS_SHIFTS 1
+#include "sha256_primitives.cuh"
 
 #define POW_FN SHA256_FN
 
@@ -29,11 +29,6 @@
 typedef unsigned int pow_u32;
 typedef unsigned long long pow_u64;
 
-#ifdef __CUDA_ARCH__
-// Always 1 (never written); see the note at the top.
-__constant__ pow_u32 pow_one = 1u;
-#endif
-
 // A 32-bit word and whether its value is known at compile time.
 struct PowWord {
   pow_u32 v;
@@ -47,55 +42,6 @@ POW_FN PowWord pow_known(pow_u32 v) {
 POW_FN PowWord pow_varying(pow_u32 v) {
   PowWord w = {v, false};
   return w;
-}
-
-// a + b on the FMA pipe.
-POW_FN pow_u32 pow_fma_add(pow_u32 a, pow_u32 b) {
-#ifdef __CUDA_ARCH__
-  pow_u32 r;
-  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(pow_one), "r"(b));
-  return r;
-#else
-  return a + b;
-#endif
-}
-
-// x >> n, optionally as the high word of x * 2^(32-n) (IMAD.HI, FMA pipe) to unload the ALU pipe.
-POW_FN pow_u32 pow_shr(pow_u32 x, int n) {
-#if defined(__CUDA_ARCH__) && defined(POW_SHR_ON_FMA)
-  pow_u32 r;
-  asm("mul.hi.u32 %0, %1, %2;" : "=r"(r) : "r"(x), "r"(1u << (32 - n)));
-  return r;
-#else
-  return x >> n;
-#endif
-}
-
-POW_FN pow_u32 pow_rotr(pow_u32 x, int n) {
-  return (x >> n) | (x << (32 - n));
-}
-
-// x rotated right by n, optionally entirely on the FMA pipe: with m = 2^(32-n), x * m holds
-// x << (32-n) in its low word and x >> n in its high word, so rotr = lo(x * m) + hi(x * m).
-// m comes from constant memory so that ptxas keeps the IMADs instead of making a shift or LEA.
-POW_FN pow_u32 pow_rotr_fma(pow_u32 x, int n) {
-#if defined(__CUDA_ARCH__) && defined(POW_ROTATE_ON_FMA)
-  const pow_u32 m = pow_one << (32 - n);
-  pow_u32 hi, r;
-  asm("mul.hi.u32 %0, %1, %2;" : "=r"(hi) : "r"(x), "r"(m));
-  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(x), "r"(m), "r"(hi));
-  return r;
-#else
-  return pow_rotr(x, n);
-#endif
-}
-
-POW_FN pow_u32 pow_bswap(pow_u32 x) {
-#ifdef __CUDA_ARCH__
-  return __byte_perm(x, 0u, 0x0123u);
-#else
-  return (x >> 24) | ((x >> 8) & 0xff00u) | ((x << 8) & 0xff0000u) | (x << 24);
-#endif
 }
 
 // Sums of words. The known terms fold into one constant at compile time; the varying ones are
@@ -137,7 +83,7 @@ POW_FN void pow_add_varying(PowSum& s, PowWord w) {
     s.known_added = true;
 #endif
   } else {
-    s.sum = pow_fma_add(s.sum, w.v);
+    s.sum = sha256_add(s.sum, w.v);
   }
   ++s.varying;
 }
@@ -145,7 +91,7 @@ POW_FN PowWord pow_sum_end(PowSum s) {
   if (s.varying == 0) return pow_known(s.known);
   if (!s.known_added) {
 #ifdef POW_CONST_ADD_ON_FMA
-    s.sum = pow_fma_add(s.sum, s.known);
+    s.sum = sha256_add(s.sum, s.known);
 #else
     s.sum = s.sum + s.known;
 #endif
@@ -184,29 +130,29 @@ POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c, PowWord d, PowWord e) {
   return pow_sum_end(s);
 }
 
-// The functions of FIPS 180-4 §4.1.2; each is its shifts plus one LOP3 on varying input.
+// The functions of FIPS 180-4 §4.1.2 on words: known when their inputs are.
 POW_FN PowWord pow_big_sigma0(PowWord x) {
-  PowWord r = {pow_rotr(x.v, 2) ^ pow_rotr(x.v, 13) ^ (x.known ? pow_rotr(x.v, 22) : pow_rotr_fma(x.v, 22)), x.known};
+  PowWord r = {sha256_big_sigma0(x.v), x.known};
   return r;
 }
 POW_FN PowWord pow_big_sigma1(PowWord x) {
-  PowWord r = {pow_rotr(x.v, 6) ^ pow_rotr(x.v, 11) ^ pow_rotr(x.v, 25), x.known};
+  PowWord r = {sha256_big_sigma1(x.v), x.known};
   return r;
 }
 POW_FN PowWord pow_small_sigma0(PowWord x) {
-  PowWord r = {pow_rotr(x.v, 7) ^ pow_rotr(x.v, 18) ^ (x.known ? x.v >> 3 : pow_shr(x.v, 3)), x.known};
+  PowWord r = {sha256_small_sigma0(x.v), x.known};
   return r;
 }
 POW_FN PowWord pow_small_sigma1(PowWord x) {
-  PowWord r = {pow_rotr(x.v, 17) ^ pow_rotr(x.v, 19) ^ (x.known ? x.v >> 10 : pow_shr(x.v, 10)), x.known};
+  PowWord r = {sha256_small_sigma1(x.v), x.known};
   return r;
 }
 POW_FN PowWord pow_ch(PowWord x, PowWord y, PowWord z) {
-  PowWord r = {z.v ^ (x.v & (y.v ^ z.v)), x.known && y.known && z.known};
+  PowWord r = {sha256_ch(x.v, y.v, z.v), x.known && y.known && z.known};
   return r;
 }
 POW_FN PowWord pow_maj(PowWord x, PowWord y, PowWord z) {
-  PowWord r = {(x.v & y.v) | (z.v & (x.v | y.v)), x.known && y.known && z.known};
+  PowWord r = {sha256_maj(x.v, y.v, z.v), x.known && y.known && z.known};
   return r;
 }
 

@@ -1,29 +1,18 @@
-// SHA-256 (FIPS 180-4) compression core shared by every opkit kernel that hashes (sha256, mining).
-// One source for three compilers: NVRTC (no system headers), nvcc, and a plain host compiler
-// (the CPU backend, unit tests), so it includes nothing and uses only `unsigned int`.
+// SHA-256 (FIPS 180-4) compression for the batch kernels (sha256_fixed.cu, sha256_var.cu) and the
+// host (sha256_compress.cpp), built from sha256_primitives.cuh. Written for messages whose length
+// is known when the kernel is compiled: template flags say which message words are compile-time
+// constants (padding, the length), so that sums with them fold or become VIADDs, and the first
+// block starts from the constant H(0). (The mining kernels use the same primitives through their
+// own partial evaluator, pow_sha256.cuh, since a job fixes most of their message instead.)
 //
-// Speed notes (sm_90; docs/perf-sha256.md has the numbers). The kernels are bound by the ALU
-// pipe (SHF, LOP3, IADD3, PRMT, ISETP: 64 lanes per SM per clock, two clocks per warp
-// instruction). The FMA pipe runs beside it: IMAD and, as Nsight Compute on the H200 shows, VIADD
-// (sm_90's add of an immediate). So every addition leaves the ALU pipe: two varying terms as IMAD
-// `x * one + y` with `one` in a uniform register, a constant as VIADD. What stays on the ALU pipe
-// is the algorithm's own bit work: the rotates, shifts and LOP3s of Σ0, Σ1, σ0, σ1, Ch and Maj,
-// and the byte swaps. One rule keeps it so: no IMAD may have an immediate operand, or ptxas moves
-// `one` to a vector register and every IMAD reads three registers; sums with a compile-time
-// constant (the first block's initial state, padding words: kKnownWords) are a plain `+`.
-//
-// Variant switches (-D), each measured by bench/sha256_bench.cpp:
-//   SHA256_ADD_ON_FMA  1 (default): two-input additions as IMAD `x * one + y`; 0: plain `+`,
-//                      ptxas emits IADD3 (ALU pipe), as hashcat's kernels do
+// Variant switch (-D), measured by bench/sha256_bench.cpp, beside SHA256_ADD_ON_FMA:
 //   SHA256_K_ON_FMA    1 (default): h + W[t] as IMAD, then + K[t] as VIADD; 0: h + K[t] + W[t]
 //                      as one IADD3 (one ALU instruction per round instead of two FMA ones)
-// (Measured on the H200 and deleted, docs/perf-sha256.md: the σ shifts as IMAD.HI and rotates as
-// IMAD.HI + IMAD, which cut ALU instructions but cost the FMA pipe four clocks per IMAD.HI; x + C
-// as an IMAD with a vector-register 1; a constant h or W[t] added in T1's IADD3. All were slower.)
+// (Measured and deleted: a constant h or W[t] added in T1's IADD3 instead of a VIADD; slower.)
 #ifndef OPKIT_SHA256_CORE_CUH
 #define OPKIT_SHA256_CORE_CUH
 
-#include "sha256_constants.cuh"
+#include "sha256_primitives.cuh"
 
 // Full unrolling of a loop with a constant trip count, in each compiler's spelling (a host
 // compiler warns about a `#pragma unroll` it does not know).
@@ -35,67 +24,9 @@
 #define SHA256_UNROLL
 #endif
 
-#ifdef __CUDA_ARCH__
-// 1 in constant memory (never written): ptxas cannot see the value, so `x * sha256_one + y` stays
-// an IMAD instead of being turned back into an ALU-pipe IADD3.
-__constant__ unsigned int sha256_one = 1u;
-#endif
-
-#ifndef SHA256_ADD_ON_FMA
-#define SHA256_ADD_ON_FMA 1
-#endif
 #ifndef SHA256_K_ON_FMA
 #define SHA256_K_ON_FMA 1
 #endif
-
-// x rotated right by n (0 < n < 32).
-SHA256_FN unsigned int sha256_rotr(unsigned int x, unsigned int n) {
-#ifdef __CUDA_ARCH__
-  return __funnelshift_r(x, x, n);
-#else
-  return (x >> n) | (x << (32u - n));
-#endif
-}
-
-// a + b (mod 2^32), issued on the FMA pipe on the GPU (see SHA256_ADD_ON_FMA).
-SHA256_FN unsigned int sha256_add(unsigned int a, unsigned int b) {
-#if defined(__CUDA_ARCH__) && SHA256_ADD_ON_FMA
-  unsigned int r;
-  asm("mad.lo.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(sha256_one), "r"(b));
-  return r;
-#else
-  return a + b;
-#endif
-}
-
-// Big-endian word from 4 bytes (SHA-256 reads its message big-endian).
-SHA256_FN unsigned int sha256_bswap(unsigned int x) {
-#ifdef __CUDA_ARCH__
-  return __byte_perm(x, 0u, 0x0123u);
-#else
-  return (x >> 24) | ((x >> 8) & 0xff00u) | ((x << 8) & 0xff0000u) | (x << 24);
-#endif
-}
-
-// The four functions of FIPS 180-4 §4.1.2; each compiles to its shifts plus one LOP3.
-SHA256_FN unsigned int sha256_big_sigma0(unsigned int x) {
-  return sha256_rotr(x, 2) ^ sha256_rotr(x, 13) ^ sha256_rotr(x, 22);
-}
-SHA256_FN unsigned int sha256_big_sigma1(unsigned int x) {
-  return sha256_rotr(x, 6) ^ sha256_rotr(x, 11) ^ sha256_rotr(x, 25);
-}
-SHA256_FN unsigned int sha256_small_sigma0(unsigned int x) {
-  return sha256_rotr(x, 7) ^ sha256_rotr(x, 18) ^ (x >> 3);
-}
-SHA256_FN unsigned int sha256_small_sigma1(unsigned int x) {
-  return sha256_rotr(x, 17) ^ sha256_rotr(x, 19) ^ (x >> 10);
-}
-SHA256_FN unsigned int sha256_ch(unsigned int x, unsigned int y, unsigned int z) {
-  return z ^ (x & (y ^ z));
-}
-SHA256_FN unsigned int sha256_maj(unsigned int x, unsigned int y, unsigned int z) {
-  return (x & y) | (z & (x | y));
-}
 
 SHA256_FN void sha256_init(unsigned int state[8]) {
   state[0] = SHA256_H0;
@@ -109,8 +40,8 @@ SHA256_FN void sha256_init(unsigned int state[8]) {
 }
 
 // x + c for a compile-time constant c: a plain `+` (VIADD, or folded into an IADD3), never
-// sha256_add: an IMAD with an immediate operand would pull `one` into a vector register (see the
-// note at the top).
+// sha256_add: an IMAD with an immediate operand would pull `one` into a vector register (see
+// sha256_primitives.cuh).
 SHA256_FN unsigned int sha256_add_const(unsigned int x, unsigned int c) {
   return x + c;
 }

@@ -1,6 +1,7 @@
 // SHA-256 compression on the host: one 64-byte block into an 8-word state. Two implementations,
-// the x86 SHA extensions (SHA-NI) where the CPU has them and portable C++ elsewhere, chosen once
-// at run time; the CPU miner and the hash checks of GPU candidates use whichever is best.
+// the x86 SHA extensions (SHA-NI) where the CPU has them and elsewhere the kernels' own core
+// (kernels/sha256_core.cuh) compiled by the host compiler, chosen once at run time. The CPU miner
+// and the host's midstates use whichever is best.
 #pragma once
 
 #include <array>
@@ -10,11 +11,12 @@ namespace opkit::ops::detail {
 
 using Sha256State = std::array<std::uint32_t, 8>;
 
-inline constexpr Sha256State sha256_iv = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
-                                          0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
+// H(0), from the kernels' primitives (kernels/sha256_primitives.cuh).
+extern const Sha256State sha256_iv;
 
 using Sha256Compress = void (*)(std::uint32_t state[8], const std::uint8_t block[64]);
 
+// kernels/sha256_core.cuh's sha256_compress, compiled for the host.
 void sha256_compress_portable(std::uint32_t state[8], const std::uint8_t block[64]);
 // Only callable when sha_ni_available().
 void sha256_compress_sha_ni(std::uint32_t state[8], const std::uint8_t block[64]);

@@ -1,9 +1,9 @@
-// Hex text <-> bytes (see hex_codec.hpp).
-#include "ops/pow/hex_codec.hpp"
+// Hex text <-> bytes (see opkit/hex.hpp).
+#include "opkit/hex.hpp"
 
 #include "opkit/error.hpp"
 
-namespace opkit::ops::detail {
+namespace opkit {
 namespace {
 
 int hex_value(char c) {
@@ -14,6 +14,21 @@ int hex_value(char c) {
 }
 
 }  // namespace
+
+char* write_hex(std::span<const std::uint8_t> bytes, char* out) {
+  static constexpr char digits[] = "0123456789abcdef";
+  for (const std::uint8_t b : bytes) {
+    *out++ = digits[b >> 4];
+    *out++ = digits[b & 15];
+  }
+  return out;
+}
+
+std::string to_hex(std::span<const std::uint8_t> bytes) {
+  std::string out(2 * bytes.size(), '0');
+  write_hex(bytes, out.data());
+  return out;
+}
 
 std::vector<std::uint8_t> parse_hex(std::string_view text, std::size_t bytes, std::string_view what) {
   const std::string stage = "parse " + std::string(what);
@@ -33,14 +48,4 @@ std::vector<std::uint8_t> parse_hex(std::string_view text, std::size_t bytes, st
   return out;
 }
 
-std::string to_hex(const std::uint8_t* data, std::size_t size) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out(2 * size, '0');
-  for (std::size_t i = 0; i < size; ++i) {
-    out[2 * i] = digits[data[i] >> 4];
-    out[2 * i + 1] = digits[data[i] & 15];
-  }
-  return out;
-}
-
-}  // namespace opkit::ops::detail
+}  // namespace opkit

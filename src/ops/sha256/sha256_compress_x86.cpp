@@ -3,11 +3,13 @@
 // The instruction sequence follows Intel's published reference (public domain).
 #include <cstdint>
 
-#include "ops/pow/sha256_block.hpp"
+#include "ops/sha256/sha256_compress.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #include <immintrin.h>
+
+#include "ops/sha256/kernels/sha256_primitives.cuh"
 
 namespace opkit::ops::detail {
 
@@ -40,15 +42,16 @@ OPKIT_SHA_TARGET inline __m128i next_message(__m128i m0, __m128i m1, __m128i m2,
   return _mm_sha256msg2_epu32(t, m3);
 }
 
-alignas(16) constexpr std::uint32_t k_round[64] = {
-    0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu, 0x59f111f1u, 0x923f82a4u, 0xab1c5ed5u,
-    0xd807aa98u, 0x12835b01u, 0x243185beu, 0x550c7dc3u, 0x72be5d74u, 0x80deb1feu, 0x9bdc06a7u, 0xc19bf174u,
-    0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu, 0x2de92c6fu, 0x4a7484aau, 0x5cb0a9dcu, 0x76f988dau,
-    0x983e5152u, 0xa831c66du, 0xb00327c8u, 0xbf597fc7u, 0xc6e00bf3u, 0xd5a79147u, 0x06ca6351u, 0x14292967u,
-    0x27b70a85u, 0x2e1b2138u, 0x4d2c6dfcu, 0x53380d13u, 0x650a7354u, 0x766a0abbu, 0x81c2c92eu, 0x92722c85u,
-    0xa2bfe8a1u, 0xa81a664bu, 0xc24b8b70u, 0xc76c51a3u, 0xd192e819u, 0xd6990624u, 0xf40e3585u, 0x106aa070u,
-    0x19a4c116u, 0x1e376c08u, 0x2748774cu, 0x34b0bcb5u, 0x391c0cb3u, 0x4ed8aa4au, 0x5b9cca4fu, 0x682e6ff3u,
-    0x748f82eeu, 0x78a5636fu, 0x84c87814u, 0x8cc70208u, 0x90befffau, 0xa4506cebu, 0xbef9a3f7u, 0xc67178f2u};
+// K (from the kernels' primitives) as the 16-byte aligned table the rounds load four at a time.
+struct RoundConstants {
+  alignas(16) std::uint32_t k[64];
+};
+constexpr RoundConstants make_round_constants() {
+  RoundConstants r{};
+  for (int i = 0; i < 64; ++i) r.k[i] = sha256_k(i);
+  return r;
+}
+constexpr RoundConstants round_constants = make_round_constants();
 
 }  // namespace
 
@@ -66,7 +69,7 @@ OPKIT_SHA_TARGET void sha256_compress_sha_ni(std::uint32_t state[8], const std::
   __m128i m[4];
   for (int i = 0; i < 4; ++i)
     m[i] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 16 * i)), byte_swap);
-  const auto* k = reinterpret_cast<const __m128i*>(k_round);
+  const auto* k = reinterpret_cast<const __m128i*>(round_constants.k);
   for (int i = 0; i < 4; ++i) four_rounds(state0, state1, m[i], _mm_load_si128(k + i));
   for (int t = 4; t < 16; ++t) {
     const __m128i w = next_message(m[t & 3], m[(t + 1) & 3], m[(t + 2) & 3], m[(t + 3) & 3]);
@@ -98,16 +101,3 @@ void sha256_compress_sha_ni(std::uint32_t state[8], const std::uint8_t block[64]
 }  // namespace opkit::ops::detail
 
 #endif
-
-namespace opkit::ops::detail {
-
-Sha256Compress best_sha256_compress() {
-  static const Sha256Compress chosen = sha_ni_available() ? &sha256_compress_sha_ni : &sha256_compress_portable;
-  return chosen;
-}
-
-const char* best_sha256_compress_name() {
-  return sha_ni_available() ? "sha-ni" : "portable";
-}
-
-}  // namespace opkit::ops::detail

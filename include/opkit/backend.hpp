@@ -1,0 +1,118 @@
+// The backend interface: what a device API (CUDA, the CPU backend, a test-only backend; later
+// HIP, Ascend) implements so that opkit's public shell (Device, Module, Kernel, Stream, Event)
+// runs on it. Public, so a backend can live outside the library: implement these classes and
+// hand the Backend to opkit::register_backend (opkit/registry.hpp). docs/backends.md walks through
+// a complete one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "opkit/device.hpp"
+#include "opkit/kernel.hpp"
+#include "opkit/program.hpp"
+
+namespace opkit::backend {
+
+class Stream {
+ public:
+  virtual ~Stream() = default;
+  virtual void synchronize() = 0;
+  virtual void* native_handle() = 0;
+};
+
+class Event {
+ public:
+  virtual ~Event() = default;
+  virtual void record(Stream& stream) = 0;
+  virtual void synchronize() = 0;
+  // Milliseconds from `start` to this event.
+  virtual float elapsed_ms_since(Event& start) = 0;
+};
+
+// The parameter list of a kernel as the backend knows it (sizes in bytes), when it knows it.
+struct ParamInfo {
+  bool known = false;
+  std::vector<std::size_t> sizes;
+};
+
+class Function {
+ public:
+  virtual ~Function() = default;
+  // args[i] points at parameter i's value; sizes[i] is its size in bytes. `stream` is never null.
+  virtual void launch(const LaunchConfig& config, Stream& stream, void** args, const std::size_t* sizes,
+                      std::size_t count) = 0;
+  virtual KernelAttributes attributes() = 0;
+  virtual ParamInfo params() = 0;
+};
+
+class Module {
+ public:
+  virtual ~Module() = default;
+  // The function with this symbol, or nullptr when the module has none.
+  virtual std::shared_ptr<Function> function(const std::string& symbol) = 0;
+};
+
+class Backend;
+
+class Device : public std::enable_shared_from_this<Device> {
+ public:
+  virtual ~Device() = default;
+
+  // The backend that made this device; it outlives the device (backends are never destroyed).
+  virtual Backend& backend() const = 0;
+  // info().backend must be backend().name().
+  virtual const DeviceInfo& info() const = 0;
+
+  // A CompiledProgram of this backend's format (from Backend::compile, the cache, or a file).
+  virtual std::shared_ptr<Module> load(const CompiledProgram& program) = 0;
+
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void* ptr) noexcept = 0;
+  // `stream` null: synchronous with respect to the host.
+  virtual void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream* stream) = 0;
+  virtual void fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count, Stream* stream) = 0;
+  virtual std::size_t free_memory() = 0;
+
+  virtual std::shared_ptr<Stream> default_stream() = 0;
+  virtual std::shared_ptr<Stream> create_stream() = 0;
+  virtual std::shared_ptr<Stream> borrow_stream(void* native_handle) = 0;
+  virtual std::shared_ptr<Event> create_event() = 0;
+  virtual void synchronize() = 0;
+};
+
+// One device API, registered once under its name and never destroyed. A backend whose libraries
+// are missing stays registered and reports why (available() false), instead of failing.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // The name devices are known by: "cuda", "cpu", "cpu-serial" (`name:N` picks device N).
+  // Lower-case letters, digits, '-' and '_'; "auto", "all" and "host" are taken by the device
+  // vocabulary (docs/cli.md, "Devices").
+  virtual std::string name() const = 0;
+  // Facts that shared code asks instead of testing the backend's name:
+  virtual bool is_gpu() const = 0;             // separate device memory; Device::best() prefers it
+  virtual int dlpack_device_type() const = 0;  // of its memory, as dlpack.h numbers them (kDLCPU 1, kDLCUDA 2)
+  // The kernel language it compiles: "cuda" for CUDA C++ (the CUDA and CPU backends). Operators'
+  // kernel sets (opkit/kernel_set.hpp) may declare kernels per language instead of per backend.
+  virtual std::string kernel_language() const = 0;
+
+  virtual bool available() = 0;
+  virtual std::string unavailable_reason() = 0;  // "" when available
+  virtual int device_count() = 0;
+  virtual std::shared_ptr<Device> device(int ordinal) = 0;  // throws Error(unavailable) when out of range
+
+  // Source -> binary for `arch` (a Target's arch; "" is the backend's default, where it has one),
+  // with no device and no caching: opkit::build (opkit/target.hpp) adds the cache.
+  virtual CompiledProgram compile(const ProgramSpec& spec, const std::string& arch) = 0;
+  // Everything besides the spec that changes the binary for `arch`: compiler version, resolved
+  // target, flags. It is the non-source part of the cache key.
+  virtual std::string compiler_identity(const std::string& arch) = 0;
+};
+
+}  // namespace opkit::backend
