@@ -10,6 +10,7 @@
 #include "opkit/error.hpp"
 #include "opkit/module.hpp"
 #include "opkit/nvrtc.hpp"
+#include "opkit/target.hpp"
 #include "opkit/ops/lz4.hpp"
 #include "ops/lz4/block_codec.hpp"
 #include "unit/lz4_test_data.hpp"
@@ -37,7 +38,7 @@ Lz4DecompressOptions decode_on_cpu_backend() {
 TEST(Lz4Kernels, EveryKernelCompilesUnderNvrtc) {
   OPKIT_REQUIRE_NVRTC();
   for (const char* file : {"lz4_compress.cu", "lz4_decompress.cu", "lz4_xxh32.cu", "lz4_gather.cu"}) {
-    auto compiled = opkit::nvrtc::compile(opkit::ops::lz4::kernel_program(file), "sm_90");
+    auto compiled = opkit::compile(opkit::ops::lz4::kernel_program(file), opkit::Target::cuda("sm_90"));
     EXPECT_FALSE(compiled.binary.empty()) << file;
   }
 }

@@ -52,16 +52,16 @@ namespace {
 
 const DeviceKernels& kernels_for(const Device& device) {
   static std::mutex mutex;
-  static std::map<const void*, std::pair<Device, std::unique_ptr<DeviceKernels>>> cache;
+  static std::map<std::string, std::pair<Device, std::unique_ptr<DeviceKernels>>> cache;  // by Device::id()
   std::lock_guard lock(mutex);
-  auto it = cache.find(&device.impl());
+  auto it = cache.find(device.id());
   if (it == cache.end()) {
     auto k = std::make_unique<DeviceKernels>(DeviceKernels{
         device.compile(kernel_program("lz4_compress.cu")).kernel("lz4_compress"),
         device.compile(kernel_program("lz4_decompress.cu")).kernel("lz4_decompress"),
         device.compile(kernel_program("lz4_xxh32.cu")).kernel("lz4_xxh32"),
         device.compile(kernel_program("lz4_gather.cu")).kernel("lz4_gather")});
-    it = cache.emplace(&device.impl(), std::make_pair(device, std::move(k))).first;
+    it = cache.emplace(device.id(), std::make_pair(device, std::move(k))).first;
   }
   return *it->second.second;
 }
