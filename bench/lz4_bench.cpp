@@ -67,7 +67,9 @@ Times time_wall(int runs, F&& run) {
   return {seconds.front(), seconds[seconds.size() / 2]};
 }
 
-double gbps(std::size_t bytes, double seconds) { return static_cast<double>(bytes) / seconds / 1e9; }
+double gbps(std::size_t bytes, double seconds) {
+  return static_cast<double>(bytes) / seconds / 1e9;
+}
 
 void print(const std::string& file, const char* engine, std::size_t n, std::size_t packed, Times c, Times d) {
   std::printf("%-28s %-22s ratio %.3f  compress %7.2f GB/s (median %7.2f)  decompress %7.2f GB/s (median %7.2f)\n",
@@ -93,8 +95,9 @@ bool bench_gpu(const opkit::Device& gpu, const std::string& name, const Bytes& d
   lz4::append_frame_header(frame, settings);
   const std::size_t header = frame.size();
   frame.resize(header + section.size);
-  opkit::BufferView<std::uint8_t>(section.bytes).subview(0, section.size).copy_to(
-      std::span<std::uint8_t>(frame.data() + header, section.size));
+  opkit::BufferView<std::uint8_t>(section.bytes)
+      .subview(0, section.size)
+      .copy_to(std::span<std::uint8_t>(frame.data() + header, section.size));
   lz4::append_le32(frame, 0);
   opkit::ops::Lz4CompressOptions host;
   host.block_size = static_cast<opkit::ops::Lz4BlockSize>(id);
@@ -104,7 +107,9 @@ bool bench_gpu(const opkit::Device& gpu, const std::string& name, const Bytes& d
 
   const lz4::ParsedInput parsed = lz4::parse_frames(frame);
   std::vector<std::size_t> slots{0};
-  for (const lz4::BlockRef& b : parsed.blocks) slots.push_back(slots.back() + std::min<std::size_t>(b.max_decoded, b.raw ? b.stored : std::size_t{255} * b.stored));
+  for (const lz4::BlockRef& b : parsed.blocks)
+    slots.push_back(slots.back() +
+                    std::min<std::size_t>(b.max_decoded, b.raw ? b.stored : std::size_t{255} * b.stored));
   opkit::DeviceBuffer<std::uint8_t> d_frame = gpu.alloc<std::uint8_t>(frame.size());
   d_frame.copy_from(frame);
   const lz4::DeviceLz4::BlockTable table = engine.table(parsed.blocks, 0, slots);
@@ -162,7 +167,8 @@ int main(int argc, char** argv) try {
   bool ok = true;
   for (const std::string& path : files) {
     const Bytes data = read_file(path);
-    const std::string name = path.substr(path.find_last_of('/') + 1) + " (" + std::to_string(data.size() >> 20) + " MiB)";
+    const std::string name =
+        path.substr(path.find_last_of('/') + 1) + " (" + std::to_string(data.size() >> 20) + " MiB)";
     if (gpu) ok = bench_gpu(*gpu, name, data, id, runs) && ok;
     bench_host(name, data, id, runs);
   }

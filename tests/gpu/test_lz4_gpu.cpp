@@ -20,8 +20,8 @@ TEST(Lz4Gpu, FramesEqualTheHostEngineAndRoundTrip) {
   using Generator = Bytes (*)(std::size_t, std::uint32_t);
   for (Generator gen : {random_bytes, text_bytes, periodic_bytes})
     for (auto size : {Lz4BlockSize::kib64, Lz4BlockSize::mib4})
-      for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{65536}, std::size_t{65537},
-                            std::size_t{20} << 20}) {
+      for (std::size_t n :
+           {std::size_t{0}, std::size_t{1}, std::size_t{65536}, std::size_t{65537}, std::size_t{20} << 20}) {
         const Bytes data = gen(n, static_cast<std::uint32_t>(n));
         Lz4CompressOptions o;
         o.block_size = size;

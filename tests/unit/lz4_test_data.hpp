@@ -25,7 +25,7 @@ inline Bytes random_bytes(std::size_t n, std::uint32_t seed) {
 
 // Words from a small vocabulary with numbers: compresses about like source code or logs.
 inline Bytes text_bytes(std::size_t n, std::uint32_t seed) {
-  static const char* words[] = {"the ",   "frame ", "block ", "lz4 ",   "kernel ", "error ", "offset ",
+  static const char* words[] = {"the ",   "frame ", "block ", "lz4 ",   "kernel ", "error ",  "offset ",
                                 "match ", "= ",     "\n",     "const ", "size ",   "(void) ", "return "};
   std::mt19937 rng(seed);
   Bytes b;

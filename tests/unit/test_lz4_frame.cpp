@@ -186,7 +186,8 @@ TEST(Lz4Frame, RandomMutationsOfLargerFramesAreCaughtOrHarmless) {
     const Bytes frame = liblz4_compress(gen(300000, 8), p);
     for (int round = 0; round < 150; ++round) {
       Bytes mutant = frame;
-      for (int k = 1 + static_cast<int>(rng() % 4); k > 0; --k) mutant[rng() % mutant.size()] = static_cast<std::uint8_t>(rng());
+      for (int k = 1 + static_cast<int>(rng() % 4); k > 0; --k)
+        mutant[rng() % mutant.size()] = static_cast<std::uint8_t>(rng());
       expect_mutant_agrees(mutant, "round " + std::to_string(round));
     }
   }
@@ -205,8 +206,8 @@ TEST(Lz4Frame, ErrorsNameFrameBlockAndByte) {
   const std::size_t block1 = second + 7 + 4 + block0 + 4;
   Bytes bad = stream;
   bad[block1 + 10] ^= 0x55;
-  EXPECT_EQ(decode_error(bad), "frame 1, block 1 (input byte " + std::to_string(block1) + "): " +
-                                   decode_error(bad).substr(decode_error(bad).find("block checksum")));
+  EXPECT_EQ(decode_error(bad), "frame 1, block 1 (input byte " + std::to_string(block1) +
+                                   "): " + decode_error(bad).substr(decode_error(bad).find("block checksum")));
   EXPECT_NE(decode_error(bad).find("block checksum"), std::string::npos);
   EXPECT_NE(decode_error(Bytes{1, 2, 3, 4, 5}).find("frame 0 (input byte 0)"), std::string::npos);
 }

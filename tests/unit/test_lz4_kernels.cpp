@@ -10,8 +10,8 @@
 #include "opkit/error.hpp"
 #include "opkit/module.hpp"
 #include "opkit/nvrtc.hpp"
-#include "opkit/target.hpp"
 #include "opkit/ops/lz4.hpp"
+#include "opkit/target.hpp"
 #include "ops/lz4/block_codec.hpp"
 #include "unit/lz4_test_data.hpp"
 

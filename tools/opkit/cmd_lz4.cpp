@@ -92,7 +92,8 @@ void write_output(const std::string& path, const Bytes& data, bool force) {
     throw Error(Errc::invalid_argument, "opkit lz4", path + " already exists (use -f to overwrite)");
   std::string temp = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(temp.data());
-  if (fd < 0) throw Error(Errc::io, "opkit lz4", "cannot create a temporary file beside " + path + ": " + std::strerror(errno));
+  if (fd < 0)
+    throw Error(Errc::io, "opkit lz4", "cannot create a temporary file beside " + path + ": " + std::strerror(errno));
   try {
     write_all(fd, data, temp);
     if (::close(fd) != 0) throw Error(Errc::io, "opkit lz4", "cannot write " + temp + ": " + std::strerror(errno));
@@ -107,7 +108,9 @@ void write_output(const std::string& path, const Bytes& data, bool force) {
   }
 }
 
-bool ends_with_lz4(const std::string& s) { return s.size() > 4 && s.compare(s.size() - 4, 4, ".lz4") == 0; }
+bool ends_with_lz4(const std::string& s) {
+  return s.size() > 4 && s.compare(s.size() - 4, 4, ".lz4") == 0;
+}
 
 void run_lz4(Lz4Command& cmd, int& exit_code) {
   if (cmd.compress + cmd.decompress + cmd.test > 1)
@@ -206,7 +209,8 @@ void add_lz4_command(CLI::App& app, int& exit_code) {
       ->trigger_on_parse();
   c->add_flag("--content-size", cmd->content_size, "Write the content size into the frame header");
   c->add_flag("--no-frame-crc", cmd->no_frame_crc, "Write no content checksum");
-  c->add_option("--device", cmd->device, "host (liblz4, default), auto, cpu[:0] (kernels on the CPU backend), cuda[:N]");
+  c->add_option("--device", cmd->device,
+                "host (liblz4, default), auto, cpu[:0] (kernels on the CPU backend), cuda[:N]");
   c->add_option("--max-size", cmd->max_size, "Refuse to decompress more bytes (default: 1 GiB or 16x the input)");
   c->add_flag("--json", cmd->json, "Print one JSON array: per file bytes in/out, ratio, seconds, GB/s");
   c->add_flag("-q,--quiet", cmd->quiet, "No summary lines on stderr");

@@ -29,7 +29,7 @@ namespace opkit::ops {
 enum class Lz4BlockSize : std::uint8_t { kib64 = 4, kib256 = 5, mib1 = 6, mib4 = 7 };
 
 struct Lz4CompressOptions {
-  std::optional<Device> device = std::nullopt;   // unset: host CPU (liblz4)
+  std::optional<Device> device = std::nullopt;    // unset: host CPU (liblz4)
   Lz4BlockSize block_size = Lz4BlockSize::kib64;  // 64 KiB blocks: parallelism for the GPU
   bool block_checksums = false;                   // `lz4 -BX`
   bool content_checksum = true;                   // off: `lz4 --no-frame-crc`
@@ -42,7 +42,7 @@ struct Lz4CompressOptions {
 inline constexpr std::size_t lz4_default_max_output = std::size_t{1} << 30;
 
 struct Lz4DecompressOptions {
-  std::optional<Device> device = std::nullopt;  // unset: host CPU (liblz4)
+  std::optional<Device> device = std::nullopt;      // unset: host CPU (liblz4)
   std::size_t max_output = lz4_default_max_output;  // decoding more is an error
   bool verify_checksums = true;                     // header checksums are always verified
 };

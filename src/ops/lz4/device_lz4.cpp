@@ -56,11 +56,11 @@ const DeviceKernels& kernels_for(const Device& device) {
   std::lock_guard lock(mutex);
   auto it = cache.find(device.id());
   if (it == cache.end()) {
-    auto k = std::make_unique<DeviceKernels>(DeviceKernels{
-        device.compile(kernel_program("lz4_compress.cu")).kernel("lz4_compress"),
-        device.compile(kernel_program("lz4_decompress.cu")).kernel("lz4_decompress"),
-        device.compile(kernel_program("lz4_xxh32.cu")).kernel("lz4_xxh32"),
-        device.compile(kernel_program("lz4_gather.cu")).kernel("lz4_gather")});
+    auto k = std::make_unique<DeviceKernels>(
+        DeviceKernels{device.compile(kernel_program("lz4_compress.cu")).kernel("lz4_compress"),
+                      device.compile(kernel_program("lz4_decompress.cu")).kernel("lz4_decompress"),
+                      device.compile(kernel_program("lz4_xxh32.cu")).kernel("lz4_xxh32"),
+                      device.compile(kernel_program("lz4_gather.cu")).kernel("lz4_gather")});
     it = cache.emplace(device.id(), std::make_pair(device, std::move(k))).first;
   }
   return *it->second.second;
@@ -119,8 +119,8 @@ DeviceLz4::BlockTable DeviceLz4::table(std::span<const BlockRef> blocks, std::si
   }
   return {upload(device_, std::span<const unsigned long long>(in_at)),
           upload(device_, std::span<const unsigned long long>(out_at)),
-          upload(device_, std::span<const std::uint32_t>(in_len)), upload(device_, std::span<const std::uint32_t>(caps)),
-          count};
+          upload(device_, std::span<const std::uint32_t>(in_len)),
+          upload(device_, std::span<const std::uint32_t>(caps)), count};
 }
 
 void DeviceLz4::decode(BufferView<const std::uint8_t> in, const BlockTable& table, BufferView<std::uint8_t> out,

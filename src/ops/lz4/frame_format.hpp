@@ -15,9 +15,9 @@ inline constexpr std::uint32_t frame_magic = 0x184D2204;
 inline constexpr std::uint32_t legacy_magic = 0x184C2102;
 inline constexpr std::uint32_t skippable_magic_min = 0x184D2A50;  // 0x184D2A50 .. 0x184D2A5F
 inline constexpr std::uint32_t skippable_magic_mask = 0xFFFFFFF0;
-inline constexpr std::uint32_t uncompressed_bit = 0x80000000u;  // block size word: stored raw
+inline constexpr std::uint32_t uncompressed_bit = 0x80000000u;           // block size word: stored raw
 inline constexpr std::size_t legacy_block_bytes = std::size_t{8} << 20;  // `lz4 -l` blocks decode to 8 MiB
-inline constexpr std::size_t max_header_bytes = 4 + 2 + 8 + 4 + 1;     // magic FLG BD size dictID HC
+inline constexpr std::size_t max_header_bytes = 4 + 2 + 8 + 4 + 1;       // magic FLG BD size dictID HC
 
 // FLG bits.
 inline constexpr std::uint8_t flg_version_mask = 0xC0, flg_version_01 = 0x40;
@@ -26,10 +26,14 @@ inline constexpr std::uint8_t flg_content_size = 0x08, flg_content_checksum = 0x
 inline constexpr std::uint8_t flg_reserved = 0x02, flg_dict_id = 0x01;
 
 // Block maximum size ids of the BD byte (4: 64 KiB ... 7: 4 MiB).
-inline constexpr std::size_t block_max_bytes(unsigned id) { return std::size_t{1} << (8 + 2 * id); }
+inline constexpr std::size_t block_max_bytes(unsigned id) {
+  return std::size_t{1} << (8 + 2 * id);
+}
 
 // The worst-case size of an LZ4 block compressing `n` bytes (LZ4_COMPRESSBOUND).
-inline constexpr std::size_t compress_bound(std::size_t n) { return n + n / 255 + 16; }
+inline constexpr std::size_t compress_bound(std::size_t n) {
+  return n + n / 255 + 16;
+}
 
 // What an encoder writes: the frame descriptor's choices.
 struct FrameSettings {
@@ -44,20 +48,20 @@ enum class FrameKind : std::uint8_t { lz4, legacy, skippable };
 
 // One block of a frame as it lies in the input.
 struct BlockRef {
-  std::size_t frame = 0;       // index among the frames of the input (skippable ones count)
-  std::size_t index = 0;       // index within its frame
-  std::size_t offset = 0;      // byte offset of the block's data in the input (after its size word)
-  std::uint32_t stored = 0;    // bytes of data
-  bool raw = false;            // stored uncompressed
-  std::size_t max_decoded = 0; // the frame's block maximum size
+  std::size_t frame = 0;                  // index among the frames of the input (skippable ones count)
+  std::size_t index = 0;                  // index within its frame
+  std::size_t offset = 0;                 // byte offset of the block's data in the input (after its size word)
+  std::uint32_t stored = 0;               // bytes of data
+  bool raw = false;                       // stored uncompressed
+  std::size_t max_decoded = 0;            // the frame's block maximum size
   std::optional<std::uint32_t> checksum;  // expected xxHash32 of the stored bytes
 };
 
 struct FrameRef {
   FrameKind kind = FrameKind::lz4;
-  std::size_t offset = 0;  // byte offset of the magic number
-  std::size_t bytes = 0;   // the whole frame, magic to its last byte
-  FrameSettings settings;  // lz4 frames only
+  std::size_t offset = 0;                        // byte offset of the magic number
+  std::size_t bytes = 0;                         // the whole frame, magic to its last byte
+  FrameSettings settings;                        // lz4 frames only
   std::size_t first_block = 0, block_count = 0;  // into ParsedInput::blocks
   std::optional<std::uint32_t> content_checksum;
 };

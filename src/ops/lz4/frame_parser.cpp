@@ -14,7 +14,9 @@ namespace {
   throw Error(Errc::invalid_argument, "lz4 frame", location + ": " + problem);
 }
 
-bool is_skippable(std::uint32_t magic) { return (magic & skippable_magic_mask) == skippable_magic_min; }
+bool is_skippable(std::uint32_t magic) {
+  return (magic & skippable_magic_mask) == skippable_magic_min;
+}
 
 class FrameParser {
  public:
@@ -91,7 +93,8 @@ class FrameParser {
     if (header_checksum != d[descriptor])
       fail(at, "header checksum " + std::to_string(d[descriptor]) + " does not match the descriptor (" +
                    std::to_string(header_checksum) + ")");
-    if (flg & flg_dict_id) fail(at, "the frame needs dictionary " + hex(read_le32(d + descriptor - 4)) + ", none given");
+    if (flg & flg_dict_id)
+      fail(at, "the frame needs dictionary " + hex(read_le32(d + descriptor - 4)) + ", none given");
 
     FrameRef& f = begin_frame(FrameKind::lz4, start);
     f.settings.block_size_id = id;
@@ -113,8 +116,8 @@ class FrameParser {
       const std::uint32_t stored = word & ~uncompressed_bit;
       if (stored == 0) fail(bat, "raw block of 0 bytes (only the EndMark 0x00000000 may be empty)");
       if (stored > max)
-        fail(bat, "block of " + std::to_string(stored) + " bytes exceeds the frame's maximum of " +
-                      std::to_string(max));
+        fail(bat,
+             "block of " + std::to_string(stored) + " bytes exceeds the frame's maximum of " + std::to_string(max));
       const std::size_t trailer = f.settings.block_checksums ? 4 : 0;
       need(std::size_t{stored} + trailer, bat, "block data");
       BlockRef& b = out_.blocks.emplace_back();
@@ -166,7 +169,9 @@ class FrameParser {
 
 }  // namespace
 
-ParsedInput parse_frames(std::span<const std::uint8_t> input) { return FrameParser(input).parse(); }
+ParsedInput parse_frames(std::span<const std::uint8_t> input) {
+  return FrameParser(input).parse();
+}
 
 std::string where(std::size_t frame, std::size_t offset) {
   return "frame " + std::to_string(frame) + " (input byte " + std::to_string(offset) + ")";
@@ -181,6 +186,8 @@ std::uint32_t read_le32(const std::uint8_t* p) {
   return std::uint32_t{p[0]} | (std::uint32_t{p[1]} << 8) | (std::uint32_t{p[2]} << 16) | (std::uint32_t{p[3]} << 24);
 }
 
-std::uint32_t xxh32(std::span<const std::uint8_t> data) { return XXH32(data.data(), data.size(), 0); }
+std::uint32_t xxh32(std::span<const std::uint8_t> data) {
+  return XXH32(data.data(), data.size(), 0);
+}
 
 }  // namespace opkit::ops::lz4

@@ -80,7 +80,8 @@ class HostCodec final : public BlockCodec {
       const std::size_t cap = slot_offsets[i + 1] - slot_offsets[i];
       if (b.raw) {
         if (b.stored > cap) {
-          problems[i] = "raw block of " + std::to_string(b.stored) + " bytes exceeds its room of " + std::to_string(cap);
+          problems[i] =
+              "raw block of " + std::to_string(b.stored) + " bytes exceeds its room of " + std::to_string(cap);
           continue;
         }
         std::memcpy(to, from, b.stored);
@@ -103,7 +104,9 @@ class HostCodec final : public BlockCodec {
 
 }  // namespace
 
-std::unique_ptr<BlockCodec> host_block_codec() { return std::make_unique<HostCodec>(); }
+std::unique_ptr<BlockCodec> host_block_codec() {
+  return std::make_unique<HostCodec>();
+}
 
 void throw_block_error(const BlockRef& block, const std::string& problem) {
   throw Error(Errc::invalid_argument, "lz4 frame", where(block) + ": " + problem);

@@ -19,11 +19,16 @@ std::vector<T> download(const DeviceBuffer<T>& buffer, std::size_t count) {
 
 std::string status_problem(unsigned status, std::size_t cap) {
   switch (status) {
-    case LZ4K_INPUT_TRUNCATED: return "corrupt LZ4 block: a length, offset or literal run reads past its end";
-    case LZ4K_OUTPUT_OVERFLOW: return "corrupt LZ4 block: it decodes to more than " + std::to_string(cap) + " bytes";
-    case LZ4K_BAD_OFFSET: return "corrupt LZ4 block: a match offset is 0 or points before the block's start";
-    case LZ4K_ENDS_WITH_MATCH: return "corrupt LZ4 block: its last sequence is not literals only";
-    default: return "corrupt LZ4 block (status " + std::to_string(status) + ")";
+    case LZ4K_INPUT_TRUNCATED:
+      return "corrupt LZ4 block: a length, offset or literal run reads past its end";
+    case LZ4K_OUTPUT_OVERFLOW:
+      return "corrupt LZ4 block: it decodes to more than " + std::to_string(cap) + " bytes";
+    case LZ4K_BAD_OFFSET:
+      return "corrupt LZ4 block: a match offset is 0 or points before the block's start";
+    case LZ4K_ENDS_WITH_MATCH:
+      return "corrupt LZ4 block: its last sequence is not literals only";
+    default:
+      return "corrupt LZ4 block (status " + std::to_string(status) + ")";
   }
 }
 
@@ -82,6 +87,8 @@ class KernelCodec final : public BlockCodec {
 
 }  // namespace
 
-std::unique_ptr<BlockCodec> kernel_block_codec(const Device& device) { return std::make_unique<KernelCodec>(device); }
+std::unique_ptr<BlockCodec> kernel_block_codec(const Device& device) {
+  return std::make_unique<KernelCodec>(device);
+}
 
 }  // namespace opkit::ops::lz4

@@ -53,8 +53,8 @@ class FrameDecoder {
       if (frame.settings.content_size) {
         if (*frame.settings.content_size > options_.max_output - out_.size())
           fail(lz4::where(f, frame.offset), "content size " + std::to_string(*frame.settings.content_size) +
-                                                " exceeds the output limit of " +
-                                                std::to_string(options_.max_output) + " bytes (max_output)");
+                                                " exceeds the output limit of " + std::to_string(options_.max_output) +
+                                                " bytes (max_output)");
         out_.reserve(out_.size() + *frame.settings.content_size);
       }
       if (frame.kind == lz4::FrameKind::lz4 && !frame.settings.independent)
@@ -69,8 +69,8 @@ class FrameDecoder {
  private:
   void grow(const BlockRef& b, std::size_t bytes) {
     if (bytes > options_.max_output - out_.size())
-      lz4::throw_block_error(b, "decompressed data exceeds the output limit of " +
-                                    std::to_string(options_.max_output) + " bytes (max_output)");
+      lz4::throw_block_error(b, "decompressed data exceeds the output limit of " + std::to_string(options_.max_output) +
+                                    " bytes (max_output)");
   }
 
   void decode_independent(std::span<const BlockRef> blocks) {
@@ -112,7 +112,8 @@ class FrameDecoder {
       const std::size_t history = std::min(history_bytes, pos - frame_start);
       const int r = LZ4_decompress_safe_usingDict(
           reinterpret_cast<const char*>(from), reinterpret_cast<char*>(out_.data() + pos), static_cast<int>(b.stored),
-          static_cast<int>(room), reinterpret_cast<const char*>(out_.data() + pos - history), static_cast<int>(history));
+          static_cast<int>(room), reinterpret_cast<const char*>(out_.data() + pos - history),
+          static_cast<int>(history));
       if (r < 0) {
         out_.resize(pos);
         if (room < cap) grow(b, cap);  // it may only have run out of the limit
@@ -127,8 +128,8 @@ class FrameDecoder {
     const std::size_t produced = out_.size() - start;
     const std::string at = lz4::where(index, frame.offset);
     if (frame.settings.content_size && *frame.settings.content_size != produced)
-      fail(at, "content size field says " + std::to_string(*frame.settings.content_size) + " bytes, the blocks decode to " +
-                   std::to_string(produced));
+      fail(at, "content size field says " + std::to_string(*frame.settings.content_size) +
+                   " bytes, the blocks decode to " + std::to_string(produced));
     if (options_.verify_checksums && frame.content_checksum) {
       const std::uint32_t hash = XXH32(out_.data() + start, produced, 0);
       if (hash != *frame.content_checksum) {

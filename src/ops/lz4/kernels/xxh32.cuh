@@ -8,7 +8,9 @@
 #define XXH32_P4 668265263u
 #define XXH32_P5 374761393u
 
-__device__ __forceinline__ unsigned int xxh32_rotl(unsigned int x, int r) { return (x << r) | (x >> (32 - r)); }
+__device__ __forceinline__ unsigned int xxh32_rotl(unsigned int x, int r) {
+  return (x << r) | (x >> (32 - r));
+}
 
 __device__ __forceinline__ unsigned int xxh32_read32(const unsigned char* p) {
   return (unsigned int)p[0] | ((unsigned int)p[1] << 8) | ((unsigned int)p[2] << 16) | ((unsigned int)p[3] << 24);
