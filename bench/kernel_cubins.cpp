@@ -14,9 +14,9 @@
 #include <string>
 
 #include "opkit/error.hpp"
-#include "opkit/target.hpp"
 #include "opkit/ops/pow.hpp"
 #include "opkit/ops/sha256.hpp"
+#include "opkit/target.hpp"
 #include "ops/pow/kernel_programs.hpp"
 #include "ops/pow/mine_plan.hpp"
 

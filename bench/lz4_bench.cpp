@@ -18,9 +18,9 @@
 #include "opkit/error.hpp"
 #include "opkit/ops/lz4.hpp"
 #include "opkit/stream.hpp"
-#include "ops/lz4/device_lz4.hpp"
-#include "ops/lz4/frame_format.hpp"
-#include "ops/lz4/kernels/lz4_status.h"
+#include "lz4/device_lz4.hpp"
+#include "lz4/frame_format.hpp"
+#include "lz4/kernels/lz4_status.h"
 
 namespace {
 
@@ -95,7 +95,7 @@ bool bench_gpu(const opkit::Device& gpu, const std::string& name, const Bytes& d
   lz4::append_frame_header(frame, settings);
   const std::size_t header = frame.size();
   frame.resize(header + section.size);
-  opkit::BufferView<std::uint8_t>(section.bytes)
+  section.bytes.view()
       .subview(0, section.size)
       .copy_to(std::span<std::uint8_t>(frame.data() + header, section.size));
   lz4::append_le32(frame, 0);

@@ -23,8 +23,9 @@ if [ "${POW_UNIT:-1}" != 0 ]; then
   $B/tests/opkit_unit_tests --gtest_filter='Pow*' --gtest_brief=1 >"$OUT/pow_unit.txt" 2>&1
   tail -3 "$OUT/pow_unit.txt" | tee -a "$OUT/pow_summary.txt"
 fi
-$B/tests/opkit_gpu_tests --gtest_filter="${POW_GPU_FILTER:-PowGpu*}" --gtest_brief=1 >"$OUT/pow_gpu_tests.txt" 2>&1
-echo "GPU tests (${POW_GPU_FILTER:-PowGpu*}): exit $?" | tee -a "$OUT/pow_summary.txt"
+OPKIT_TEST_DEVICES=cuda $B/tests/opkit_conformance_tests --gtest_filter="${POW_GPU_FILTER:-On/Mine.*}" --gtest_brief=1 \
+  >"$OUT/pow_gpu_tests.txt" 2>&1
+echo "GPU tests (${POW_GPU_FILTER:-On/Mine.*}): exit $?" | tee -a "$OUT/pow_summary.txt"
 tail -3 "$OUT/pow_gpu_tests.txt" | tee -a "$OUT/pow_summary.txt"
 if [ "${POW_CLI:-1}" != 0 ]; then
   bash tests/cli/test_mine.sh "$B/tools/opkit/opkit" >"$OUT/pow_cli.txt" 2>&1

@@ -20,7 +20,8 @@ cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && cmake --build --preset r
 log "tests"
 $B/tests/opkit_unit_tests --gtest_filter='Sha256*' --gtest_brief=1 >"$OUT/sha256_unit.txt" 2>&1
 tail -3 "$OUT/sha256_unit.txt" | tee -a "$OUT/sha256_summary.txt"
-$B/tests/opkit_gpu_tests --gtest_filter='Sha256*' --gtest_brief=1 >"$OUT/sha256_gpu_tests.txt" 2>&1
+OPKIT_TEST_DEVICES=cuda $B/tests/opkit_conformance_tests --gtest_filter='On/Sha256.*' --gtest_brief=1 \
+  >"$OUT/sha256_gpu_tests.txt" 2>&1
 tail -3 "$OUT/sha256_gpu_tests.txt" | tee -a "$OUT/sha256_summary.txt"
 bash tests/cli/test_hash.sh "$B/tools/opkit/opkit" >"$OUT/sha256_cli.txt" 2>&1
 tail -2 "$OUT/sha256_cli.txt" | tee -a "$OUT/sha256_summary.txt"

@@ -9,8 +9,8 @@ B=build/release
 # VERIFY_NATIVE=0 skips the native part (build, GPU tests, opkit mine) and checks Python only.
 if [ "${VERIFY_NATIVE:-1}" != 0 ]; then
 cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && cmake --build --preset release -j 16 2>&1 | tail -1
-echo "== GPU tests (ctest -L gpu)"
-(cd $B && timeout "${VERIFY_CTEST_SECONDS:-240}" ctest -L gpu -j 6 --output-on-failure 2>&1) >"$OUT/verify_ctest.txt"
+echo "== GPU and conformance tests (ctest -L 'gpu|conformance')"
+(cd $B && timeout "${VERIFY_CTEST_SECONDS:-240}" ctest -L 'gpu|conformance' -j 6 --output-on-failure 2>&1) >"$OUT/verify_ctest.txt"
 grep -E "tests passed|FAILED|Failed|Timeout|\*\*\*" "$OUT/verify_ctest.txt" | tail -15
 echo "== opkit mine --data on the GPU (new jobs)"
 for text in "verify $(date +%s%N)" "verify $(date +%s%N) b"; do

@@ -1,5 +1,7 @@
 // Device memory: DeviceBuffer<T> owns an allocation (move-only, freed on destruction);
 // BufferView<T> borrows one (from another buffer, PyTorch, CuPy). Both pass to a kernel as T*.
+// A const DeviceBuffer is read-only (data() is const T*, views are BufferView<const T>); a view's
+// constness is in its element type, as with std::span: BufferView<const T> cannot be written.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +23,8 @@ class BufferView {
   static_assert(std::is_trivially_copyable_v<T>, "device buffers hold trivially copyable elements");
 
  public:
+  using Element = std::remove_const_t<T>;
+
   BufferView(Device device, T* data, std::size_t size) : device_(std::move(device)), data_(data), size_(size) {}
 
   T* data() const noexcept { return data_; }
@@ -38,31 +42,32 @@ class BufferView {
     return BufferView(device_, data_ + offset, count);
   }
 
-  void copy_from(std::span<const T> host, const Stream* stream = nullptr) const {
+  void copy_from(std::span<const Element> host, const Stream* stream = nullptr) const requires(!std::is_const_v<T>) {
     check_count(host.size(), "copy_from");
     device_.copy(data_, host.data(), host.size_bytes(), CopyKind::host_to_device, stream);
   }
-  void copy_to(std::span<T> host, const Stream* stream = nullptr) const {
+  void copy_to(std::span<Element> host, const Stream* stream = nullptr) const {
     check_count(host.size(), "copy_to");
     device_.copy(host.data(), data_, host.size_bytes(), CopyKind::device_to_host, stream);
   }
-  void copy_from(const BufferView<const T>& other, const Stream* stream = nullptr) const {
+  void copy_from(const BufferView<const Element>& other, const Stream* stream = nullptr) const
+      requires(!std::is_const_v<T>) {
     check_count(other.size(), "copy_from");
     device_.copy(data_, other.data(), other.bytes(), CopyKind::device_to_device, stream);
   }
-  std::vector<T> to_host() const {
-    std::vector<T> host(size_);
-    copy_to(std::span<T>(host));
+  std::vector<Element> to_host() const {
+    std::vector<Element> host(size_);
+    copy_to(std::span<Element>(host));
     return host;
   }
   // Sets every element to value.
-  void fill(const T& value, const Stream* stream = nullptr) const {
+  void fill(const Element& value, const Stream* stream = nullptr) const requires(!std::is_const_v<T>) {
     if constexpr (sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4) {
       std::uint32_t pattern = 0;
       std::memcpy(&pattern, &value, sizeof(T));
       device_.fill(data_, pattern, sizeof(T), size_, stream);
     } else {
-      std::vector<T> host(size_, value);
+      std::vector<Element> host(size_, value);
       device_.copy(data_, host.data(), bytes(), CopyKind::host_to_device, nullptr);
     }
   }
@@ -94,8 +99,11 @@ class DeviceBuffer {
 
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  // The device is copied, not moved: the moved-from buffer stays an empty buffer on that device.
+  // NOLINTBEGIN(performance-move-constructor-init)
   DeviceBuffer(DeviceBuffer&& other) noexcept
       : device_(other.device_), data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  // NOLINTEND(performance-move-constructor-init)
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     if (this != &other) {
       reset();
@@ -106,23 +114,23 @@ class DeviceBuffer {
     return *this;
   }
 
-  T* data() const noexcept { return data_; }
+  T* data() noexcept { return data_; }
+  const T* data() const noexcept { return data_; }
   std::size_t size() const noexcept { return size_; }
   std::size_t bytes() const noexcept { return size_ * sizeof(T); }
   bool empty() const noexcept { return size_ == 0; }
   const Device& device() const noexcept { return device_; }
 
-  BufferView<T> view() const { return BufferView<T>(device_, data_, size_); }
-  operator BufferView<T>() const { return view(); }        // NOLINT(google-explicit-constructor)
+  BufferView<T> view() { return BufferView<T>(device_, data_, size_); }
+  BufferView<const T> view() const { return BufferView<const T>(device_, data_, size_); }
+  operator BufferView<T>() { return view(); }              // NOLINT(google-explicit-constructor)
   operator BufferView<const T>() const { return view(); }  // NOLINT(google-explicit-constructor)
 
-  void copy_from(std::span<const T> host, const Stream* stream = nullptr) const { view().copy_from(host, stream); }
+  void copy_from(std::span<const T> host, const Stream* stream = nullptr) { view().copy_from(host, stream); }
   void copy_to(std::span<T> host, const Stream* stream = nullptr) const { view().copy_to(host, stream); }
-  void copy_from(const BufferView<const T>& other, const Stream* stream = nullptr) const {
-    view().copy_from(other, stream);
-  }
+  void copy_from(const BufferView<const T>& other, const Stream* stream = nullptr) { view().copy_from(other, stream); }
   std::vector<T> to_host() const { return view().to_host(); }
-  void fill(const T& value, const Stream* stream = nullptr) const { view().fill(value, stream); }
+  void fill(const T& value, const Stream* stream = nullptr) { view().fill(value, stream); }
 
  private:
   void reset() noexcept {
@@ -148,7 +156,8 @@ struct LaunchArg {
 };
 template <class T>
 struct LaunchArg<DeviceBuffer<T>> {
-  static T* convert(const DeviceBuffer<T>& buffer) { return buffer.data(); }
+  static T* convert(DeviceBuffer<T>& buffer) { return buffer.data(); }
+  static const T* convert(const DeviceBuffer<T>& buffer) { return buffer.data(); }
 };
 template <class T>
 struct LaunchArg<BufferView<T>> {

@@ -33,17 +33,25 @@ class KernelCache {
 
   // A missing, damaged, foreign-owned or world-writable entry is a miss.
   std::optional<CompiledProgram> load(const std::string& key) const;
-  // Writes atomically (temporary file + rename). Returns false, with last_error(), on failure.
-  bool store(const std::string& key, const CompiledProgram& program) const;
+  // What store() did. The error travels with the result, not in the cache, because one cache is
+  // shared by every thread of the process.
+  struct StoreResult {
+    bool stored = false;
+    std::string error;  // why not stored ("" when stored)
+    explicit operator bool() const noexcept { return stored; }
+  };
 
-  // Why the last store failed, or why the cache is disabled.
-  const std::string& last_error() const noexcept { return last_error_; }
+  // Writes atomically (temporary file + rename). Safe to call from several threads at once.
+  StoreResult store(const std::string& key, const CompiledProgram& program) const;
+
+  // Why the cache is disabled ("" when enabled). Fixed at construction.
+  const std::string& last_error() const noexcept { return disabled_reason_; }
 
  private:
   KernelCache() = default;
   std::filesystem::path directory_;
   bool enabled_ = false;
-  mutable std::string last_error_;
+  std::string disabled_reason_;
 };
 
 }  // namespace opkit

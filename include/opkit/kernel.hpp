@@ -47,14 +47,17 @@ class Kernel {
  public:
   Kernel(Device device, std::shared_ptr<backend::Function> impl, std::string name);
 
-  // Launches with typed arguments. DeviceBuffer / BufferView become device pointers; everything
-  // else is passed by value and must be trivially copyable. Where the backend knows the kernel's
-  // parameter list, the argument count and sizes are checked against it.
+  // Launches with typed arguments. DeviceBuffer / BufferView become device pointers (a const
+  // DeviceBuffer a const T*); everything else is passed by value and must be trivially copyable.
+  // Where the backend knows the kernel's parameter list, the argument count and sizes are checked
+  // against it.
   template <class... Args>
-  void launch(const LaunchConfig& config, const Args&... args) const {
-    auto converted = std::make_tuple(LaunchArg<Args>::convert(args)...);
-    static_assert((std::is_trivially_copyable_v<std::decay_t<decltype(LaunchArg<Args>::convert(args))>> && ...),
-                  "kernel arguments must be trivially copyable (pass buffers, pointers or plain structs)");
+  void launch(const LaunchConfig& config, Args&&... args) const {
+    auto converted = std::make_tuple(LaunchArg<std::remove_cvref_t<Args>>::convert(args)...);
+    static_assert(
+        (std::is_trivially_copyable_v<std::decay_t<decltype(LaunchArg<std::remove_cvref_t<Args>>::convert(args))>> &&
+         ...),
+        "kernel arguments must be trivially copyable (pass buffers, pointers or plain structs)");
     launch_tuple(config, converted, std::index_sequence_for<Args...>{});
   }
 
@@ -70,6 +73,7 @@ class Kernel {
   void launch_tuple(const LaunchConfig& config, Tuple& values, std::index_sequence<I...>) const {
     constexpr std::size_t count = sizeof...(I);
     std::array<void*, count + 1> pointers{const_cast<void*>(static_cast<const void*>(&std::get<I>(values)))...};
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): a buffer argument is a pointer, and its size is wanted
     std::array<std::size_t, count + 1> sizes{sizeof(std::tuple_element_t<I, Tuple>)...};
     launch_packed(config, pointers.data(), sizes.data(), count);
   }

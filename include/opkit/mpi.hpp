@@ -1,8 +1,8 @@
 // Scale-out over MPI ranks (`mpirun -np N opkit ...`): one mining range or one stream of
 // messages spread over every rank of MPI_COMM_WORLD, each rank on its share of its node's GPUs
 // or cores. mpi.h stays out of this header. launched_by_mpi(), node_share() and
-// node_share_of_cores() are always in `opkit`; the rest only in builds with MPI (OPKIT_HAVE_MPI,
-// library target opkit_mpi).
+// node_share_of_cores() are always in `opkit`; the rest only in builds with MPI (OPKIT_WITH_MPI,
+// library target opkit_mpi, opkit::mpi).
 #pragma once
 
 #include <cstddef>

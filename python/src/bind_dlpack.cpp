@@ -70,7 +70,7 @@ nb::ndarray<nb::array_api> device_array(const Device& device, const std::vector<
   auto buffer = std::make_unique<DeviceBuffer<std::uint8_t>>(device, bytes == 0 ? 1 : bytes);
   void* data = buffer->data();
   nb::capsule owner(buffer.get(), [](void* p) noexcept { delete static_cast<DeviceBuffer<std::uint8_t>*>(p); });
-  buffer.release();
+  static_cast<void>(buffer.release());  // the capsule owns the buffer now
   *data_out = data;
   const int type = find_backend(device.backend())->dlpack_device_type();
   return nb::ndarray<nb::array_api>(data, shape.size(), shape.data(), owner, nullptr, dtype, type,

@@ -30,14 +30,14 @@ using Triple = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;
 using Pairs = std::vector<std::pair<std::string, std::string>>;
 
 Module compile(const Device& device, std::string source, std::string name, std::vector<std::string> options,
-               std::vector<std::string> include_dirs, Pairs defines, Pairs headers,
+               std::vector<std::string> include_dirs, const Pairs& defines, const Pairs& headers,
                std::vector<std::string> name_expressions) {
   Program program(std::move(source));
   program.name(std::move(name));
   for (auto& option : options) program.option(std::move(option));
   for (auto& dir : include_dirs) program.include_dir(std::move(dir));
-  for (auto& [macro, value] : defines) program.define(std::move(macro), std::move(value));
-  for (auto& [header, content] : headers) program.header(std::move(header), std::move(content));
+  for (const auto& [macro, value] : defines) program.define(macro, value);
+  for (const auto& [header, content] : headers) program.header(header, content);
   for (auto& expression : name_expressions) program.name_expression(std::move(expression));
   return device.compile(program);
 }

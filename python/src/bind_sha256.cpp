@@ -116,13 +116,14 @@ nb::object hash_fixed(AnyArray data, const std::string& algo_name, std::optional
   require_dtype(data, 8, false, "sha256");
   require_contiguous(data, "sha256");
   const std::size_t rows = data.shape(0), length = data.shape(1);
-  return digests(data, rows, {device, host_cpu, stream}, [&](const ops::HashOptions& options, const auto& out) {
-    if (rows == 0) return;
-    if constexpr (device_digests_v<decltype(out)>)
-      hash(algo, device_view<std::uint8_t>(out.device(), data), length, out, options);
-    else
-      hash(algo, host_span<std::uint8_t>(data), length, out, options);
-  });
+  return digests(data, rows, {std::move(device), host_cpu, stream},
+                 [&](const ops::HashOptions& options, const auto& out) {
+                   if (rows == 0) return;
+                   if constexpr (device_digests_v<decltype(out)>)
+                     hash(algo, device_view<std::uint8_t>(out.device(), data), length, out, options);
+                   else
+                     hash(algo, host_span<std::uint8_t>(data), length, out, options);
+                 });
 }
 
 nb::object hash_offsets(AnyArray data, AnyArray offsets, const std::string& algo_name, std::optional<Device> device,
@@ -141,7 +142,8 @@ nb::object hash_offsets(AnyArray data, AnyArray offsets, const std::string& algo
   if (on_host(data) != on_host(offsets) || (!on_host(data) && data.device_id() != offsets.device_id()))
     throw Error(Errc::invalid_argument, "sha256", "data and offsets must live on the same device");
   return digests(
-      data, offsets.shape(0) - 1, {device, host_cpu, stream}, [&](const ops::HashOptions& options, const auto& out) {
+      data, offsets.shape(0) - 1, {std::move(device), host_cpu, stream},
+      [&](const ops::HashOptions& options, const auto& out) {
         if (offsets.shape(0) == 1) return;  // no message
         if constexpr (device_digests_v<decltype(out)>) {
           const Device& gpu = out.device();

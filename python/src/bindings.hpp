@@ -22,7 +22,7 @@ void bind_doctor(nanobind::module_& m);
 
 // Device memory addresses travel through Python as integers (PyCUDA's convention).
 inline void* address(std::uintptr_t value) {
-  return reinterpret_cast<void*>(value);
+  return reinterpret_cast<void*>(value);  // NOLINT(performance-no-int-to-ptr): the integer is an address
 }
 
 }  // namespace opkit::python

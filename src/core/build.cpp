@@ -59,11 +59,11 @@ BuildResult build(const Program& program, const Target& target, KernelCache& cac
   }
   result.program = backend.compile(program.spec(), target.arch);
   if (cache.enabled()) {
-    if (cache.store(result.key, result.program)) {
+    if (KernelCache::StoreResult stored = cache.store(result.key, result.program)) {
       result.cache = CacheOutcome::miss;
     } else {
       result.cache = CacheOutcome::not_stored;
-      result.cache_error = cache.last_error();
+      result.cache_error = std::move(stored.error);
     }
   }
   return result;

@@ -12,11 +12,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <set>
 #include <sstream>
+#include <system_error>
 #include <vector>
 
-#include "core/openssl_init.hpp"
+#include "openssl_init.hpp"
 #include "opkit/hex.hpp"
 #include "opkit/sha256_hasher.hpp"
 #include "opkit/version.hpp"
@@ -109,21 +111,22 @@ void append_included_files(std::string& canon, const ProgramSpec& spec) {
 
 }  // namespace
 
-// Never destroyed: background compiles may still store entries while the process exits.
+// Destroyed at exit after the compile queue (core/compile_queue.cpp), which is made after it and
+// so joins its compiles, the last users of the cache, first.
 KernelCache& KernelCache::global() {
   // First, so that OpenSSL (which hashes every entry) is set up before the cache and outlives it.
   detail::init_openssl();
-  static KernelCache& cache = *new KernelCache([] {
+  static KernelCache cache([] {
     const char* flag = std::getenv("OPKIT_CACHE");
     if (flag != nullptr && std::string_view(flag) == "0") {
       KernelCache off = disabled();
-      off.last_error_ = "disabled by OPKIT_CACHE=0";
+      off.disabled_reason_ = "disabled by OPKIT_CACHE=0";
       return off;
     }
     std::filesystem::path dir = default_directory();
     if (dir.empty()) {
       KernelCache off = disabled();
-      off.last_error_ = "no cache directory: set OPKIT_CACHE_DIR, XDG_CACHE_HOME or HOME";
+      off.disabled_reason_ = "no cache directory: set OPKIT_CACHE_DIR, XDG_CACHE_HOME or HOME";
       return off;
     }
     return KernelCache(dir);
@@ -140,7 +143,7 @@ KernelCache::KernelCache(std::filesystem::path directory) : directory_(std::move
   bool created = std::filesystem::create_directories(directory_, ec);
   if (ec) {
     enabled_ = false;
-    last_error_ = "cannot create " + directory_.string() + ": " + ec.message();
+    disabled_reason_ = "cannot create " + directory_.string() + ": " + ec.message();
     return;
   }
   // Only a directory we made is tightened: an existing one (perhaps $HOME) keeps its mode, and is
@@ -149,16 +152,16 @@ KernelCache::KernelCache(std::filesystem::path directory) : directory_(std::move
   struct stat st {};
   if (::stat(directory_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     enabled_ = false;
-    last_error_ = directory_.string() + " is not a directory";
+    disabled_reason_ = directory_.string() + " is not a directory";
   } else if (st.st_uid != geteuid()) {
     enabled_ = false;
-    last_error_ = directory_.string() + " belongs to another user; set OPKIT_CACHE_DIR to a directory of your own";
+    disabled_reason_ = directory_.string() + " belongs to another user; set OPKIT_CACHE_DIR to a directory of your own";
   } else if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
     enabled_ = false;
-    last_error_ = directory_.string() + " is writable by others; chmod 700 it or choose another OPKIT_CACHE_DIR";
+    disabled_reason_ = directory_.string() + " is writable by others; chmod 700 it or choose another OPKIT_CACHE_DIR";
   } else if (::access(directory_.c_str(), W_OK | X_OK) != 0) {
     enabled_ = false;
-    last_error_ = directory_.string() + " is not writable: " + std::strerror(errno);
+    disabled_reason_ = directory_.string() + " is not writable: " + std::generic_category().message(errno);
   }
 }
 
@@ -168,11 +171,18 @@ std::string KernelCache::key(const ProgramSpec& spec, std::string_view target_id
   append_field(canon, target_identity);
   append_field(canon, spec.name);
   append_field(canon, spec.source);
-  for (const auto& [k, v] : spec.defines) append_field(canon, "D" + k + "=" + v);
-  for (const auto& o : spec.options) append_field(canon, "O" + o);
-  for (const auto& d : spec.include_dirs) append_field(canon, "I" + d);
-  for (const auto& [n, body] : spec.headers) append_field(canon, "H" + n + "\n" + body);
-  for (const auto& e : spec.name_expressions) append_field(canon, "N" + e);
+  // Every field is tagged by its kind; `field` is reused so that hashing a spec allocates little.
+  std::string field;
+  auto append_tagged = [&](char tag, std::initializer_list<std::string_view> parts) {
+    field.assign(1, tag);
+    for (std::string_view part : parts) field.append(part);
+    append_field(canon, field);
+  };
+  for (const auto& [k, v] : spec.defines) append_tagged('D', {k, "=", v});
+  for (const auto& o : spec.options) append_tagged('O', {o});
+  for (const auto& d : spec.include_dirs) append_tagged('I', {d});
+  for (const auto& [n, body] : spec.headers) append_tagged('H', {n, "\n", body});
+  for (const auto& e : spec.name_expressions) append_tagged('N', {e});
   if (!spec.include_dirs.empty()) append_included_files(canon, spec);
   return to_hex(Sha256Hasher().digest(canon));
 }
@@ -202,8 +212,8 @@ std::optional<CompiledProgram> KernelCache::load(const std::string& key) const {
   return program;
 }
 
-bool KernelCache::store(const std::string& key, const CompiledProgram& program) const {
-  if (!enabled_) return false;
+KernelCache::StoreResult KernelCache::store(const std::string& key, const CompiledProgram& program) const {
+  if (!enabled_) return {false, disabled_reason_};
   std::vector<std::uint8_t> bytes = program.serialize();
   const Sha256Digest digest = Sha256Hasher().digest(bytes);
   bytes.insert(bytes.end(), digest.begin(), digest.end());
@@ -211,8 +221,7 @@ bool KernelCache::store(const std::string& key, const CompiledProgram& program) 
   std::string tmp = (directory_ / (key + ".tmp.XXXXXX")).string();
   int fd = ::mkstemp(tmp.data());
   if (fd < 0) {
-    last_error_ = "cannot create a file in " + directory_.string() + ": " + std::strerror(errno);
-    return false;
+    return {false, "cannot create a file in " + directory_.string() + ": " + std::generic_category().message(errno)};
   }
   ::fchmod(fd, 0600);
   std::size_t written = 0;
@@ -224,11 +233,12 @@ bool KernelCache::store(const std::string& key, const CompiledProgram& program) 
   bool ok = written == bytes.size();
   if (::close(fd) != 0) ok = false;
   if (!ok || ::rename(tmp.c_str(), entry_path(key).c_str()) != 0) {
-    last_error_ = "cannot write a cache entry in " + directory_.string() + ": " + std::strerror(errno);
+    StoreResult failed{
+        false, "cannot write a cache entry in " + directory_.string() + ": " + std::generic_category().message(errno)};
     ::unlink(tmp.c_str());
-    return false;
+    return failed;
   }
-  return true;
+  return {true, {}};
 }
 
 }  // namespace opkit

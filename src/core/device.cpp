@@ -1,13 +1,12 @@
 // opkit::Device: device names and enumeration over the backend registry, and the path
-// Program -> CompiledProgram -> Module with an in-process cache (same program, same device:
-// compiled and loaded once) in front of opkit::build and its on-disk KernelCache.
+// Program -> CompiledProgram -> Module with a bounded in-process cache (core/module_cache.hpp:
+// same program, same device: compiled and loaded once) in front of opkit::build and its on-disk
+// KernelCache.
 #include "opkit/device.hpp"
 
 #include <charconv>
-#include <map>
-#include <mutex>
 
-#include "core/registry_list.hpp"
+#include "module_cache.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/error.hpp"
@@ -15,28 +14,9 @@
 #include "opkit/registry.hpp"
 #include "opkit/stream.hpp"
 #include "opkit/target.hpp"
+#include "registry_list.hpp"
 
 namespace opkit {
-namespace {
-
-struct LoadedEntry {
-  std::shared_ptr<backend::Module> module;
-  std::shared_ptr<const CompiledProgram> program;
-};
-
-// Loaded modules by (device, cache key). Modules stay loaded for the life of the process, as a
-// compiled kernel is typically used again.
-struct ModuleTable {
-  std::mutex mutex;
-  std::map<std::pair<const backend::Device*, std::string>, LoadedEntry> entries;
-};
-
-ModuleTable& module_table() {
-  static auto* table = new ModuleTable();  // never destroyed: modules outlive static destruction order
-  return *table;
-}
-
-}  // namespace
 
 Device::Device(std::shared_ptr<backend::Device> impl) : impl_(std::move(impl)) {
   if (!impl_) throw Error(Errc::invalid_argument, "Device", "null backend device");
@@ -141,20 +121,10 @@ Module Device::load(const CompiledProgram& program) const {
 
 Module Device::compile(const Program& program) const {
   const Target target = this->target();
-  std::string key = cache_key(program, target);
-  auto& table = module_table();
-  {
-    std::lock_guard lock(table.mutex);
-    if (auto it = table.entries.find({impl_.get(), key}); it != table.entries.end())
-      return Module(*this, it->second.module, it->second.program);
-  }
-  // Compile outside the lock: other threads may compile other programs meanwhile. Two threads
-  // compiling the same program both succeed; the first to finish is kept.
-  auto shared_program = std::make_shared<const CompiledProgram>(opkit::build(program, target).program);
-  auto module = impl_->load(*shared_program);
-  std::lock_guard lock(table.mutex);
-  auto [it, inserted] = table.entries.try_emplace({impl_.get(), key}, LoadedEntry{module, shared_program});
-  return Module(*this, it->second.module, it->second.program);
+  const std::string key = cache_key(program, target);
+  const detail::ModuleCache::Entry loaded =
+      detail::ModuleCache::global().get_or_load(impl_, key, [&] { return opkit::build(program, target).program; });
+  return Module(*this, loaded.module, loaded.program);
 }
 
 Stream Device::default_stream() const {

@@ -2,7 +2,7 @@
 // checked, typed launch path.
 #include "opkit/module.hpp"
 
-#include "core/device_access.hpp"
+#include "device_access.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/error.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "core/identifier.hpp"
+#include "opkit/detail/identifier.hpp"
 
 namespace opkit {
 namespace {

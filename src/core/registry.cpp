@@ -6,8 +6,8 @@
 #include <mutex>
 
 #include "backend/backend.hpp"
-#include "core/registry_list.hpp"
 #include "opkit/error.hpp"
+#include "registry_list.hpp"
 
 namespace opkit {
 namespace {

@@ -5,7 +5,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#include "core/openssl_init.hpp"
+#include "openssl_init.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit {

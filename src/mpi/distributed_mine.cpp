@@ -11,13 +11,13 @@
 #include <thread>
 #include <vector>
 
-#include "mpi/mine_rounds.hpp"
+#include "mine_rounds.hpp"
 #include "opkit/error.hpp"
 #include "opkit/mpi.hpp"
-#include "ops/pow/cpu_miner.hpp"
-#include "ops/pow/kernel_miner.hpp"
-#include "ops/pow/mine_plan.hpp"
-#include "ops/pow/range_search.hpp"
+#include "pow/cpu_miner.hpp"
+#include "pow/kernel_miner.hpp"
+#include "pow/mine_plan.hpp"
+#include "pow/range_search.hpp"
 
 namespace opkit::mpi {
 namespace {
@@ -97,6 +97,7 @@ RoundReport search_chunk(const MinePlan& plan, detail::RoundChunk chunk,
   round_options.stop = options.stop;
   round_options.launch_seconds = options.launch_seconds;
   std::vector<std::unique_ptr<NonceSearcher>> lent;
+  lent.reserve(engines.size());
   for (const auto& engine : engines) lent.push_back(std::make_unique<LentSearcher>(*engine));
   const ops::MineResult r = ops::detail::search_range(round, std::move(lent), round_options);
   if (r.found) {

@@ -1,5 +1,5 @@
 // The round layout of a distributed search (see mine_rounds.hpp).
-#include "mpi/mine_rounds.hpp"
+#include "mine_rounds.hpp"
 
 #include <algorithm>
 

@@ -8,10 +8,13 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "nvrtc_required.hpp"
 #include "opkit/cache.hpp"
@@ -89,7 +92,7 @@ std::size_t count_files(const fs::path& dir, const std::string& needle) {
 }
 
 std::optional<uid_t> nobody_uid() {
-  const passwd* pw = ::getpwnam("nobody");
+  const passwd* pw = ::getpwnam("nobody");  // NOLINT(concurrency-mt-unsafe): tests run on one thread
   if (pw == nullptr) return std::nullopt;
   return pw->pw_uid;
 }
@@ -319,8 +322,39 @@ TEST(CacheEntry, StoreFailureIsReportedNotThrown) {
   opkit::KernelCache cache(dir.path() / "gone");
   ASSERT_TRUE(cache.enabled());
   fs::remove(dir.path() / "gone");
+  const opkit::KernelCache::StoreResult stored = cache.store("feed", random_program(10));
+  EXPECT_FALSE(stored);
+  EXPECT_NE(stored.error.find("cannot create a file"), std::string::npos) << stored.error;
+  EXPECT_EQ(cache.last_error(), "") << "a failed store must not change the cache's own state";
+}
+
+TEST(CacheEntry, ADisabledCacheSaysWhyInTheStoreResult) {
+  const opkit::KernelCache cache = opkit::KernelCache::disabled();
   EXPECT_FALSE(cache.store("feed", random_program(10)));
-  EXPECT_NE(cache.last_error().find("cannot create a file"), std::string::npos) << cache.last_error();
+}
+
+// One KernelCache is shared by every thread of a process (KernelCache::global(), background
+// compiles): failing stores on many threads at once must each report their own error, and leave
+// the cache untouched (the old design wrote a shared `mutable` error string: a data race).
+TEST(CacheEntry, ThreadsStoringIntoOneCacheEachGetTheirOwnResult) {
+  TempDir dir;
+  const opkit::KernelCache cache(dir.path() / "gone");
+  ASSERT_TRUE(cache.enabled());
+  fs::remove(dir.path() / "gone");
+  const auto program = random_program(64);
+  constexpr int kThreads = 4, kStores = 300;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kStores; ++i) {
+        const auto stored = cache.store("k" + std::to_string(t) + "_" + std::to_string(i), program);
+        if (stored || stored.error.find("cannot create a file in " + (dir.path() / "gone").string()) != 0) ++wrong;
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(cache.last_error(), "");
 }
 
 TEST(CacheEntry, TwoProcessesStoringTheSameKeyLeaveOneValidEntry) {

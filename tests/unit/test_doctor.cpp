@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <string>
 
-#include "core/doctor_cxx_runtime.hpp"
-#include "core/doctor_installs.hpp"
+#include "doctor/doctor_cxx_runtime.hpp"
+#include "doctor/doctor_installs.hpp"
 #include "opkit/device.hpp"
 #include "opkit/doctor.hpp"
 #include "opkit/nvrtc.hpp"

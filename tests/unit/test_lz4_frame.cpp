@@ -7,7 +7,7 @@
 
 #include "opkit/error.hpp"
 #include "opkit/ops/lz4.hpp"
-#include "ops/lz4/frame_format.hpp"
+#include "lz4/frame_format.hpp"
 #include "unit/lz4_test_data.hpp"
 
 namespace {

@@ -12,7 +12,7 @@
 #include "opkit/nvrtc.hpp"
 #include "opkit/ops/lz4.hpp"
 #include "opkit/target.hpp"
-#include "ops/lz4/block_codec.hpp"
+#include "lz4/block_codec.hpp"
 #include "unit/lz4_test_data.hpp"
 
 namespace {

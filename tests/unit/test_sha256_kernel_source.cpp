@@ -19,7 +19,7 @@ unsigned long long atomicMin(unsigned long long* address, unsigned long long val
   return old;
 }
 
-#define __global__
+#define __global__  // NOLINT(bugprone-reserved-identifier): the kernels' CUDA keyword, compiled on the host
 // 100 bytes: one whole block and a one-block tail; 4-byte loads, byte stores, 2 messages a thread.
 #define MSG_LEN 100ull
 #define LOAD_ALIGN 4

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <limits>
+#include <system_error>
 #include <type_traits>
 
 #include "opkit/error.hpp"
@@ -101,7 +102,7 @@ std::vector<std::uint8_t> read_file(std::string_view spec, const std::string& pa
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(Errc::not_found, "--arg",
-                "'" + std::string(spec) + "': cannot open " + path + ": " + std::strerror(errno));
+                "'" + std::string(spec) + "': cannot open " + path + ": " + std::generic_category().message(errno));
   return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 

@@ -33,7 +33,7 @@ int exit_status_for(Errc kind) {
   }
 }
 
-#ifdef OPKIT_HAVE_MPI
+#ifdef OPKIT_WITH_MPI
 
 std::atomic<bool> stop_requested{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs a lock-free flag");
@@ -96,7 +96,7 @@ int mine_job(const Job& job, ops::MineOptions options, const MineOutput& output)
 
 }  // namespace
 
-#ifdef OPKIT_HAVE_MPI
+#ifdef OPKIT_WITH_MPI
 
 bool under_mpi() {
   if (!mpi::launched_by_mpi()) return false;
@@ -142,7 +142,7 @@ void fail_rank() noexcept {
   } catch (...) {
   }
   std::fflush(stdout);
-#ifdef OPKIT_HAVE_MPI
+#ifdef OPKIT_WITH_MPI
   const mpi::World& world = mpi::init();
   std::fprintf(stderr, "%s\n  on rank %d of %d (%s); ending the job\n", what.c_str(), world.rank, world.size,
                world.host.c_str());

@@ -18,7 +18,7 @@ namespace opkit::cli {
 bool under_mpi();
 
 struct MineOutput {
-  MineRange range;
+  ops::NonceRange range;
   bool json = false;
   bool quiet = false;
 };

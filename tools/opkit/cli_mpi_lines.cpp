@@ -15,6 +15,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "bounded_queue.hpp"
@@ -27,7 +28,7 @@
 
 namespace opkit::cli {
 
-#ifdef OPKIT_HAVE_MPI
+#ifdef OPKIT_WITH_MPI
 
 namespace {
 
@@ -108,7 +109,8 @@ void write_digests(const LineBatch& batch, std::vector<char>& text) {
     *out++ = '\n';
   }
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
-    throw Error(Errc::io, "opkit hash --lines", std::string("writing the digests failed: ") + std::strerror(errno));
+    throw Error(Errc::io, "opkit hash --lines",
+                std::string("writing the digests failed: ") + std::generic_category().message(errno));
 }
 
 // Rank 0: reader thread -> this thread (MPI) -> writer thread.
@@ -116,7 +118,7 @@ int lead(const std::vector<std::string>& inputs, const LinesOptions& options, mp
   LineBatchQueue to_hash(1), to_write(1);
   std::exception_ptr failure;
   std::mutex failure_mutex;
-  auto fail = [&](std::exception_ptr e) {
+  auto fail = [&](const std::exception_ptr& e) {
     std::lock_guard lock(failure_mutex);
     if (!failure) failure = e;
     to_hash.abort();

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include "opkit/error.hpp"
 
@@ -38,7 +39,7 @@ Program load_program(const SourceOptions& options) {
   std::ifstream in(options.file, std::ios::binary);
   if (!in)
     throw Error(Errc::not_found, "reading the kernel source",
-                "cannot open " + options.file + ": " + std::strerror(errno));
+                "cannot open " + options.file + ": " + std::generic_category().message(errno));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw Error(Errc::io, "reading the kernel source", "cannot read " + options.file);

@@ -17,7 +17,6 @@
 #include "opkit/error.hpp"
 #include "opkit/ops/pow.hpp"
 #include "opkit/registry.hpp"
-#include "ops/pow/mine_plan.hpp"
 
 namespace opkit::cli {
 namespace {
@@ -86,21 +85,19 @@ void run_mine(const MineArgs& args, int& exit_code) {
   const std::uint64_t start = args.start.empty() ? 0 : parse_count(args.start, "--start");
   std::optional<std::uint64_t> count;
   if (!args.count.empty()) count = parse_count(args.count, "--count");
-  MineRange range;
+  ops::NonceRange range;
   if (bitcoin) {
     bitcoin_job.header = ops::BlockHeader::from_hex(args.header);
     if (!args.target.empty()) bitcoin_job.target = ops::Target::from_hex(args.target);
     bitcoin_job.start = start;
     bitcoin_job.count = count;
-    const auto plan = ops::detail::make_plan(bitcoin_job);  // validates before any device starts
-    range = {plan.first, plan.last};
+    range = ops::nonce_range(bitcoin_job);  // validates before any device starts
   } else {
     data_job.data = args.data;
     data_job.difficulty_bits = args.difficulty;
     data_job.start = start;
     data_job.count = count;
-    const auto plan = ops::detail::make_plan(data_job);
-    range = {plan.first, plan.last};
+    range = ops::nonce_range(data_job);
   }
 
   ops::MineOptions options = options_for(args.device);
@@ -118,8 +115,8 @@ void run_mine(const MineArgs& args, int& exit_code) {
   print_result(result, range, args.json);
   exit_code = result.found ? 0 : (result.interrupted ? 130 : 1);
   if (sigint.flag().load()) {
-    // A stopped search leaves its kernel compiles running (a stop does not wait for NVRTC);
-    // leave without the exit-time destructors of NVRTC and the driver that they still use.
+    // A stopped search leaves its kernel compiles running (a stop does not wait for NVRTC); a
+    // normal exit would wait for them in the compile queue's destructor: leave at once instead.
     std::fflush(stdout);
     std::fflush(stderr);
     std::_Exit(exit_code);

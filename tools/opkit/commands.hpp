@@ -1,5 +1,5 @@
-// The subcommands of the `opkit` CLI. Each lives in its own cmd_<name>.cpp and registers itself
-// on the CLI11 app; main.cpp wires in the ones that are built (OPKIT_HAVE_CMD_<NAME>).
+// The subcommands of the `opkit` CLI. Each lives in its own cmd_<name>.cpp (listed in
+// CMakeLists.txt) and adds itself to the CLI11 app; main.cpp calls each add_<name>_command.
 //
 // Conventions every command follows:
 // - The callback stores its exit status in `exit_code` (0 success; 1 "negative" result such as
@@ -22,7 +22,6 @@ void add_compile_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
 void add_hash_command(CLI::App& app, int& exit_code);
 void add_mine_command(CLI::App& app, int& exit_code);
-void add_bench_command(CLI::App& app, int& exit_code);
 void add_lz4_command(CLI::App& app, int& exit_code);
 
 }  // namespace opkit::cli

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <system_error>
 
 #include "hash_files.hpp"
 #include "hash_names.hpp"
@@ -89,7 +90,8 @@ bool check_one(const std::string& sums_file, const CheckOptions& options) {
     if (!file) {
       const int err = errno;
       std::fflush(stdout);
-      std::fprintf(stderr, "opkit: %s: %s\n", quote_name(sums_file).c_str(), std::strerror(err));
+      std::fprintf(stderr, "opkit: %s: %s\n", quote_name(sums_file).c_str(),
+                   std::generic_category().message(err).c_str());
       return false;
     }
     in = &file;

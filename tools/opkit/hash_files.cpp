@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 #include <vector>
 
 #include "opkit/sha256_hasher.hpp"
@@ -33,7 +34,7 @@ FileDigest hash_file(const std::string& path, ops::HashAlgo algo) {
   } else {
     in.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     in.owned = true;
-    if (in.fd < 0) return {std::nullopt, std::strerror(errno)};
+    if (in.fd < 0) return {std::nullopt, std::generic_category().message(errno)};
   }
   Sha256Hasher hasher;
   std::vector<std::uint8_t> buffer(read_bytes);
@@ -42,7 +43,7 @@ FileDigest hash_file(const std::string& path, ops::HashAlgo algo) {
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      return {std::nullopt, std::strerror(errno)};
+      return {std::nullopt, std::generic_category().message(errno)};
     }
     hasher.update(std::span(buffer.data(), static_cast<std::size_t>(n)));
   }

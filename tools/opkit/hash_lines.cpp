@@ -14,6 +14,7 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #include "bounded_queue.hpp"
@@ -111,7 +112,8 @@ void write_digests(const Batch& batch, std::vector<char>& text) {
     *out++ = '\n';
   }
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size())
-    throw Error(Errc::io, "opkit hash --lines", std::string("writing the digests failed: ") + std::strerror(errno));
+    throw Error(Errc::io, "opkit hash --lines",
+                std::string("writing the digests failed: ") + std::generic_category().message(errno));
 }
 
 // Seconds a stage spent working (not waiting on its queues).
@@ -139,7 +141,7 @@ int hash_lines(const std::vector<std::string>& inputs, const LinesOptions& optio
   BatchQueue to_hash(2), to_write(2);
   std::exception_ptr failure;
   std::mutex failure_mutex;
-  auto fail = [&](std::exception_ptr e) {
+  auto fail = [&](const std::exception_ptr& e) {
     std::lock_guard lock(failure_mutex);
     if (!failure) failure = e;
     to_hash.abort();

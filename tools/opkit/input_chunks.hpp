@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "hash_names.hpp"
@@ -26,7 +27,7 @@ template <class Consume>
 ChunksEnd read_chunks(const std::string& path, std::size_t chunk_bytes, Consume&& consume) {
   const auto report = [&](int err) {
     std::fflush(stdout);
-    std::fprintf(stderr, "opkit: %s: %s\n", quote_name(path).c_str(), std::strerror(err));
+    std::fprintf(stderr, "opkit: %s: %s\n", quote_name(path).c_str(), std::generic_category().message(err).c_str());
     return ChunksEnd::unreadable;
   };
   const int fd = path == "-" ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

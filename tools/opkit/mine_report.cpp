@@ -52,7 +52,7 @@ void clear_progress() {
   std::fflush(stderr);
 }
 
-void print_result(const ops::MineResult& r, const MineRange& range, bool json) {
+void print_result(const ops::MineResult& r, const ops::NonceRange& range, bool json) {
   const double rate = r.seconds > 0 ? static_cast<double>(r.hashes) / r.seconds : 0;
   if (json) {
     nlohmann::json out = {
@@ -84,7 +84,7 @@ void print_result(const ops::MineResult& r, const MineRange& range, bool json) {
       std::fprintf(stderr,
                    "opkit mine: interrupted; every nonce of [%llu, %llu] was searched; resume with --start %llu\n",
                    static_cast<unsigned long long>(range.first), static_cast<unsigned long long>(*r.searched_through),
-                   static_cast<unsigned long long>(*r.searched_through + 1));
+                   static_cast<unsigned long long>(*r.searched_through) + 1);
     else
       std::fprintf(stderr, "opkit mine: interrupted before any nonce was searched; resume with --start %llu\n",
                    static_cast<unsigned long long>(range.first));

@@ -8,18 +8,12 @@
 
 namespace opkit::cli {
 
-// The searched range, for the messages.
-struct MineRange {
-  std::uint64_t first = 0;
-  std::uint64_t last = 0;
-};
-
 // A progress callback that redraws one stderr line (rate, % of range, ETA); clear_progress()
 // erases it before the result is printed.
 std::function<void(const ops::MineProgress&)> terminal_progress();
 void clear_progress();
 
 // Prints the result on stdout (and, when interrupted, how to resume on stderr).
-void print_result(const ops::MineResult& result, const MineRange& range, bool json);
+void print_result(const ops::MineResult& result, const ops::NonceRange& range, bool json);
 
 }  // namespace opkit::cli

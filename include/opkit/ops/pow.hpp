@@ -80,6 +80,18 @@ struct DataJob {
   std::optional<std::uint64_t> count;  // default: up to 2^64 - 1
 };
 
+// The nonces a job covers, first to last inclusive (never empty).
+struct NonceRange {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+};
+
+// Checks the job as mine() does (range within the scheme's nonces, target or difficulty) and
+// returns its range; throws Error(invalid_argument). Lets a caller reject a job before it starts
+// devices, and report the range it searches.
+NonceRange nonce_range(const BitcoinJob& job);
+NonceRange nonce_range(const DataJob& job);
+
 struct MineProgress {
   std::uint64_t hashes = 0;  // nonces tested so far
   std::uint64_t total = 0;   // nonces in the range (saturates at 2^64 - 1)

@@ -1,11 +1,12 @@
 // BlockRunner: fibers, barriers and faults of the CUDA threads of a block (see block_runner.hpp).
-#include "backend/cpu/block_runner.hpp"
+#include "block_runner.hpp"
 
 #include <sys/mman.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <system_error>
 
 #include "opkit/error.hpp"
 
@@ -55,7 +56,7 @@ BlockRunner::BlockRunner() {
   void* p =
       mmap(nullptr, kMaxDynamicSharedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
-    throw Error(Errc::memory, "CPU backend", "cannot map shared memory: " + std::string(std::strerror(errno)));
+    throw Error(Errc::memory, "CPU backend", "cannot map shared memory: " + std::generic_category().message(errno));
   shared_ = static_cast<unsigned char*>(p);
   t_runner = this;
 }

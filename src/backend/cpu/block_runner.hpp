@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/fiber.hpp"
-#include "backend/cpu/opkit_cpu_abi.h"
+#include "fiber.hpp"
+#include "opkit_cpu_abi.h"
 
 namespace opkit::cpu {
 

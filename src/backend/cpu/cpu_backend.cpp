@@ -1,13 +1,13 @@
 // The CPU backend ("cpu"): one device, always available: memory and Device::load of a prebuilt
 // kernel object need no compiler; compiling without one throws Error(Errc::unavailable) saying so.
-#include "backend/cpu/cpu_backend.hpp"
+#include "cpu_backend.hpp"
 
 #include <mutex>
 
 #include "backend/backend.hpp"
-#include "backend/cpu/cpu_device.hpp"
-#include "backend/cpu/host_compiler.hpp"
-#include "backend/cpu/kernel_compiler.hpp"
+#include "cpu_device.hpp"
+#include "host_compiler.hpp"
+#include "kernel_compiler.hpp"
 #include "opkit/cpu_backend.hpp"
 #include "opkit/error.hpp"
 #include "opkit/registry.hpp"

@@ -1,17 +1,17 @@
 // CpuDevice (see cpu_device.hpp).
-#include "backend/cpu/cpu_device.hpp"
+#include "cpu_device.hpp"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
-#include "backend/cpu/cpu_module.hpp"
-#include "backend/cpu/cpu_stream.hpp"
-#include "backend/cpu/host_compiler.hpp"
-#include "backend/cpu/host_info.hpp"
-#include "backend/cpu/kernel_compiler.hpp"
-#include "backend/cpu/worker_pool.hpp"
+#include "cpu_module.hpp"
+#include "cpu_stream.hpp"
+#include "host_compiler.hpp"
+#include "host_info.hpp"
+#include "kernel_compiler.hpp"
 #include "opkit/error.hpp"
+#include "worker_pool.hpp"
 
 namespace opkit::cpu {
 namespace {

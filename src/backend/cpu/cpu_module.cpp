@@ -1,5 +1,5 @@
 // Loading kernel objects and launching their kernels (see cpu_module.hpp).
-#include "backend/cpu/cpu_module.hpp"
+#include "cpu_module.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -7,10 +7,10 @@
 #include <exception>
 #include <mutex>
 
-#include "backend/cpu/block_runner.hpp"
-#include "backend/cpu/kernel_compiler.hpp"
-#include "backend/cpu/worker_pool.hpp"
+#include "block_runner.hpp"
+#include "kernel_compiler.hpp"
 #include "opkit/error.hpp"
+#include "worker_pool.hpp"
 
 namespace opkit::cpu {
 namespace {

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "backend/cpu/opkit_cpu_abi.h"
-#include "backend/cpu/shared_object.hpp"
 #include "opkit/backend.hpp"
+#include "opkit_cpu_abi.h"
+#include "shared_object.hpp"
 
 namespace opkit::cpu {
 

@@ -1,5 +1,5 @@
 // CpuEvent: steady_clock time points (see cpu_stream.hpp).
-#include "backend/cpu/cpu_stream.hpp"
+#include "cpu_stream.hpp"
 
 #include "opkit/error.hpp"
 

@@ -1,5 +1,5 @@
 // Fault signal handlers for kernel code (see fault_signals.hpp).
-#include "backend/cpu/fault_signals.hpp"
+#include "fault_signals.hpp"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "backend/cpu/block_runner.hpp"
+#include "block_runner.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define OPKIT_CPU_ASAN 1

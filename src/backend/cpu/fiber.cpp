@@ -1,6 +1,6 @@
 // Fiber stacks and context switches (see fiber.hpp). Under AddressSanitizer every switch is
 // announced to it, and a reused stack is unpoisoned, or ASan would misreport the fibers' frames.
-#include "backend/cpu/fiber.hpp"
+#include "fiber.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <system_error>
 
 #include "opkit/error.hpp"
 
@@ -140,7 +141,7 @@ Fiber::Fiber(std::size_t stack_bytes, std::size_t index) : contexts_(std::make_u
   void* p = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
   if (p == MAP_FAILED)
-    throw Error(Errc::memory, "CPU backend", "cannot map a fiber stack: " + std::string(std::strerror(errno)));
+    throw Error(Errc::memory, "CPU backend", "cannot map a fiber stack: " + std::generic_category().message(errno));
   mapping_ = static_cast<unsigned char*>(p);
   mprotect(mapping_, guard_bytes(), PROT_NONE);
 }

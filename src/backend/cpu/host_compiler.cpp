@@ -1,5 +1,5 @@
 // Host compiler discovery: a PATH search (no shell) and one `--version` run.
-#include "backend/cpu/host_compiler.hpp"
+#include "host_compiler.hpp"
 
 #include <unistd.h>
 
@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "backend/cpu/process.hpp"
 #include "opkit/error.hpp"
+#include "process.hpp"
 
 namespace opkit::cpu {
 namespace {

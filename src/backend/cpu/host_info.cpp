@@ -1,12 +1,12 @@
 // Processor and memory facts from /proc and sysconf (see host_info.hpp).
-#include "backend/cpu/host_info.hpp"
+#include "host_info.hpp"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 
-#include "backend/cpu/kernel_compiler.hpp"
+#include "kernel_compiler.hpp"
 
 namespace opkit::cpu {
 namespace {

@@ -1,6 +1,6 @@
 // The CPU backend's compile pipeline (see kernel_compiler.hpp): option mapping, the two host
 // compiler runs in a private directory, and error reports in the user's terms.
-#include "backend/cpu/kernel_compiler.hpp"
+#include "kernel_compiler.hpp"
 
 #include <sys/utsname.h>
 
@@ -8,12 +8,12 @@
 #include <cstdlib>
 #include <set>
 
-#include "backend/cpu/kernel_source.hpp"
-#include "backend/cpu/opkit_cpu_abi.h"
-#include "backend/cpu/process.hpp"
-#include "backend/cpu/temp_dir.hpp"
-#include "core/embedded.hpp"
+#include "kernel_source.hpp"
 #include "opkit/error.hpp"
+#include "opkit_cpu_abi.h"
+#include "opkit_embedded.hpp"
+#include "process.hpp"
+#include "temp_dir.hpp"
 
 namespace opkit::cpu {
 namespace {
@@ -233,7 +233,8 @@ CompiledProgram compile_kernels(const ProgramSpec& spec, const HostCompiler& cxx
   auto fail = [&](const ProcessResult& r, std::vector<std::string> argv, std::string log) -> Error {
     log = replace_all(std::move(log), prefix, "");
     while (!log.empty() && log.back() == '\n') log.pop_back();
-    return Error(Errc::compile, "host compiler", summary(log, r.exit_code))
+    std::string headline = summary(log, r.exit_code);
+    return Error(Errc::compile, "host compiler", std::move(headline))
         .with_log(std::move(log))
         .with_options(std::move(argv))
         .with_source_name(spec.name);

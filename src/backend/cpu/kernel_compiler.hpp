@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "backend/cpu/host_compiler.hpp"
+#include "host_compiler.hpp"
 #include "opkit/program.hpp"
 
 namespace opkit::cpu {

@@ -2,13 +2,13 @@
 // preprocessed text, so macros are already expanded and comments gone; what remains to respect
 // is string and character literals, pp-numbers with digit separators, and the line markers that
 // say which file (user or system) each line comes from.
-#include "backend/cpu/kernel_source.hpp"
+#include "kernel_source.hpp"
 
 #include <cctype>
 
-#include "backend/cpu/opkit_cpu_abi.h"
-#include "core/identifier.hpp"
+#include "opkit/detail/identifier.hpp"
 #include "opkit/error.hpp"
+#include "opkit_cpu_abi.h"
 
 namespace opkit::cpu {
 namespace {
@@ -339,10 +339,9 @@ class Rewriter {
     std::size_t p = pos_ + 1;
     while (p < in_.size()) {
       char c = in_[p];
-      if (is_identifier_char(c) || c == '.') {
-        ++p;
-      } else if ((c == '+' || c == '-') &&
-                 (in_[p - 1] == 'e' || in_[p - 1] == 'E' || in_[p - 1] == 'p' || in_[p - 1] == 'P')) {
+      const bool exponent_sign =
+          (c == '+' || c == '-') && (in_[p - 1] == 'e' || in_[p - 1] == 'E' || in_[p - 1] == 'p' || in_[p - 1] == 'P');
+      if (is_identifier_char(c) || c == '.' || exponent_sign) {
         ++p;
       } else if (c == '\'' && p + 1 < in_.size() && is_identifier_char(in_[p + 1])) {
         p += 2;

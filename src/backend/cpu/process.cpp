@@ -1,5 +1,5 @@
 // posix_spawn with a pipe for stdout+stderr (see process.hpp).
-#include "backend/cpu/process.hpp"
+#include "process.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include "opkit/error.hpp"
 
@@ -35,7 +36,7 @@ struct SpawnActions {
 };
 
 [[noreturn]] void fail(const std::string& what, int err, const std::string& program) {
-  throw Error(Errc::runtime, "starting " + program, what + ": " + std::strerror(err));
+  throw Error(Errc::runtime, "starting " + program, what + ": " + std::generic_category().message(err));
 }
 
 }  // namespace

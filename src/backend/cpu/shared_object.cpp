@@ -1,5 +1,5 @@
 // SharedObject: memfd_create + dlopen("/proc/self/fd/N") (see shared_object.hpp).
-#include "backend/cpu/shared_object.hpp"
+#include "shared_object.hpp"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <system_error>
 
 #include "opkit/error.hpp"
 
@@ -43,14 +44,14 @@ SharedObject::SharedObject(const std::vector<std::uint8_t>& bytes) {
     std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/opkit-cpu-so-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr)
       throw Error(Errc::load, "CPU backend",
-                  "cannot create a directory for a kernel object: " + std::string(std::strerror(errno)));
+                  "cannot create a directory for a kernel object: " + std::generic_category().message(errno));
     dir_ = pattern;
     file_ = dir_ + "/kernel.so";
     fd_ = open(file_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
     path = file_;
   }
   if (fd_ < 0 || !write_all(fd_, bytes)) {
-    std::string why = std::strerror(errno);
+    std::string why = std::generic_category().message(errno);
     release();
     throw Error(Errc::load, "CPU backend", "cannot write the kernel object: " + why);
   }

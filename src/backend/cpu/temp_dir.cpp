@@ -1,5 +1,5 @@
 // TempDir: mkdtemp + std::filesystem (see temp_dir.hpp).
-#include "backend/cpu/temp_dir.hpp"
+#include "temp_dir.hpp"
 
 #include <stdlib.h>
 
@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <system_error>
 
 #include "opkit/error.hpp"
 
@@ -18,7 +19,7 @@ TempDir::TempDir(const char* prefix) {
   std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/" + prefix + "XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr)
     throw Error(Errc::io, "CPU backend",
-                "cannot create a temporary directory " + pattern + ": " + std::strerror(errno));
+                "cannot create a temporary directory " + pattern + ": " + std::generic_category().message(errno));
   path_ = pattern;
 }
 

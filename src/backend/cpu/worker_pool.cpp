@@ -1,5 +1,6 @@
-// WorkerPool: a condition-variable pool whose threads never exit (see worker_pool.hpp).
-#include "backend/cpu/worker_pool.hpp"
+// WorkerPool: a condition-variable pool whose threads live until the pool is destroyed (see
+// worker_pool.hpp).
+#include "worker_pool.hpp"
 
 #include <sched.h>
 #include <signal.h>
@@ -12,8 +13,9 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
-#include "backend/cpu/fault_signals.hpp"
+#include "fault_signals.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::cpu {
@@ -26,6 +28,8 @@ struct WorkerPool::Shared {
   unsigned active = 0, remaining = 0, started = 0;
   const std::function<void(BlockRunner&)>* body = nullptr;
   std::string start_error;
+  bool quit = false;                 // the pool is being destroyed: workers end
+  std::vector<std::thread> threads;  // joined by ~WorkerPool
 };
 
 namespace {
@@ -49,7 +53,8 @@ void worker_main(WorkerPool::Shared* shared, unsigned index) {
     const std::function<void(BlockRunner&)>* body;
     {
       std::unique_lock lock(shared->mutex);
-      shared->wake.wait(lock, [&] { return shared->generation != seen && index < shared->active; });
+      shared->wake.wait(lock, [&] { return shared->quit || (shared->generation != seen && index < shared->active); });
+      if (shared->quit) return;
       seen = shared->generation;
       body = shared->body;
     }
@@ -69,14 +74,43 @@ unsigned hardware_threads() {
   return n > 0 ? n : 1;
 }
 
-WorkerPool::WorkerPool(unsigned size) : size_(size), shared_(new Shared()) {}
+WorkerPool::WorkerPool(unsigned size) : size_(size), shared_(std::make_unique<Shared>()) {}
+
+WorkerPool::~WorkerPool() {
+  try {
+    std::lock_guard launch_lock(shared_->launch);  // a launch in progress finishes first
+    {
+      std::lock_guard lock(shared_->mutex);
+      shared_->quit = true;
+    }
+    shared_->wake.notify_all();
+    for (std::thread& thread : shared_->threads)
+      if (thread.joinable()) thread.join();
+  } catch (...) {  // std::system_error from a lock or a join: a destructor must not throw
+  }
+}
+
+namespace {
+
+// The process's pool, destroyed (its threads joined) at exit. A pool inherited over fork() has
+// no threads in the child, so it must never be joined or destroyed there: it is set aside.
+struct ProcessPool {
+  std::mutex mutex;
+  WorkerPool* pool = nullptr;
+  pid_t owner = 0;
+  std::vector<WorkerPool*> inherited;  // the parents' pools, kept reachable, never destroyed
+  ~ProcessPool() {
+    if (pool != nullptr && owner == getpid()) delete pool;
+  }
+};
+
+}  // namespace
 
 WorkerPool& WorkerPool::instance() {
-  static std::mutex mutex;
-  static WorkerPool* pool = nullptr;
-  static pid_t owner = 0;
-  std::lock_guard lock(mutex);
-  if (pool == nullptr || owner != getpid()) {
+  static ProcessPool process;
+  std::lock_guard lock(process.mutex);
+  WorkerPool*& pool = process.pool;
+  if (pool == nullptr || process.owner != getpid()) {
     unsigned size = hardware_threads();
     if (const char* env = std::getenv("OPKIT_CPU_THREADS"); env != nullptr && *env != '\0') {
       char* end = nullptr;
@@ -86,8 +120,9 @@ WorkerPool& WorkerPool::instance() {
                     std::string("OPKIT_CPU_THREADS=") + env + " is not a thread count between 1 and 4096");
       size = static_cast<unsigned>(n);
     }
-    pool = new WorkerPool(size);  // the old pool (another process's threads) is left behind
-    owner = getpid();
+    if (pool != nullptr) process.inherited.push_back(pool);
+    pool = new WorkerPool(size);
+    process.owner = getpid();
   }
   return *pool;
 }
@@ -101,7 +136,7 @@ void WorkerPool::run(unsigned workers, const std::function<void(BlockRunner&)>& 
   while (shared_->started < workers && shared_->start_error.empty()) {
     unsigned index = shared_->started;
     try {
-      std::thread(worker_main, shared_, index).detach();
+      shared_->threads.emplace_back(worker_main, shared_.get(), index);
     } catch (const std::system_error& e) {
       throw Error(Errc::runtime, "CPU backend", std::string("cannot start a worker thread: ") + e.what());
     }

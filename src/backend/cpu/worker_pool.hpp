@@ -1,11 +1,13 @@
 // The OS threads that run CUDA blocks: one per hardware thread (or $OPKIT_CPU_THREADS), created
-// on first use and kept for the life of the process, each with its own BlockRunner and an
-// alternate signal stack (so that a fiber's stack overflow can still be reported).
+// on first use and joined when the process's pool is destroyed at exit, each with its own
+// BlockRunner and an alternate signal stack (so that a fiber's stack overflow can still be
+// reported).
 #pragma once
 
 #include <functional>
+#include <memory>
 
-#include "backend/cpu/block_runner.hpp"
+#include "block_runner.hpp"
 
 namespace opkit::cpu {
 
@@ -21,12 +23,17 @@ class WorkerPool {
   // pool's threads; an escaping exception would end the process).
   void run(unsigned workers, const std::function<void(BlockRunner&)>& body);
 
+  // Waits for a launch in progress, then ends and joins the threads. Never throws.
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
   struct Shared;
 
  private:
   explicit WorkerPool(unsigned size);
   unsigned size_;
-  Shared* shared_;  // never freed: workers may outlive static destruction
+  std::unique_ptr<Shared> shared_;
 };
 
 // Hardware threads this process may run on (its CPU affinity), at least 1.

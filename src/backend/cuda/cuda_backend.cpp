@@ -3,8 +3,9 @@
 #include <mutex>
 #include <vector>
 
-#include "backend/cuda/cuda_backend.hpp"
-#include "backend/cuda/nvrtc_compiler.hpp"
+#include "cuda_backend.hpp"
+#include "nvrtc_api.hpp"
+#include "nvrtc_compiler.hpp"
 #include "opkit/target.hpp"
 
 namespace opkit::cuda {
@@ -40,6 +41,9 @@ class CudaBackend final : public backend::Backend {
       const DriverApi* api = driver_api();
       int count = 0;
       if (api != nullptr && api->cuDeviceGetCount(&count) == CUDA_SUCCESS) count_ = count;
+      // NVRTC is loaded with the driver, before any compile can start: a library first loaded by
+      // a background compile would be torn down at exit before the compile queue joins it.
+      if (count_ > 0) nvrtc_api();
       devices_.resize(static_cast<std::size_t>(count_));
     });
     return count_;

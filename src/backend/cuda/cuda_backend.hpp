@@ -8,7 +8,7 @@
 #include <string>
 
 #include "backend/backend.hpp"
-#include "backend/cuda/driver_api.hpp"
+#include "driver_api.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::cuda {
@@ -51,7 +51,7 @@ class CudaModule;
 
 class CudaFunction final : public backend::Function {
  public:
-  CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, std::string symbol);
+  CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, const std::string& symbol);
   void launch(const LaunchConfig& config, backend::Stream& stream, void** args, const std::size_t* sizes,
               std::size_t count) override;
   KernelAttributes attributes() override;
@@ -63,7 +63,10 @@ class CudaFunction final : public backend::Function {
   const std::string* symbol_;  // interned: lives for the whole process
   std::once_flag params_once_;
   backend::ParamInfo params_;
-  int dynamic_shared_limit_ = 48 * 1024;
+  // Launch may run on several threads at once (a Kernel is shared): the limit is read without a
+  // lock, and raised under shared_limit_mutex_ so that a smaller raise never undoes a larger one.
+  std::atomic<int> dynamic_shared_limit_{48 * 1024};
+  std::mutex shared_limit_mutex_;
 };
 
 class CudaModule final : public backend::Module, public std::enable_shared_from_this<CudaModule> {

@@ -1,7 +1,7 @@
 // CudaDevice: context, memory, compilation and module loading for one GPU.
 #include <cstring>
 
-#include "backend/cuda/cuda_backend.hpp"
+#include "cuda_backend.hpp"
 
 namespace opkit::cuda {
 namespace {
@@ -22,10 +22,9 @@ bool is_kernel_fault(CUresult rc) {
 
 void check(CUresult rc, const char* stage, Errc kind, const std::string& kernel) {
   if (rc == CUDA_SUCCESS) return;
-  Error error(kind, stage, cu_error_string(rc));
-  std::move(error).with_code(rc, cu_error_name(rc));
-  if (!kernel.empty()) std::move(error).with_kernel(kernel);
-  throw std::move(error);
+  Error error = Error(kind, stage, cu_error_string(rc)).with_code(rc, cu_error_name(rc));
+  if (!kernel.empty()) throw std::move(error).with_kernel(kernel);
+  throw error;
 }
 
 CudaDevice::CudaDevice(backend::Backend& backend, const DriverApi& api, int ordinal) : backend_(backend), api_(api) {
@@ -124,7 +123,7 @@ void* CudaDevice::allocate(std::size_t bytes) {
         .with_code(rc, cu_error_name(rc));
   }
   check_async(rc, "cuMemAlloc");
-  return reinterpret_cast<void*>(ptr);
+  return reinterpret_cast<void*>(ptr);  // NOLINT(performance-no-int-to-ptr): a CUdeviceptr is an address
 }
 
 void CudaDevice::deallocate(void* ptr) noexcept {

@@ -1,7 +1,7 @@
 // CUDA modules and functions: lookup, attributes, parameter layout and the launch itself.
 #include <set>
 
-#include "backend/cuda/cuda_backend.hpp"
+#include "cuda_backend.hpp"
 
 namespace opkit::cuda {
 namespace {
@@ -33,19 +33,22 @@ std::shared_ptr<backend::Function> CudaModule::function(const std::string& symbo
   return std::make_shared<CudaFunction>(shared_from_this(), function, symbol);
 }
 
-CudaFunction::CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, std::string symbol)
+CudaFunction::CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, const std::string& symbol)
     : module_(std::move(module)), function_(function), symbol_(intern(symbol)) {}
 
 void CudaFunction::launch(const LaunchConfig& config, backend::Stream& stream, void** args, const std::size_t*,
                           std::size_t) {
   CudaDevice& device = module_->device();
   device.make_current();
-  if (static_cast<int>(config.shared_bytes) > dynamic_shared_limit_) {
+  const int shared_bytes = static_cast<int>(config.shared_bytes);
+  if (shared_bytes > dynamic_shared_limit_.load(std::memory_order_acquire)) {
     // Above 48 KiB a kernel must opt in to more dynamic shared memory.
-    check(device.api().cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                          static_cast<int>(config.shared_bytes)),
-          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", Errc::launch, *symbol_);
-    dynamic_shared_limit_ = static_cast<int>(config.shared_bytes);
+    std::lock_guard lock(shared_limit_mutex_);
+    if (shared_bytes > dynamic_shared_limit_.load(std::memory_order_relaxed)) {
+      check(device.api().cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes),
+            "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)", Errc::launch, *symbol_);
+      dynamic_shared_limit_.store(shared_bytes, std::memory_order_release);
+    }
   }
   CUresult rc = device.api().cuLaunchKernel(function_, config.grid.x, config.grid.y, config.grid.z, config.block.x,
                                             config.block.y, config.block.z, config.shared_bytes,

@@ -1,5 +1,5 @@
 // CUDA streams and events. Destructors ignore failures: they must never throw.
-#include "backend/cuda/cuda_backend.hpp"
+#include "cuda_backend.hpp"
 
 namespace opkit::cuda {
 

@@ -1,9 +1,9 @@
 // Loads libcuda.so.1 once per process and fills the DriverApi table.
-#include "backend/cuda/driver_api.hpp"
+#include "driver_api.hpp"
 
 #include <mutex>
 
-#include "backend/cuda/dynamic_library.hpp"
+#include "dynamic_library.hpp"
 
 namespace opkit::cuda {
 namespace {

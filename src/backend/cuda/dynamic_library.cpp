@@ -1,5 +1,5 @@
 // dlopen-based loading of the CUDA driver and NVRTC.
-#include "backend/cuda/dynamic_library.hpp"
+#include "dynamic_library.hpp"
 
 #include <dlfcn.h>
 #include <link.h>

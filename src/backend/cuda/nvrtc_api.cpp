@@ -1,10 +1,10 @@
 // Loads NVRTC once per process: $OPKIT_NVRTC if set (and only it), else the known sonames, else
 // the toolkit's lib64 folder under $CUDA_HOME, $CUDA_PATH or the default install prefix.
-#include "backend/cuda/nvrtc_api.hpp"
+#include "nvrtc_api.hpp"
 
 #include <cstdlib>
 
-#include "backend/cuda/dynamic_library.hpp"
+#include "dynamic_library.hpp"
 
 namespace opkit::cuda {
 namespace {

@@ -1,14 +1,16 @@
 // NVRTC compilation with opkit's built-in standard-header stand-ins and PyCUDA-style name
 // resolution (C++-linkage kernels found in the source are registered as name expressions).
-#include "backend/cuda/nvrtc_compiler.hpp"
+#include "nvrtc_compiler.hpp"
 
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <type_traits>
+#include <utility>
 
-#include "backend/cuda/nvrtc_api.hpp"
-#include "core/embedded.hpp"
+#include "nvrtc_api.hpp"
 #include "opkit/error.hpp"
+#include "opkit_embedded.hpp"
 
 namespace opkit::cuda {
 namespace {
@@ -45,13 +47,30 @@ Target resolve_target(int sm, bool ptx) {
   return {best, false};
 }
 
-struct ProgramHandle {
-  const NvrtcApi& api;
-  nvrtcProgram program = nullptr;
+// Owns one nvrtcProgram. Move-only: a copy would destroy the program twice.
+class ProgramHandle {
+ public:
+  explicit ProgramHandle(const NvrtcApi& api) noexcept : api_(&api) {}
   ~ProgramHandle() {
-    if (program != nullptr) api.nvrtcDestroyProgram(&program);
+    if (program_ != nullptr) api_->nvrtcDestroyProgram(&program_);
   }
+  ProgramHandle(const ProgramHandle&) = delete;
+  ProgramHandle& operator=(const ProgramHandle&) = delete;
+  ProgramHandle(ProgramHandle&& other) noexcept : api_(other.api_), program_(std::exchange(other.program_, nullptr)) {}
+  ProgramHandle& operator=(ProgramHandle&& other) noexcept {
+    std::swap(api_, other.api_);
+    std::swap(program_, other.program_);
+    return *this;
+  }
+
+  nvrtcProgram get() const noexcept { return program_; }
+  nvrtcProgram* out() noexcept { return &program_; }  // for nvrtcCreateProgram, on an empty handle
+
+ private:
+  const NvrtcApi* api_;
+  nvrtcProgram program_ = nullptr;
 };
+static_assert(!std::is_copy_constructible_v<ProgramHandle> && !std::is_copy_assignable_v<ProgramHandle>);
 
 std::string program_log(const NvrtcApi& api, nvrtcProgram program) {
   std::size_t size = 0;
@@ -113,22 +132,23 @@ CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm, bool ptx) {
   for (const auto& dir : spec.include_dirs) options.push_back("-I" + dir);
   for (const auto& opt : spec.options) options.push_back(opt);
   std::vector<const char*> option_ptrs;
+  option_ptrs.reserve(options.size());
   for (const auto& o : options) option_ptrs.push_back(o.c_str());
 
-  ProgramHandle handle{api};
+  ProgramHandle handle(api);
   check(api,
-        api.nvrtcCreateProgram(&handle.program, spec.source.c_str(), spec.name.c_str(),
-                               static_cast<int>(name_ptrs.size()), body_ptrs.data(), name_ptrs.data()),
+        api.nvrtcCreateProgram(handle.out(), spec.source.c_str(), spec.name.c_str(), static_cast<int>(name_ptrs.size()),
+                               body_ptrs.data(), name_ptrs.data()),
         "nvrtcCreateProgram", spec);
 
   std::vector<std::string> expressions;
   for (const auto& name : find_kernel_names(spec.source)) expressions.push_back("&" + name);
   for (const auto& expr : spec.name_expressions) expressions.push_back(expr[0] == '&' ? expr : "&" + expr);
   for (const auto& expr : expressions)
-    check(api, api.nvrtcAddNameExpression(handle.program, expr.c_str()), "nvrtcAddNameExpression", spec);
+    check(api, api.nvrtcAddNameExpression(handle.get(), expr.c_str()), "nvrtcAddNameExpression", spec);
 
-  nvrtcResult rc = api.nvrtcCompileProgram(handle.program, static_cast<int>(option_ptrs.size()), option_ptrs.data());
-  std::string log = program_log(api, handle.program);
+  nvrtcResult rc = api.nvrtcCompileProgram(handle.get(), static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  std::string log = program_log(api, handle.get());
   if (rc != NVRTC_SUCCESS) {
     auto first_error = log.find("error");
     std::string summary = rc == NVRTC_ERROR_COMPILATION ? "compilation failed" : api.nvrtcGetErrorString(rc);
@@ -154,17 +174,17 @@ CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm, bool ptx) {
   out.log = std::move(log);
   std::size_t size = 0;
   if (target.cubin) {
-    check(api, api.nvrtcGetCUBINSize(handle.program, &size), "nvrtcGetCUBINSize", spec);
+    check(api, api.nvrtcGetCUBINSize(handle.get(), &size), "nvrtcGetCUBINSize", spec);
     out.binary.resize(size);
-    check(api, api.nvrtcGetCUBIN(handle.program, reinterpret_cast<char*>(out.binary.data())), "nvrtcGetCUBIN", spec);
+    check(api, api.nvrtcGetCUBIN(handle.get(), reinterpret_cast<char*>(out.binary.data())), "nvrtcGetCUBIN", spec);
   } else {
-    check(api, api.nvrtcGetPTXSize(handle.program, &size), "nvrtcGetPTXSize", spec);
+    check(api, api.nvrtcGetPTXSize(handle.get(), &size), "nvrtcGetPTXSize", spec);
     out.binary.resize(size);
-    check(api, api.nvrtcGetPTX(handle.program, reinterpret_cast<char*>(out.binary.data())), "nvrtcGetPTX", spec);
+    check(api, api.nvrtcGetPTX(handle.get(), reinterpret_cast<char*>(out.binary.data())), "nvrtcGetPTX", spec);
   }
   for (const auto& expr : expressions) {
     const char* lowered = nullptr;
-    if (api.nvrtcGetLoweredName(handle.program, expr.c_str(), &lowered) == NVRTC_SUCCESS && lowered != nullptr)
+    if (api.nvrtcGetLoweredName(handle.get(), expr.c_str(), &lowered) == NVRTC_SUCCESS && lowered != nullptr)
       out.lowered_names[expr.substr(1)] = lowered;
   }
   return out;

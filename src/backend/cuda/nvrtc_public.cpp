@@ -1,5 +1,5 @@
 // opkit::nvrtc::info(): what `opkit doctor` reports about the dlopen-loaded NVRTC.
-#include "backend/cuda/nvrtc_api.hpp"
+#include "nvrtc_api.hpp"
 #include "opkit/nvrtc.hpp"
 
 namespace opkit::nvrtc {

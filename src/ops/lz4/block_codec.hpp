@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "opkit/device.hpp"
-#include "ops/lz4/frame_format.hpp"
+#include "lz4/frame_format.hpp"
 
 namespace opkit::ops::lz4 {
 

@@ -1,14 +1,14 @@
-// DeviceLz4: the embedded LZ4 kernels compiled once per device (kept for the process) and the
-// launches of compression (compress, hash, lay out, gather) and decompression.
-#include "ops/lz4/device_lz4.hpp"
+// DeviceLz4: the embedded LZ4 kernels, compiled once per device by the operator's kernel set, and
+// the launches of compression (compress, hash, lay out, gather) and decompression.
+#include "lz4/device_lz4.hpp"
 
-#include <map>
-#include <mutex>
+#include <string>
 
-#include "core/embedded.hpp"
+#include "lz4/block_codec.hpp"
 #include "opkit/error.hpp"
+#include "opkit/kernel_set.hpp"
 #include "opkit/module.hpp"
-#include "ops/lz4/block_codec.hpp"
+#include "opkit_embedded.hpp"
 
 namespace opkit::ops::lz4 {
 namespace {
@@ -50,25 +50,33 @@ struct DeviceKernels {
 
 namespace {
 
-const DeviceKernels& kernels_for(const Device& device) {
-  static std::mutex mutex;
-  static std::map<std::string, std::pair<Device, std::unique_ptr<DeviceKernels>>> cache;  // by Device::id()
-  std::lock_guard lock(mutex);
-  auto it = cache.find(device.id());
-  if (it == cache.end()) {
-    auto k = std::make_unique<DeviceKernels>(
-        DeviceKernels{device.compile(kernel_program("lz4_compress.cu")).kernel("lz4_compress"),
-                      device.compile(kernel_program("lz4_decompress.cu")).kernel("lz4_decompress"),
-                      device.compile(kernel_program("lz4_xxh32.cu")).kernel("lz4_xxh32"),
-                      device.compile(kernel_program("lz4_gather.cu")).kernel("lz4_gather")});
-    it = cache.emplace(device.id(), std::make_pair(device, std::move(k))).first;
-  }
-  return *it->second.second;
+// The one specialisation of each kernel file: the kernel set compiles it once per device.
+struct Lz4Params {
+  std::string file;
+  auto operator<=>(const Lz4Params&) const = default;
+};
+
+const KernelSet<Lz4Params>& kernel_set() {
+  // Never destroyed: its kernels keep modules loaded, which must not be unloaded during exit.
+  static const auto* set = [] {
+    auto* s = new KernelSet<Lz4Params>("lz4");
+    s->add_language("cuda", {[](const Lz4Params& p) { return kernel_program(p.file); }});
+    return s;
+  }();
+  return *set;
+}
+
+DeviceKernels kernels_for(const Device& device) {
+  const KernelSet<Lz4Params>& set = kernel_set();
+  return {set.kernel(device, {"lz4_compress.cu"}, "lz4_compress"),
+          set.kernel(device, {"lz4_decompress.cu"}, "lz4_decompress"),
+          set.kernel(device, {"lz4_xxh32.cu"}, "lz4_xxh32"), set.kernel(device, {"lz4_gather.cu"}, "lz4_gather")};
 }
 
 }  // namespace
 
-DeviceLz4::DeviceLz4(Device device) : device_(std::move(device)), k_(kernels_for(device_)) {}
+DeviceLz4::DeviceLz4(Device device)
+    : device_(std::move(device)), k_(std::make_shared<const DeviceKernels>(kernels_for(device_))) {}
 
 DeviceLz4::Section DeviceLz4::encode(BufferView<const std::uint8_t> in, std::size_t block_bytes, bool block_checksums,
                                      const Stream* stream) const {
@@ -77,7 +85,7 @@ DeviceLz4::Section DeviceLz4::encode(BufferView<const std::uint8_t> in, std::siz
   const std::size_t slot_bytes = (compress_bound(block_bytes) + 15) / 16 * 16;
   DeviceBuffer<std::uint8_t> slots = device_.alloc<std::uint8_t>(count * slot_bytes);
   DeviceBuffer<std::uint32_t> words = device_.alloc<std::uint32_t>(count);
-  k_.compress.launch({.grid = static_cast<std::uint32_t>(count), .block = compress_threads, .stream = stream},
+  k_->compress.launch({.grid = static_cast<std::uint32_t>(count), .block = compress_threads, .stream = stream},
                      in.data(), static_cast<unsigned long long>(in.size()), static_cast<unsigned>(block_bytes), slots,
                      static_cast<unsigned long long>(slot_bytes), words);
   DeviceBuffer<std::uint32_t> hashes = device_.alloc<std::uint32_t>(block_checksums ? count : 1);
@@ -85,7 +93,7 @@ DeviceLz4::Section DeviceLz4::encode(BufferView<const std::uint8_t> in, std::siz
     std::vector<unsigned long long> slot_at(count);
     for (std::size_t i = 0; i < count; ++i) slot_at[i] = i * slot_bytes;
     DeviceBuffer<unsigned long long> at = upload(device_, std::span<const unsigned long long>(slot_at));
-    k_.xxh32.launch({.grid = grid_of(count, hash_threads), .block = hash_threads, .stream = stream}, slots, at, words,
+    k_->xxh32.launch({.grid = grid_of(count, hash_threads), .block = hash_threads, .stream = stream}, slots, at, words,
                     static_cast<unsigned long long>(count), hashes);
   }
   std::vector<std::uint32_t> sizes(count);
@@ -100,7 +108,7 @@ DeviceLz4::Section DeviceLz4::encode(BufferView<const std::uint8_t> in, std::siz
   DeviceBuffer<unsigned long long> at = upload(device_, std::span<const unsigned long long>(offsets));
   Section section{device_.alloc<std::uint8_t>(total), total};
   const std::uint32_t* hash_ptr = block_checksums ? hashes.data() : nullptr;
-  k_.gather.launch({.grid = static_cast<std::uint32_t>(count), .block = gather_threads, .stream = stream}, slots,
+  k_->gather.launch({.grid = static_cast<std::uint32_t>(count), .block = gather_threads, .stream = stream}, slots,
                    static_cast<unsigned long long>(slot_bytes), words, at, hash_ptr, section.bytes);
   if (stream != nullptr) stream->synchronize();  // the slots are freed on return
   return section;
@@ -126,7 +134,7 @@ DeviceLz4::BlockTable DeviceLz4::table(std::span<const BlockRef> blocks, std::si
 void DeviceLz4::decode(BufferView<const std::uint8_t> in, const BlockTable& table, BufferView<std::uint8_t> out,
                        BufferView<std::uint32_t> sizes, BufferView<std::uint32_t> status, const Stream* stream) const {
   if (table.count == 0) return;
-  k_.decompress.launch({.grid = static_cast<std::uint32_t>(table.count), .block = decode_threads, .stream = stream},
+  k_->decompress.launch({.grid = static_cast<std::uint32_t>(table.count), .block = decode_threads, .stream = stream},
                        in.data(), table.in_at, table.in_len, out.data(), table.out_at, table.caps, sizes.data(),
                        status.data());
 }
@@ -134,7 +142,7 @@ void DeviceLz4::decode(BufferView<const std::uint8_t> in, const BlockTable& tabl
 void DeviceLz4::hash(BufferView<const std::uint8_t> in, const BlockTable& table, BufferView<std::uint32_t> hashes,
                      const Stream* stream) const {
   if (table.count == 0) return;
-  k_.xxh32.launch({.grid = grid_of(table.count, hash_threads), .block = hash_threads, .stream = stream}, in.data(),
+  k_->xxh32.launch({.grid = grid_of(table.count, hash_threads), .block = hash_threads, .stream = stream}, in.data(),
                   table.in_at, table.in_len, static_cast<unsigned long long>(table.count), hashes.data());
 }
 

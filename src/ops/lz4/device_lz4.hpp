@@ -3,13 +3,14 @@
 // them; bench/lz4_bench.cpp times them with events.
 #pragma once
 
+#include <memory>
 #include <span>
 
 #include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
 #include "opkit/kernel.hpp"
 #include "opkit/stream.hpp"
-#include "ops/lz4/frame_format.hpp"
+#include "lz4/frame_format.hpp"
 
 namespace opkit::ops::lz4 {
 
@@ -49,7 +50,7 @@ class DeviceLz4 {
 
  private:
   Device device_;
-  const DeviceKernels& k_;
+  std::shared_ptr<const DeviceKernels> k_;
 };
 
 }  // namespace opkit::ops::lz4

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "opkit/error.hpp"
-#include "ops/lz4/frame_format.hpp"
+#include "lz4/frame_format.hpp"
 
 namespace opkit::ops::lz4 {
 namespace {

@@ -3,7 +3,7 @@
 #include <xxhash.h>
 
 #include "opkit/error.hpp"
-#include "ops/lz4/frame_format.hpp"
+#include "lz4/frame_format.hpp"
 
 namespace opkit::ops::lz4 {
 

@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "opkit/error.hpp"
-#include "ops/lz4/block_codec.hpp"
+#include "lz4/block_codec.hpp"
 
 namespace opkit::ops::lz4 {
 namespace {

@@ -3,9 +3,9 @@
 // host engine.
 #include <algorithm>
 
-#include "ops/lz4/block_codec.hpp"
-#include "ops/lz4/device_lz4.hpp"
-#include "ops/lz4/kernels/lz4_status.h"
+#include "lz4/block_codec.hpp"
+#include "lz4/device_lz4.hpp"
+#include "lz4/kernels/lz4_status.h"
 
 namespace opkit::ops::lz4 {
 namespace {
@@ -13,7 +13,7 @@ namespace {
 template <class T>
 std::vector<T> download(const DeviceBuffer<T>& buffer, std::size_t count) {
   std::vector<T> host(count);
-  if (count != 0) BufferView<T>(buffer).subview(0, count).copy_to(std::span<T>(host));
+  if (count != 0) buffer.view().subview(0, count).copy_to(std::span<T>(host));
   return host;
 }
 
@@ -44,7 +44,7 @@ class KernelCodec final : public BlockCodec {
     const DeviceLz4::Section packed = lz4_.encode(in, block_bytes, block_checksums);
     const std::size_t start = section.size();
     section.resize(start + packed.size);
-    BufferView<std::uint8_t>(packed.bytes)
+    packed.bytes.view()
         .subview(0, packed.size)
         .copy_to(std::span<std::uint8_t>(section.data() + start, packed.size));
   }

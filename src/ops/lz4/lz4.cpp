@@ -12,8 +12,8 @@
 #include <future>
 
 #include "opkit/error.hpp"
-#include "ops/lz4/block_codec.hpp"
-#include "ops/lz4/frame_format.hpp"
+#include "lz4/block_codec.hpp"
+#include "lz4/frame_format.hpp"
 
 namespace opkit::ops {
 namespace {

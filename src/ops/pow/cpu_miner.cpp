@@ -1,7 +1,7 @@
 // The native CPU miner (see cpu_miner.hpp). Each chunk is split into one contiguous run per
 // thread; a thread scans its run in order and stops at its first hit, or once it is past a hit
 // that another thread found lower, so the chunk's lowest hit is exact.
-#include "ops/pow/cpu_miner.hpp"
+#include "cpu_miner.hpp"
 
 #include <omp.h>
 

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "ops/pow/mine_plan.hpp"
-#include "ops/pow/nonce_searcher.hpp"
+#include "mine_plan.hpp"
+#include "nonce_searcher.hpp"
 
 namespace opkit::ops::detail {
 

@@ -1,23 +1,24 @@
 // The device miner (see kernel_miner.hpp). Each launch reports the lowest offset whose hash
 // passed the kernel's quick test of the top 32 bits; the host checks the whole hash and, in the
 // rare case that only the top word matched, searches on from the next nonce.
-#include "ops/pow/kernel_miner.hpp"
+#include "kernel_miner.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <future>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <vector>
 
+#include "core/compile_queue.hpp"
+#include "cpu_miner.hpp"
 #include "opkit/buffer.hpp"
-#include "opkit/cache.hpp"
 #include "opkit/kernel.hpp"
 #include "opkit/module.hpp"
-#include "ops/pow/cpu_miner.hpp"
 
 namespace opkit::ops::detail {
+
+using opkit::detail::CompileQueue;
 namespace {
 
 constexpr std::uint32_t no_candidate = 0xffffffffu;
@@ -43,33 +44,11 @@ Loaded load(const Device& device, const Program& program, const char* name, bool
   return {kernel, full_wave_blocks(kernel, shape), shape.block, generic};
 }
 
-// Compiles of a stopped search outlive it (a stop must not wait for NVRTC). They are kept here
-// and waited for at exit, before what they use is torn down: the backends and the
-// module table are never destroyed, and the kernel cache is created before this table, so it is
-// destroyed after it.
-class BackgroundCompiles {
- public:
-  static void keep(const std::shared_future<Loaded>& compile) {
-    KernelCache::global();
-    static BackgroundCompiles table;
-    std::lock_guard lock(table.mutex_);
-    std::erase_if(table.running_, [](const std::shared_future<Loaded>& f) {
-      return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-    });
-    table.running_.push_back(compile);
-  }
-
- private:
-  std::mutex mutex_;
-  std::vector<std::shared_future<Loaded>> running_;
-};
-
 class KernelSearcher : public NonceSearcher {
  public:
   KernelSearcher(const MinePlan& plan, Device device, double launch_seconds, const PowKernelTuning& tuning,
-                 int host_threads, const std::atomic<bool>* stop)
+                 int host_threads)
       : plan_(plan),
-        stop_(stop),
         device_(std::move(device)),
         launch_seconds_(launch_seconds),
         tuning_(tuning),
@@ -79,18 +58,9 @@ class KernelSearcher : public NonceSearcher {
     if (!device_.is_gpu() && tuning_.kernel == PowKernelChoice::adaptive) tuning_.kernel = PowKernelChoice::specialised;
   }
 
-  // A finished search waits for the compiles it started, so that no NVRTC or driver work runs
-  // while the process exits (exit-time destructors of NVRTC, the driver and OpenSSL crashed a
-  // compile still running then); a stopped one leaves them to BackgroundCompiles.
-  ~KernelSearcher() override {
-    const bool stopped = stop_ != nullptr && stop_->load();
-    for (auto& [key, compile] : kernels_) {
-      if (stopped)
-        BackgroundCompiles::keep(compile);
-      else
-        compile.wait();
-    }
-  }
+  // The compiles this search started and did not wait for run on in the compile queue, which
+  // owns them: a stop never waits for NVRTC, and the queue joins them at exit at the latest.
+  ~KernelSearcher() override = default;
   KernelSearcher(const KernelSearcher&) = delete;
   KernelSearcher& operator=(const KernelSearcher&) = delete;
 
@@ -186,9 +156,9 @@ class KernelSearcher : public NonceSearcher {
     Program program =
         pow_kernels().program(device_, {.plan = plan_, .generic = generic, .digits = key, .tuning = tuning_});
     const char* name = plan_.scheme == PowScheme::bitcoin ? "pow_bitcoin" : "pow_data";
-    kernels_[key] = std::async(std::launch::async, [device = device_, program = std::move(program), name, generic] {
-                      return load(device, program, name, generic);
-                    }).share();
+    kernels_[key] = CompileQueue::global().submit([device = device_, program = std::move(program), name, generic] {
+      return load(device, program, name, generic);
+    });
   }
 
   // The kernel of `key` once compiled (rethrowing its compile error), waiting when `wait`.
@@ -253,7 +223,6 @@ class KernelSearcher : public NonceSearcher {
   }
 
   const MinePlan& plan_;
-  const std::atomic<bool>* stop_;
   Device device_;
   double launch_seconds_;
   PowKernelTuning tuning_;
@@ -267,9 +236,8 @@ class KernelSearcher : public NonceSearcher {
 }  // namespace
 
 std::unique_ptr<NonceSearcher> make_kernel_searcher(const MinePlan& plan, Device device, double launch_seconds,
-                                                    const PowKernelTuning& tuning, int host_threads,
-                                                    const std::atomic<bool>* stop) {
-  return std::make_unique<KernelSearcher>(plan, std::move(device), launch_seconds, tuning, host_threads, stop);
+                                                    const PowKernelTuning& tuning, int host_threads) {
+  return std::make_unique<KernelSearcher>(plan, std::move(device), launch_seconds, tuning, host_threads);
 }
 
 }  // namespace opkit::ops::detail

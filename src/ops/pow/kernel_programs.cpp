@@ -1,11 +1,11 @@
 // Builds the mining kernels' Programs (see kernel_programs.hpp).
-#include "ops/pow/kernel_programs.hpp"
+#include "kernel_programs.hpp"
 
 #include <cstdio>
 #include <string>
 
-#include "core/embedded.hpp"
 #include "opkit/error.hpp"
+#include "opkit_embedded.hpp"
 
 namespace opkit::ops::detail {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <cstdint>
 
+#include "mine_plan.hpp"
 #include "opkit/kernel_set.hpp"
 #include "opkit/program.hpp"
-#include "ops/pow/mine_plan.hpp"
 
 namespace opkit::ops::detail {
 

@@ -6,11 +6,11 @@
 #include <memory>
 #include <vector>
 
+#include "cpu_miner.hpp"
+#include "kernel_miner.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/pow.hpp"
-#include "ops/pow/cpu_miner.hpp"
-#include "ops/pow/kernel_miner.hpp"
-#include "ops/pow/range_search.hpp"
+#include "range_search.hpp"
 
 namespace opkit::ops {
 namespace {
@@ -27,9 +27,9 @@ std::vector<std::unique_ptr<detail::NonceSearcher>> engines_for(const detail::Mi
   // Cores each device may use for host mining while its data-mode kernel compiles.
   const int host_threads = std::max(1, (options.cpu_threads > 0 ? options.cpu_threads : omp_get_max_threads()) /
                                            std::max(1, static_cast<int>(devices.size())));
+  engines.reserve(devices.size() + 1);
   for (Device& device : devices)
-    engines.push_back(
-        detail::make_kernel_searcher(plan, std::move(device), options.launch_seconds, {}, host_threads, options.stop));
+    engines.push_back(detail::make_kernel_searcher(plan, std::move(device), options.launch_seconds, {}, host_threads));
   if (options.cpu || engines.empty()) engines.push_back(detail::make_cpu_searcher(plan, options.cpu_threads));
   return engines;
 }

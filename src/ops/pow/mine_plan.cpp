@@ -1,5 +1,5 @@
 // Job validation and host precomputation (see mine_plan.hpp).
-#include "ops/pow/mine_plan.hpp"
+#include "mine_plan.hpp"
 
 #include <limits>
 
@@ -84,3 +84,17 @@ std::uint64_t power_of_ten(int k) {
 }
 
 }  // namespace opkit::ops::detail
+
+namespace opkit::ops {
+
+NonceRange nonce_range(const BitcoinJob& job) {
+  const detail::MinePlan plan = detail::make_plan(job);
+  return {plan.first, plan.last};
+}
+
+NonceRange nonce_range(const DataJob& job) {
+  const detail::MinePlan plan = detail::make_plan(job);
+  return {plan.first, plan.last};
+}
+
+}  // namespace opkit::ops

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "opkit/ops/pow.hpp"
-#include "ops/sha256/sha256_compress.hpp"
+#include "sha256/sha256_compress.hpp"
 
 namespace opkit::ops::detail {
 

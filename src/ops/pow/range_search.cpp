@@ -1,5 +1,5 @@
 // The multi-engine range search (see range_search.hpp).
-#include "ops/pow/range_search.hpp"
+#include "range_search.hpp"
 
 #include <chrono>
 #include <condition_variable>

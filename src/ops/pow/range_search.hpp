@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
+#include "mine_plan.hpp"
+#include "nonce_searcher.hpp"
 #include "opkit/ops/pow.hpp"
-#include "ops/pow/mine_plan.hpp"
-#include "ops/pow/nonce_searcher.hpp"
 
 namespace opkit::ops::detail {
 

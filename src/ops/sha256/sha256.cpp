@@ -9,7 +9,7 @@
 
 #include "opkit/error.hpp"
 #include "opkit/sha256_hasher.hpp"
-#include "ops/sha256/sha256_cpu.hpp"
+#include "sha256_cpu.hpp"
 
 namespace opkit::ops {
 namespace {

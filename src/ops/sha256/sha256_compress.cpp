@@ -1,8 +1,8 @@
 // The portable host compression: the batch kernels' core compiled by the host compiler, so that
 // the host and the GPU share one implementation (and the host one is tested wherever it runs).
-#include "ops/sha256/sha256_compress.hpp"
+#include "sha256_compress.hpp"
 
-#include "ops/sha256/kernels/sha256_core.cuh"
+#include "kernels/sha256_core.cuh"
 
 namespace opkit::ops::detail {
 

@@ -3,13 +3,13 @@
 // The instruction sequence follows Intel's published reference (public domain).
 #include <cstdint>
 
-#include "ops/sha256/sha256_compress.hpp"
+#include "sha256_compress.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #include <immintrin.h>
 
-#include "ops/sha256/kernels/sha256_primitives.cuh"
+#include "kernels/sha256_primitives.cuh"
 
 namespace opkit::ops::detail {
 

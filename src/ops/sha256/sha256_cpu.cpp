@@ -1,6 +1,6 @@
 // The operators' host path over a batch: one Sha256Hasher (OpenSSL) per OpenMP thread, since a
 // hasher per message would cost more than hashing a short message.
-#include "ops/sha256/sha256_cpu.hpp"
+#include "sha256_cpu.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -5,11 +5,11 @@
 #include <mutex>
 #include <string>
 
-#include "core/embedded.hpp"
 #include "opkit/error.hpp"
 #include "opkit/kernel_set.hpp"
 #include "opkit/module.hpp"
 #include "opkit/ops/sha256.hpp"
+#include "opkit_embedded.hpp"
 
 namespace opkit::ops {
 namespace {

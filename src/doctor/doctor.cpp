@@ -18,10 +18,11 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <system_error>
 
 #include "backend/cuda/driver_api.hpp"
-#include "core/doctor_cxx_runtime.hpp"
-#include "core/doctor_installs.hpp"
+#include "doctor_cxx_runtime.hpp"
+#include "doctor_installs.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/cache.hpp"
@@ -470,7 +471,7 @@ void check_cache(Context& ctx) {
   if (fd < 0) {
     c.status = Status::warn;
     c.detail = cache.directory().string() + " is not writable";
-    c.cause = std::string("creating a file there failed: ") + std::strerror(errno);
+    c.cause = std::string("creating a file there failed: ") + std::generic_category().message(errno);
     c.fix = "fix the directory's permissions, or set OPKIT_CACHE_DIR to a writable directory of your own";
     ctx.add(std::move(c));
     return;

@@ -2,7 +2,7 @@
 // every C++ runtime keeps one in its own static storage, and which copy opkit's code reaches is
 // exactly what goes wrong. (The object, not the function's address: a function pointer can be a
 // PLT stub in the executable.)
-#include "core/doctor_cxx_runtime.hpp"
+#include "doctor_cxx_runtime.hpp"
 
 #include <dlfcn.h>
 

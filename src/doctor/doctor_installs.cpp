@@ -1,6 +1,6 @@
 // Finds the copies of NVRTC and the CUDA runtime the dynamic loader could pick, by walking the
 // folders it searches (what `ldconfig -p` and LD_LIBRARY_PATH would show) without running anything.
-#include "core/doctor_installs.hpp"
+#include "doctor_installs.hpp"
 
 #include <glob.h>
 
@@ -42,6 +42,7 @@ void add_ld_so_conf(std::vector<Folder>& folders, const std::string& file, int d
       while (words >> rest) {
         std::string pattern = rest[0] == '/' ? rest : (fs::path(file).parent_path() / rest).string();
         glob_t matches{};
+        // NOLINTNEXTLINE(concurrency-mt-unsafe): the doctor reads ld.so.conf on one thread
         if (::glob(pattern.c_str(), 0, nullptr, &matches) == 0)
           for (std::size_t i = 0; i < matches.gl_pathc; ++i) add_ld_so_conf(folders, matches.gl_pathv[i], depth + 1);
         ::globfree(&matches);

@@ -1,0 +1,137 @@
+// The core toolkit on every device: memory, copies, typed launches, streams, events and the
+// errors a user meets before a launch.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <random>
+
+#include "conformance/devices.hpp"
+#include "opkit/opkit.hpp"
+
+namespace {
+
+OPKIT_CONFORMANCE_DEVICE_SUITE(Core);
+
+constexpr const char* kTutorial = R"(
+__global__ void test_kernel(float *a) {
+  int idx = threadIdx.x + threadIdx.y * 4;
+  a[idx] = 2.0 * idx;
+}
+)";
+
+TEST_P(Core, TutorialKernelDoublesIndices) {
+  const opkit::Device& device = *target().device;
+  auto module = device.compile(opkit::Program(kTutorial).name("tutorial.cu"));
+  auto a = device.alloc<float>(256);
+  a.fill(-1.0f);
+  module.kernel("test_kernel").launch({.grid = 1, .block = 256}, a);
+  auto host = a.to_host();
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(host[static_cast<std::size_t>(i)], 2.0f * static_cast<float>(i)) << i;
+  EXPECT_EQ(host.back(), 510.0f);
+}
+
+TEST_P(Core, CopiesRoundTripRandomDataHostDeviceDevice) {
+  const opkit::Device& device = *target().device;
+  std::mt19937_64 rng(std::random_device{}());
+  std::vector<std::uint64_t> data(1 << 20);
+  for (auto& v : data) v = rng();
+  auto a = device.alloc<std::uint64_t>(data.size());
+  auto b = device.alloc<std::uint64_t>(data.size());
+  a.copy_from(data);
+  b.copy_from(a.view());
+  EXPECT_EQ(b.to_host(), data);
+  // Sub-views address the right elements.
+  auto tail = b.view().subview(data.size() - 10, 10).to_host();
+  EXPECT_TRUE(std::equal(tail.begin(), tail.end(), data.end() - 10));
+  EXPECT_THROW(b.view().subview(data.size() - 1, 2), opkit::Error);
+}
+
+TEST_P(Core, TypedLaunchPassesScalarsStructsAnd3DGeometry) {
+  const opkit::Device& device = *target().device;
+  auto module = device.compile(opkit::Program(R"(
+    struct Affine { float scale; int offset; };
+    extern "C" __global__ void fill3d(unsigned* out, Affine f, unsigned long long base) {
+      unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+      unsigned y = blockIdx.y * blockDim.y + threadIdx.y;
+      unsigned z = blockIdx.z * blockDim.z + threadIdx.z;
+      unsigned w = gridDim.x * blockDim.x, h = gridDim.y * blockDim.y;
+      unsigned i = (z * h + y) * w + x;
+      out[i] = (unsigned)(base + i * f.scale) + f.offset;
+    })"));
+  struct Affine {
+    float scale;
+    int offset;
+  };
+  const opkit::Dim3 grid{2, 3, 4}, block{8, 4, 2};
+  const std::size_t n = grid.count() * block.count();
+  auto out = device.alloc<unsigned>(n);
+  module.kernel("fill3d").launch({.grid = grid, .block = block}, out, Affine{2.0f, 7}, 1000ull);
+  auto host = out.to_host();
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(host[i], 1000u + 2u * static_cast<unsigned>(i) + 7u) << i;
+}
+
+TEST_P(Core, StreamsEventsAndDynamicSharedMemory) {
+  const opkit::Device& device = *target().device;
+  auto module = device.compile(opkit::Program(R"(
+    extern "C" __global__ void reverse(const int* in, int* out, int n) {
+      extern __shared__ int tile[];
+      int t = threadIdx.x;
+      if (t < n) tile[t] = in[t];
+      __syncthreads();
+      if (t < n) out[t] = tile[n - 1 - t];
+    })"));
+  auto stream = device.create_stream();
+  auto start = device.create_event(), stop = device.create_event();
+  std::vector<int> data(1024);
+  std::iota(data.begin(), data.end(), std::random_device{}() % 1000);
+  auto in = device.alloc<int>(data.size()), out = device.alloc<int>(data.size());
+  in.copy_from(data, &stream);
+  start.record(stream);
+  module.kernel("reverse").launch({.grid = 1, .block = 1024, .shared_bytes = 1024 * sizeof(int), .stream = &stream}, in,
+                                  out, 1024);
+  stop.record(stream);
+  std::vector<int> host(data.size());
+  out.copy_to(host, &stream);
+  stream.synchronize();
+  EXPECT_TRUE(std::equal(host.begin(), host.end(), data.rbegin()));
+  EXPECT_GE(opkit::Event::elapsed_ms(start, stop), 0.0f);
+}
+
+TEST_P(Core, BorrowedViewOverForeignMemoryWorksLikeABuffer) {
+  const opkit::Device& device = *target().device;
+  auto owner = device.alloc<std::uint32_t>(64);
+  opkit::BufferView<std::uint32_t> view(device, owner.data(), owner.size());
+  view.fill(0xdeadbeefu);
+  for (auto v : owner.to_host()) ASSERT_EQ(v, 0xdeadbeefu);
+}
+
+TEST_P(Core, UnknownKernelNameIsAnErrorListingTheKernels) {
+  const opkit::Device& device = *target().device;
+  auto module = device.compile(opkit::Program(kTutorial));
+  try {
+    module.kernel("no_such_kernel");
+    FAIL();
+  } catch (const opkit::Error& e) {
+    EXPECT_EQ(e.kind(), opkit::Errc::not_found);
+    EXPECT_NE(e.message().find("no_such_kernel"), std::string::npos);
+    EXPECT_NE(e.message().find("test_kernel"), std::string::npos);
+  }
+}
+
+TEST_P(Core, WrongArgumentCountOrSizeIsRejectedBeforeLaunch) {
+  const opkit::Device& device = *target().device;
+  auto kernel = device.compile(opkit::Program(kTutorial)).kernel("test_kernel");
+  auto a = device.alloc<float>(256);
+  // cuFuncGetParamInfo exists on CUDA >= 12.4 drivers; with it, mismatches are caught.
+  EXPECT_THROW(kernel.launch({.grid = 1, .block = 256}, a, 5), opkit::Error);
+  EXPECT_THROW(kernel.launch({.grid = 1, .block = 256}, 5), opkit::Error);
+}
+
+TEST_P(Core, SameProgramTwiceCompilesOnceInProcess) {
+  const opkit::Device& device = *target().device;
+  auto a = device.compile(opkit::Program(kTutorial).define("UNIQUE_TO_THIS_TEST", 1));
+  auto b = device.compile(opkit::Program(kTutorial).define("UNIQUE_TO_THIS_TEST", 1));
+  EXPECT_EQ(&a.program(), &b.program());
+}
+
+}  // namespace
