@@ -3,8 +3,10 @@
 // independent reference.
 #pragma once
 
+#include <lz4.h>
 #include <lz4frame.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -107,6 +109,21 @@ inline std::optional<Bytes> liblz4_decompress(const Bytes& frames, std::size_t l
   }
   LZ4F_freeDecompressionContext(ctx);
   if (!ok || hint != 0 || pos != frames.size()) return std::nullopt;  // hint 0: the frame ended
+  return out;
+}
+
+// `lz4 -l`: magic 0x184C2102, then size-prefixed blocks of 8 MiB of data each.
+inline Bytes legacy_frame(const Bytes& data) {
+  Bytes out = {0x02, 0x21, 0x4C, 0x18};
+  const std::size_t block = 8 << 20;
+  for (std::size_t at = 0; at < data.size(); at += block) {
+    const int n = static_cast<int>(std::min(block, data.size() - at));
+    Bytes packed(static_cast<std::size_t>(LZ4_compressBound(n)));
+    const int size = LZ4_compress_default(reinterpret_cast<const char*>(data.data() + at),
+                                          reinterpret_cast<char*>(packed.data()), n, static_cast<int>(packed.size()));
+    for (int b = 0; b < 4; ++b) out.push_back(static_cast<std::uint8_t>(size >> (8 * b)));
+    out.insert(out.end(), packed.begin(), packed.begin() + size);
+  }
   return out;
 }
 

@@ -5,9 +5,9 @@
 #include <lz4.h>
 #include <xxhash.h>
 
+#include "lz4/frame_format.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/lz4.hpp"
-#include "lz4/frame_format.hpp"
 #include "unit/lz4_test_data.hpp"
 
 namespace {
@@ -108,21 +108,6 @@ TEST(Lz4Frame, DecodesConcatenatedAndSkippableFrames) {
   expected.insert(expected.end(), b.begin(), b.end());
   EXPECT_EQ(decompress(stream), expected);
   EXPECT_EQ(liblz4_decompress(stream), expected);
-}
-
-// `lz4 -l`: magic 0x184C2102, then size-prefixed blocks of 8 MiB of data each.
-Bytes legacy_frame(const Bytes& data) {
-  Bytes out = {0x02, 0x21, 0x4C, 0x18};
-  const std::size_t block = 8 << 20;
-  for (std::size_t at = 0; at < data.size(); at += block) {
-    const int n = static_cast<int>(std::min(block, data.size() - at));
-    Bytes packed(static_cast<std::size_t>(LZ4_compressBound(n)));
-    const int size = LZ4_compress_default(reinterpret_cast<const char*>(data.data() + at),
-                                          reinterpret_cast<char*>(packed.data()), n, static_cast<int>(packed.size()));
-    for (int b = 0; b < 4; ++b) out.push_back(static_cast<std::uint8_t>(size >> (8 * b)));
-    out.insert(out.end(), packed.begin(), packed.begin() + size);
-  }
-  return out;
 }
 
 TEST(Lz4Frame, DecodesLegacyFramesAloneAndFollowedByAFrame) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include "lz4/block_codec.hpp"
 #include "nvrtc_required.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/error.hpp"
@@ -12,7 +13,6 @@
 #include "opkit/nvrtc.hpp"
 #include "opkit/ops/lz4.hpp"
 #include "opkit/target.hpp"
-#include "lz4/block_codec.hpp"
 #include "unit/lz4_test_data.hpp"
 
 namespace {

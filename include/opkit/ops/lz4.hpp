@@ -13,6 +13,13 @@
 // is no way to pass a dictionary. Hostile input gets an opkit::Error (invalid_argument) naming
 // the frame, block and input byte; nothing is read or written out of bounds, and the output
 // never grows past `max_output`.
+//
+// Device memory in and out (the overloads on BufferView): the data's device runs opkit's kernels
+// and the result stays there. One buffer gives one frame; a batch of buffers gives a batch of
+// frames in one launch per step (the nvCOMP batched case). The host still parses each frame's
+// structure (a copy of the compressed bytes comes down for that), computes content checksums
+// (a copy of the data comes down: turn content_checksum off where that costs too much) and
+// decodes linked-block frames with liblz4.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +28,9 @@
 #include <span>
 #include <vector>
 
+#include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
+#include "opkit/kernel_set.hpp"
 
 namespace opkit::ops {
 
@@ -50,6 +59,37 @@ struct Lz4DecompressOptions {
 std::vector<std::uint8_t> lz4_compress(std::span<const std::uint8_t> data, const Lz4CompressOptions& options = {});
 std::vector<std::uint8_t> lz4_decompress(std::span<const std::uint8_t> frames,
                                          const Lz4DecompressOptions& options = {});
+
+// Results of the batch forms: item i is bytes[offsets[i], offsets[i + 1]).
+struct Lz4Batch {
+  DeviceBuffer<std::uint8_t> bytes;
+  std::vector<std::size_t> offsets;  // size() + 1 entries, offsets[0] = 0
+  std::size_t size() const noexcept { return offsets.empty() ? 0 : offsets.size() - 1; }
+  BufferView<const std::uint8_t> item(std::size_t i) const {
+    return bytes.view().subview(offsets.at(i), offsets.at(i + 1) - offsets.at(i));
+  }
+};
+
+// Device buffers: options.device must be unset or the data's device. All items of a batch live
+// on one device. Errors of a batch item name it ("batch item 3: frame 0, block 2 ...").
+DeviceBuffer<std::uint8_t> lz4_compress(BufferView<const std::uint8_t> data, const Lz4CompressOptions& options = {});
+Lz4Batch lz4_compress_batch(std::span<const BufferView<const std::uint8_t>> items,
+                            const Lz4CompressOptions& options = {});
+// max_output applies to each item. Independent blocks decode into room of what each block can
+// decode to (lz4::decoded_cap) and are packed afterwards; an item whose room exceeds max_output
+// by more than one block maximum is refused before anything is allocated.
+DeviceBuffer<std::uint8_t> lz4_decompress(BufferView<const std::uint8_t> frames,
+                                          const Lz4DecompressOptions& options = {});
+Lz4Batch lz4_decompress_batch(std::span<const BufferView<const std::uint8_t>> frames,
+                              const Lz4DecompressOptions& options = {});
+
+// The content size field of the LZ4 frame that `header` starts with (its first 19 bytes are
+// enough), or nullopt when the frame has none (also for legacy and skippable frames). Throws
+// Error(invalid_argument) when the header is malformed or truncated.
+std::optional<std::uint64_t> lz4_content_size(std::span<const std::uint8_t> header);
+
+// Where opkit's LZ4 kernels run (every backend that compiles CUDA C++).
+const KernelSupport& lz4_support();
 
 // The largest frame lz4_compress can write for `bytes` of data at this block size and options.
 std::size_t lz4_compress_bound(std::size_t bytes, const Lz4CompressOptions& options = {});

@@ -7,8 +7,8 @@
 #include <span>
 #include <vector>
 
-#include "opkit/device.hpp"
 #include "lz4/frame_format.hpp"
+#include "opkit/device.hpp"
 
 namespace opkit::ops::lz4 {
 
@@ -39,5 +39,9 @@ Program kernel_program(const std::string& file);
 // The one error a bad block gets: "lz4 frame: frame 0, block 3 (input byte 123): <problem>".
 [[noreturn]] void throw_block_error(const BlockRef& block, const std::string& problem);
 std::string checksum_problem(std::uint32_t expected, std::uint32_t actual);
+std::string content_size_problem(std::uint64_t declared, std::size_t produced);
+std::string content_checksum_problem(std::uint32_t expected, std::uint32_t actual);
+// What a kernel status (kernels/lz4_status.h) means for a block of capacity `cap`.
+std::string status_problem(unsigned status, std::size_t cap);
 
 }  // namespace opkit::ops::lz4

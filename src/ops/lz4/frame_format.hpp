@@ -57,6 +57,13 @@ struct BlockRef {
   std::optional<std::uint32_t> checksum;  // expected xxHash32 of the stored bytes
 };
 
+// What a block can decode to: its stored size if raw; else at most 255 bytes per stored byte
+// (a length byte adds at most 255), and never more than the frame's block maximum.
+inline std::size_t decoded_cap(const BlockRef& b) {
+  const std::size_t bound = std::size_t{255} * b.stored;
+  return b.raw ? b.stored : (bound < b.max_decoded ? bound : b.max_decoded);
+}
+
 struct FrameRef {
   FrameKind kind = FrameKind::lz4;
   std::size_t offset = 0;                        // byte offset of the magic number
@@ -79,6 +86,9 @@ struct ParsedInput {
 // unsupported version, reserved bits, a dictionary id (no external dictionaries), bad header
 // checksum, a block larger than the frame's maximum, trailing bytes.
 ParsedInput parse_frames(std::span<const std::uint8_t> input);
+// The content size field of the LZ4 frame starting `header` (nullopt: none, or another kind of
+// frame), with the descriptor checked as parse_frames checks it.
+std::optional<std::uint64_t> header_content_size(std::span<const std::uint8_t> header);
 
 // Writers: the descriptor (magic .. header checksum), a block's size word, the end mark.
 void append_frame_header(std::vector<std::uint8_t>& out, const FrameSettings& settings);

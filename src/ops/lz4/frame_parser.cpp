@@ -4,8 +4,8 @@
 
 #include <cstdio>
 
-#include "opkit/error.hpp"
 #include "lz4/frame_format.hpp"
+#include "opkit/error.hpp"
 
 namespace opkit::ops::lz4 {
 namespace {
@@ -76,7 +76,21 @@ class FrameParser {
     pos_ += size;
   }
 
-  void parse_lz4(std::size_t start) {
+ public:
+  // The frame header alone: the content size of an LZ4 frame, nullopt for other frames.
+  std::optional<std::uint64_t> content_size() {
+    const std::uint32_t magic = take32(where(0, 0), "magic number");
+    if (magic != frame_magic) {
+      if (magic != legacy_magic && !is_skippable(magic))
+        fail(where(0, 0), "not an LZ4 frame (magic number " + hex(magic) + ")");
+      return std::nullopt;
+    }
+    return parse_descriptor(0).content_size;
+  }
+
+ private:
+  // The descriptor after the magic number at `start`, checked; pos_ moves past it.
+  FrameSettings parse_descriptor(std::size_t start) {
     const std::string at = where(frame(), start);
     need(3, at, "frame descriptor");
     const std::uint8_t flg = in_[pos_], bd = in_[pos_ + 1];
@@ -95,16 +109,23 @@ class FrameParser {
                    std::to_string(header_checksum) + ")");
     if (flg & flg_dict_id)
       fail(at, "the frame needs dictionary " + hex(read_le32(d + descriptor - 4)) + ", none given");
-
-    FrameRef& f = begin_frame(FrameKind::lz4, start);
-    f.settings.block_size_id = id;
-    f.settings.independent = (flg & flg_block_independent) != 0;
-    f.settings.block_checksums = (flg & flg_block_checksum) != 0;
-    f.settings.content_checksum = (flg & flg_content_checksum) != 0;
+    FrameSettings settings;
+    settings.block_size_id = id;
+    settings.independent = (flg & flg_block_independent) != 0;
+    settings.block_checksums = (flg & flg_block_checksum) != 0;
+    settings.content_checksum = (flg & flg_content_checksum) != 0;
     if (flg & flg_content_size)
-      f.settings.content_size = std::uint64_t{read_le32(d + 2)} | (std::uint64_t{read_le32(d + 6)} << 32);
+      settings.content_size = std::uint64_t{read_le32(d + 2)} | (std::uint64_t{read_le32(d + 6)} << 32);
     pos_ += descriptor + 1;
+    return settings;
+  }
 
+  void parse_lz4(std::size_t start) {
+    const std::string at = where(frame(), start);
+    const FrameSettings settings = parse_descriptor(start);
+    FrameRef& f = begin_frame(FrameKind::lz4, start);
+    f.settings = settings;
+    const unsigned id = settings.block_size_id;
     const std::size_t max = block_max_bytes(id);
     const std::size_t frame_index = frame() - 1;
     for (std::size_t index = 0;; ++index) {
@@ -171,6 +192,10 @@ class FrameParser {
 
 ParsedInput parse_frames(std::span<const std::uint8_t> input) {
   return FrameParser(input).parse();
+}
+
+std::optional<std::uint64_t> header_content_size(std::span<const std::uint8_t> header) {
+  return FrameParser(header).content_size();
 }
 
 std::string where(std::size_t frame, std::size_t offset) {

@@ -2,8 +2,8 @@
 // them out (little endian; header checksum = second byte of xxHash32 of FLG .. last field).
 #include <xxhash.h>
 
-#include "opkit/error.hpp"
 #include "lz4/frame_format.hpp"
+#include "opkit/error.hpp"
 
 namespace opkit::ops::lz4 {
 

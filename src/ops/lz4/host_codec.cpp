@@ -4,11 +4,12 @@
 #include <omp.h>
 #include <xxhash.h>
 
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
-#include "opkit/error.hpp"
 #include "lz4/block_codec.hpp"
+#include "opkit/error.hpp"
 
 namespace opkit::ops::lz4 {
 namespace {
@@ -106,6 +107,18 @@ class HostCodec final : public BlockCodec {
 
 std::unique_ptr<BlockCodec> host_block_codec() {
   return std::make_unique<HostCodec>();
+}
+
+std::string content_size_problem(std::uint64_t declared, std::size_t produced) {
+  return "content size field says " + std::to_string(declared) + " bytes, the blocks decode to " +
+         std::to_string(produced);
+}
+
+std::string content_checksum_problem(std::uint32_t expected, std::uint32_t actual) {
+  char text[96];
+  std::snprintf(text, sizeof text, "content checksum 0x%08X does not match the decoded data (0x%08X)", expected,
+                actual);
+  return text;
 }
 
 void throw_block_error(const BlockRef& block, const std::string& problem) {

@@ -11,9 +11,9 @@
 #include <cstring>
 #include <future>
 
-#include "opkit/error.hpp"
 #include "lz4/block_codec.hpp"
 #include "lz4/frame_format.hpp"
+#include "opkit/error.hpp"
 
 namespace opkit::ops {
 namespace {
@@ -30,12 +30,6 @@ std::unique_ptr<lz4::BlockCodec> codec_for(const std::optional<Device>& device) 
 
 [[noreturn]] void fail(const std::string& location, const std::string& problem) {
   throw Error(Errc::invalid_argument, "lz4 frame", location + ": " + problem);
-}
-
-// What a block can decode to: its stored size if raw; else at most 255 bytes per stored byte
-// (a length byte adds at most 255), and never more than the frame's block maximum.
-std::size_t decoded_cap(const BlockRef& b) {
-  return b.raw ? b.stored : std::min<std::size_t>(b.max_decoded, std::size_t{255} * b.stored);
 }
 
 class FrameDecoder {
@@ -77,8 +71,8 @@ class FrameDecoder {
     while (!blocks.empty()) {
       std::vector<std::size_t> slots{0};
       std::size_t n = 0;
-      while (n < blocks.size() && (n == 0 || slots.back() + decoded_cap(blocks[n]) <= chunk_bytes))
-        slots.push_back(slots.back() + decoded_cap(blocks[n++]));
+      while (n < blocks.size() && (n == 0 || slots.back() + lz4::decoded_cap(blocks[n]) <= chunk_bytes))
+        slots.push_back(slots.back() + lz4::decoded_cap(blocks[n++]));
       std::vector<std::uint8_t> scratch(slots.back());
       const auto batch = blocks.first(n);
       const std::vector<std::size_t> sizes = codec_->decode(in_, batch, slots, scratch, options_.verify_checksums);
@@ -101,7 +95,7 @@ class FrameDecoder {
         if (hash != *b.checksum) lz4::throw_block_error(b, lz4::checksum_problem(*b.checksum, hash));
       }
       const std::size_t pos = out_.size();
-      const std::size_t cap = decoded_cap(b);
+      const std::size_t cap = lz4::decoded_cap(b);
       const std::size_t room = std::min(cap, options_.max_output - pos);
       if (b.raw) {
         grow(b, b.stored);
@@ -128,16 +122,10 @@ class FrameDecoder {
     const std::size_t produced = out_.size() - start;
     const std::string at = lz4::where(index, frame.offset);
     if (frame.settings.content_size && *frame.settings.content_size != produced)
-      fail(at, "content size field says " + std::to_string(*frame.settings.content_size) +
-                   " bytes, the blocks decode to " + std::to_string(produced));
+      fail(at, lz4::content_size_problem(*frame.settings.content_size, produced));
     if (options_.verify_checksums && frame.content_checksum) {
       const std::uint32_t hash = XXH32(out_.data() + start, produced, 0);
-      if (hash != *frame.content_checksum) {
-        char text[96];
-        std::snprintf(text, sizeof text, "content checksum 0x%08X does not match the decoded data (0x%08X)",
-                      *frame.content_checksum, hash);
-        fail(at, text);
-      }
+      if (hash != *frame.content_checksum) fail(at, lz4::content_checksum_problem(*frame.content_checksum, hash));
     }
   }
 

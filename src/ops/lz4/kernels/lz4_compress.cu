@@ -8,10 +8,10 @@
 // 64 KiB + 11 bytes use 8192 16-bit positions and a hash of 4 bytes; larger ones 4096 32-bit
 // positions, a hash of 5 bytes and the 65535-byte window check. Both are 16 KiB.
 //
-// Launch: block = LZ4K_COMPRESS_THREADS threads, grid = ceil(n / block_bytes). Block i
-// compresses in[i * block_bytes, + min(block_bytes, n - i * block_bytes)) into
-// out[i * slot_bytes, ...) (slot_bytes >= the LZ4 compress bound of block_bytes) and writes its
-// stored size to sizes[i], with bit 31 set when the block is stored raw.
+// Launch: block = LZ4K_COMPRESS_THREADS threads, grid = the block count. Block i compresses
+// in_base[in_offsets[i], + in_lengths[i]) (at most 4 MiB) into out[i * slot_bytes, ...)
+// (slot_bytes >= the LZ4 compress bound of the largest block) and writes its stored size to
+// sizes[i], with bit 31 set when the block is stored raw.
 #define LZ4K_COMPRESS_THREADS 64
 #define LZ4K_MINMATCH 4u
 #define LZ4K_LASTLITERALS 5u
@@ -135,14 +135,13 @@ last_literals:
   return lz4k_put_literals(src, anchor, n - anchor, dst, op);
 }
 
-extern "C" __global__ void lz4_compress(const unsigned char* in, unsigned long long n_total, unsigned int block_bytes,
-                                        unsigned char* out, unsigned long long slot_bytes, unsigned int* sizes) {
+extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsigned long long* in_offsets,
+                                        const unsigned int* in_lengths, unsigned char* out,
+                                        unsigned long long slot_bytes, unsigned int* sizes) {
   __shared__ unsigned int table_words[LZ4K_TABLE_WORDS];
   __shared__ unsigned int compressed;
-  const unsigned long long first = (unsigned long long)blockIdx.x * block_bytes;
-  const unsigned long long left = n_total - first;
-  const unsigned int n = left < block_bytes ? (unsigned int)left : block_bytes;
-  const unsigned char* src = in + first;
+  const unsigned int n = in_lengths[blockIdx.x];
+  const unsigned char* src = in_base + in_offsets[blockIdx.x];
   unsigned char* dst = out + (unsigned long long)blockIdx.x * slot_bytes;
 
   for (unsigned int j = threadIdx.x; j < LZ4K_TABLE_WORDS; j += blockDim.x) table_words[j] = 0;

@@ -73,7 +73,7 @@ __device__ void lz4k_parse(const unsigned char* in, unsigned int end, unsigned i
   *ip += 2;
   const unsigned int match_at = op + (unsigned int)literals;
   if (offset == 0u || offset > match_at) {
-    seq->status = LZ4K_BAD_OFFSET;
+    seq->status = offset == 0u ? LZ4K_ZERO_OFFSET : LZ4K_BAD_OFFSET;
     return;
   }
   unsigned long long match = (token & 15u);
