@@ -1,7 +1,8 @@
-// LZ4 throughput on each corpus file: opkit's kernels device-resident (data in device memory,
-// results left there; CUDA events around compress and decompress, best and median of the runs),
-// and the host engine (liblz4 blocks on all cores, wall clock, host memory). Every GPU frame is
-// checked: it must equal the host engine's byte for byte and decode back to the corpus.
+// LZ4 throughput on each corpus file, device-resident on the GPU (CUDA events, best and median
+// of the runs): the kernels alone (compress step, decode kernel), the public API on device
+// buffers without and with the content checksum; and the host engine (liblz4 blocks on all
+// cores, wall clock, host memory). Every result is checked: API frames must equal the host
+// engine's byte for byte, and everything must decode back to the corpus.
 //   opkit_lz4_bench [--block 4..7] [--runs N] FILE...
 // Prints one line per file and engine: ratio, compress GB/s, decompress GB/s.
 #include <algorithm>
@@ -72,59 +73,75 @@ double gbps(std::size_t bytes, double seconds) {
 }
 
 void print(const std::string& file, const char* engine, std::size_t n, std::size_t packed, Times c, Times d) {
-  std::printf("%-28s %-22s ratio %.3f  compress %7.2f GB/s (median %7.2f)  decompress %7.2f GB/s (median %7.2f)\n",
+  std::printf("%-28s %-26s ratio %.3f  compress %7.2f GB/s (median %7.2f)  decompress %7.2f GB/s (median %7.2f)\n",
               file.c_str(), engine, static_cast<double>(n) / static_cast<double>(packed), gbps(n, c.best),
               gbps(n, c.median), gbps(n, d.best), gbps(n, d.median));
   std::fflush(stdout);
 }
 
-// Returns false when a GPU result is wrong.
-bool bench_gpu(const opkit::Device& gpu, const std::string& name, const Bytes& data, unsigned id, int runs) {
+// The kernels alone, device-resident: the compress step (kernel + its block sizes to the host)
+// and the decode kernel over a block table built beforehand. Returns false when a result is wrong.
+bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Bytes& data, unsigned id, int runs) {
   const std::size_t block_bytes = lz4::block_max_bytes(id);
-  lz4::DeviceLz4 engine(gpu);
+  const lz4::DeviceLz4 engine(gpu);
   opkit::DeviceBuffer<std::uint8_t> in = gpu.alloc<std::uint8_t>(data.size());
   in.copy_from(data);
-  std::optional<lz4::DeviceLz4::Section> packed;
-  const Times c = time_events(gpu, runs, [&] { packed.emplace(engine.encode(in, block_bytes, false)); });
-  const lz4::DeviceLz4::Section& section = *packed;
-
-  lz4::FrameSettings settings;
-  settings.block_size_id = id;
-  settings.content_checksum = false;
-  Bytes frame;
-  lz4::append_frame_header(frame, settings);
-  const std::size_t header = frame.size();
-  frame.resize(header + section.size);
-  section.bytes.view()
-      .subview(0, section.size)
-      .copy_to(std::span<std::uint8_t>(frame.data() + header, section.size));
-  lz4::append_le32(frame, 0);
-  opkit::ops::Lz4CompressOptions host;
-  host.block_size = static_cast<opkit::ops::Lz4BlockSize>(id);
-  host.content_checksum = false;
-  bool ok = frame == opkit::ops::lz4_compress(data, host);
-  if (!ok) std::printf("%s: GPU frame differs from the host engine's\n", name.c_str());
-
-  const lz4::ParsedInput parsed = lz4::parse_frames(frame);
-  std::vector<std::size_t> slots{0};
-  for (const lz4::BlockRef& b : parsed.blocks)
-    slots.push_back(slots.back() +
-                    std::min<std::size_t>(b.max_decoded, b.raw ? b.stored : std::size_t{255} * b.stored));
-  opkit::DeviceBuffer<std::uint8_t> d_frame = gpu.alloc<std::uint8_t>(frame.size());
-  d_frame.copy_from(frame);
-  const lz4::DeviceLz4::BlockTable table = engine.table(parsed.blocks, 0, slots);
-  opkit::DeviceBuffer<std::uint8_t> out = gpu.alloc<std::uint8_t>(std::max<std::size_t>(slots.back(), 1));
-  opkit::DeviceBuffer<std::uint32_t> sizes = gpu.alloc<std::uint32_t>(std::max<std::size_t>(table.count, 1));
-  opkit::DeviceBuffer<std::uint32_t> status = gpu.alloc<std::uint32_t>(std::max<std::size_t>(table.count, 1));
-  const Times d = time_events(gpu, runs, [&] { engine.decode(d_frame, table, out, sizes, status); });
-  const std::vector<std::uint8_t> decoded = out.to_host();
-  const std::vector<std::uint32_t> st = status.to_host(), sz = sizes.to_host();
-  for (std::size_t i = 0; i < table.count && ok; ++i) {
-    const std::size_t at = i * block_bytes, n = std::min(block_bytes, data.size() - at);
-    ok = st[i] == LZ4K_OK && sz[i] == n && std::memcmp(decoded.data() + slots[i], data.data() + at, n) == 0;
-    if (!ok) std::printf("%s: GPU decode of block %zu is wrong (status %u)\n", name.c_str(), i, st[i]);
+  const std::size_t count = (data.size() + block_bytes - 1) / block_bytes;
+  std::vector<unsigned long long> in_at(count);
+  std::vector<std::uint32_t> in_len(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    in_at[i] = i * block_bytes;
+    in_len[i] = static_cast<std::uint32_t>(std::min(block_bytes, data.size() - i * block_bytes));
   }
-  print(name, ok ? "opkit gpu (device)" : "opkit gpu WRONG", data.size(), frame.size(), c, d);
+  const lz4::DeviceLz4::Blocks blocks = engine.blocks(in.data(), in_at, in_len);
+  std::optional<lz4::DeviceLz4::Compressed> packed;
+  const Times c = time_events(gpu, runs, [&] { packed.emplace(engine.compress(blocks, false)); });
+
+  // Decode straight from the compressed slots (raw blocks stay raw): one table, one launch.
+  std::vector<unsigned long long> out_at(count);
+  std::vector<std::uint32_t> words(packed->host_words), caps(count);
+  std::vector<unsigned long long> slot_at(count);
+  std::size_t stored = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    slot_at[i] = i * packed->slot_bytes;
+    out_at[i] = i * block_bytes;
+    caps[i] = in_len[i];
+    stored += 4 + (words[i] & ~lz4::uncompressed_bit);
+  }
+  const lz4::DeviceLz4::BlockTable table = engine.table(slot_at, words, out_at, caps);
+  opkit::DeviceBuffer<std::uint8_t> out = gpu.alloc<std::uint8_t>(data.size());
+  opkit::DeviceBuffer<std::uint32_t> sizes = gpu.alloc<std::uint32_t>(count), status = gpu.alloc<std::uint32_t>(count);
+  const Times d = time_events(
+      gpu, runs, [&] { engine.decode(packed->slots.data(), table, out.data(), sizes.data(), status.data()); });
+  const std::vector<std::uint32_t> st = status.to_host();
+  bool ok = out.to_host() == data && std::all_of(st.begin(), st.end(), [](std::uint32_t s) { return s == LZ4K_OK; });
+  if (!ok) std::printf("%s: the kernels' round trip is wrong\n", name.c_str());
+  print(name, ok ? "opkit kernels only" : "opkit kernels WRONG", data.size(), stored + 7 + 4, c, d);
+  return ok;
+}
+
+// The public API on device buffers (lz4_compress / lz4_decompress of a BufferView): frame
+// assembly, the host parse of the frame's structure (a copy of the frame comes down), packing,
+// and with content_checksum the host xxHash32 of the content (a copy of the data comes down).
+bool bench_api(const opkit::Device& gpu, const std::string& name, const Bytes& data, unsigned id, int runs,
+               bool content_checksum) {
+  opkit::DeviceBuffer<std::uint8_t> in = gpu.alloc<std::uint8_t>(data.size());
+  in.copy_from(data);
+  opkit::ops::Lz4CompressOptions o;
+  o.block_size = static_cast<opkit::ops::Lz4BlockSize>(id);
+  o.content_checksum = content_checksum;
+  o.content_size = true;
+  std::optional<opkit::DeviceBuffer<std::uint8_t>> frame;
+  const Times c = time_events(gpu, runs, [&] { frame.emplace(opkit::ops::lz4_compress(in.view(), o)); });
+  std::optional<opkit::DeviceBuffer<std::uint8_t>> back;
+  const Times d = time_events(gpu, runs, [&] { back.emplace(opkit::ops::lz4_decompress(frame->view())); });
+  const Bytes host_frame = frame->to_host();
+  opkit::ops::Lz4CompressOptions host = o;
+  host.device.reset();
+  bool ok = back->to_host() == data && host_frame == opkit::ops::lz4_compress(data, host);
+  if (!ok) std::printf("%s: the API's frame differs from liblz4's or does not round-trip\n", name.c_str());
+  const char* engine = content_checksum ? "opkit API +content xxh32" : "opkit API device bufs";
+  print(name, ok ? engine : "opkit API WRONG", data.size(), host_frame.size(), c, d);
   return ok;
 }
 
@@ -169,8 +186,25 @@ int main(int argc, char** argv) try {
     const Bytes data = read_file(path);
     const std::string name =
         path.substr(path.find_last_of('/') + 1) + " (" + std::to_string(data.size() >> 20) + " MiB)";
-    if (gpu) ok = bench_gpu(*gpu, name, data, id, runs) && ok;
-    bench_host(name, data, id, runs);
+    // Each step on its own: a failing one prints its error and the others still run.
+    auto step = [&](const char* what, auto&& body) {
+      try {
+        ok = body() && ok;
+      } catch (const std::exception& e) {
+        std::printf("%s: %s failed: %s\n", name.c_str(), what, e.what());
+        ok = false;
+      }
+      std::fflush(stdout);
+    };
+    if (gpu) {
+      step("kernels", [&] { return bench_kernels(*gpu, name, data, id, runs); });
+      step("API", [&] { return bench_api(*gpu, name, data, id, runs, false); });
+      step("API with content checksum", [&] { return bench_api(*gpu, name, data, id, runs, true); });
+    }
+    step("host", [&] {
+      bench_host(name, data, id, runs);
+      return true;
+    });
   }
   return ok ? 0 : 1;
 } catch (const std::exception& e) {

@@ -1,35 +1,45 @@
 #!/usr/bin/env bash
-# On the GPU machine: build; run the LZ4 unit, GPU and CLI tests; the GPU mutation test under
-# compute-sanitizer memcheck (when installed); build three corpora; time opkit's kernels
-# device-resident (bench/lz4_bench.cpp), the host engine (liblz4 on all cores), the `lz4 -1`
-# tool (one thread) and nvCOMP's LZ4 (when the wheels are carried in .whl/: see
-# /work/shared/tools/nvcomp-anchor.py) on the same data at 64 KiB blocks.
-# Corpora (reproducible from the machine's own files, sorted by path, `LC_ALL=C`):
+# On the GPU machine, in under 6 minutes: build what LZ4 needs; run the LZ4 conformance cases on
+# the GPU (and the corrupted-frame cases under compute-sanitizer memcheck, when installed) and the
+# GPU/CLI tests; build three corpora; then, on the same data at 64 KiB blocks/chunks:
+#   opkit's kernels alone and the public C++ API on device buffers (bench/lz4_bench.cpp),
+#   liblz4 on all host cores (opkit's host engine), the `lz4 -1` tool (one thread),
+#   nvCOMP's LZ4 (bench/python/lz4_nvcomp.py, when the wheels are carried in .whl/).
+# Every step runs under a timeout and on its own: a failing step leaves its log and the rest
+# still run. The last thing printed is one table (also in $OUT/lz4_table.txt).
+# Corpora (reproducible from the machine's own files, sorted by path, LC_ALL=C):
 #   mixed.bin  the files under /usr/lib and /usr/share concatenated, first 256 MiB
 #   python.txt the *.py files under /usr/lib/python3* concatenated, first 256 MiB (or all)
 #   logs.txt   256 MiB of generated log lines (awk, fixed seed): highly compressible
-# Run from the repository root:  OUT=/some/dir bash bench/device/lz4.sh   (about 4 minutes)
+# Run from the repository root (carry .whl for nvCOMP):  OUT=/some/dir bash bench/device/lz4.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/opkit-out}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH LC_ALL=C
 B=build/release
 S="$OUT/lz4_summary.txt"
-log() { echo "== $*" | tee -a "$S"; }
+: >"$S"
+log() { echo "== $* ($(date +%T))" | tee -a "$S"; }
+RUNS=${RUNS:-5}
 
 log "build"
-cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && cmake --build --preset release -j 16 2>&1 | tail -2
+timeout 240 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && cmake --build --preset release -j $(nproc) \
+  --target opkit_conformance_tests opkit_gpu_tests opkit_cli opkit_lz4_bench" >"$OUT/lz4_build.txt" 2>&1
+echo "build exit status $?" | tee -a "$S"
+tail -3 "$OUT/lz4_build.txt"
 
-log "tests"
-$B/tests/opkit_unit_tests --gtest_filter='Lz4*' --gtest_brief=1 >"$OUT/lz4_unit.txt" 2>&1
-tail -2 "$OUT/lz4_unit.txt" | tee -a "$S"
-$B/tests/opkit_gpu_tests --gtest_filter='Lz4*' --gtest_brief=1 >"$OUT/lz4_gpu_tests.txt" 2>&1
-tail -2 "$OUT/lz4_gpu_tests.txt" | tee -a "$S"
-bash tests/cli/test_lz4.sh "$B/tools/opkit/opkit" >"$OUT/lz4_cli.txt" 2>&1
+log "tests on the GPU"
+OPKIT_TEST_DEVICES=cuda timeout 120 $B/tests/opkit_conformance_tests --gtest_filter='On/Lz4.*' --gtest_brief=1 \
+  >"$OUT/lz4_conformance.txt" 2>&1
+echo "conformance (cuda) exit status $?: $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/lz4_conformance.txt" | tr '\n' ' ')" | tee -a "$S"
+timeout 60 $B/tests/opkit_gpu_tests --gtest_filter='Lz4*' --gtest_brief=1 >"$OUT/lz4_gpu_tests.txt" 2>&1
+echo "gpu tests exit status $?: $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/lz4_gpu_tests.txt" | tr '\n' ' ')" | tee -a "$S"
+timeout 60 bash tests/cli/test_lz4.sh "$B/tools/opkit/opkit" >"$OUT/lz4_cli.txt" 2>&1
 echo "cli test exit status $? (0 ok, 77 skipped)" | tee -a "$S"
 if command -v compute-sanitizer >/dev/null; then
-  timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 $B/tests/opkit_gpu_tests \
-    --gtest_filter='Lz4Gpu.MutatedFramesFailWithAnError' >"$OUT/lz4_memcheck.txt" 2>&1
+  OPKIT_TEST_DEVICES=cuda timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 \
+    $B/tests/opkit_conformance_tests --gtest_filter='On/Lz4.Truncated*:On/Lz4.Mutated*:On/Lz4.OutputLimit*' \
+    >"$OUT/lz4_memcheck.txt" 2>&1
   echo "memcheck exit status $? (0: no errors; 9: memcheck found some; 124: timed out)" | tee -a "$S"
   grep -E "ERROR SUMMARY" "$OUT/lz4_memcheck.txt" | tail -1 | tee -a "$S"
 fi
@@ -44,30 +54,50 @@ limit=$((256 << 20))
   for (i = 0; ; i++) { printf "2026-12-03T%02d:%02d:%02d.%03dZ host%02d %s /api/v1/items/%d status=%s bytes=%d ms=%.1f\n",
     (i / 3600000) % 24, (i / 60000) % 60, (i / 1000) % 60, i % 1000, int(rand() * 16), m[1 + int(rand() * 4)],
     int(rand() * 5000), s[1 + int(rand() * 6)], int(rand() * 100000), rand() * 250 } }' | head -c $limit >$C/logs.txt
+FILES="$C/mixed.bin $C/python.txt $C/logs.txt"
 ls -l $C | tee -a "$S"
 
-log "opkit (GPU kernels device-resident; liblz4 host engine on $(nproc) cores), 64 KiB blocks"
-timeout 200 $B/bench/opkit_lz4_bench --block 4 --runs 5 $C/mixed.bin $C/python.txt $C/logs.txt | tee "$OUT/lz4_bench.txt"
-echo "bench exit status ${PIPESTATUS[0]} (1: a GPU result was wrong)" | tee -a "$S"
+log "opkit: kernels, C++ API on device buffers, liblz4 on $(nproc) host cores; 64 KiB blocks"
+timeout 150 $B/bench/opkit_lz4_bench --block 4 --runs "$RUNS" $FILES >"$OUT/lz4_bench.txt" 2>&1
+echo "bench exit status $? (1: a result was wrong, 124: timed out)" | tee -a "$S"
+cat "$OUT/lz4_bench.txt"
 
 log "lz4 -1 -B4 -BI tool (one thread)"
-for f in $C/mixed.bin $C/python.txt $C/logs.txt; do
+: >"$OUT/lz4_tool.txt"
+for f in $FILES; do
   n=$(stat -c %s $f)
-  t0=$(date +%s.%N); lz4 -1 -B4 -BI -q -c $f >$C/tool.lz4; t1=$(date +%s.%N)
-  lz4 -d -q -c $C/tool.lz4 >/dev/null; t2=$(date +%s.%N)
+  t0=$(date +%s.%N); timeout 30 lz4 -1 -B4 -BI -q -c $f >$C/tool.lz4; t1=$(date +%s.%N)
+  timeout 30 lz4 -d -q -c $C/tool.lz4 >/dev/null; t2=$(date +%s.%N)
   m=$(stat -c %s $C/tool.lz4)
-  awk -v f=$(basename $f) -v n=$n -v m=$m -v a=$t0 -v b=$t1 -v c=$t2 \
-    'BEGIN { printf "%-28s %-22s ratio %.3f  compress %7.2f GB/s  decompress %7.2f GB/s (incl. file I/O)\n", f, "lz4 -1 tool", n / m, n / (b - a) / 1e9, n / (c - b) / 1e9 }'
-done | tee "$OUT/lz4_tool.txt"
+  awk -v f="$(basename $f) ($((n >> 20)) MiB)" -v n=$n -v m=$m -v a=$t0 -v b=$t1 -v c=$t2 \
+    'BEGIN { if (m > 0) printf "%-28s %-26s ratio %.3f  compress %7.2f GB/s (median %7.2f)  decompress %7.2f GB/s (median %7.2f)\n", f, "lz4 -1 tool 1 thread", n / m, n / (b - a) / 1e9, n / (b - a) / 1e9, n / (c - b) / 1e9, n / (c - b) / 1e9 }' \
+    >>"$OUT/lz4_tool.txt"
+done
+cat "$OUT/lz4_tool.txt"
 
-if ls .whl/*.whl >/dev/null 2>&1 && [ -f /work/shared/tools/nvcomp-anchor.py -o -f tools/nvcomp-anchor.py ]; then
-  log "nvCOMP LZ4 (device-resident, default chunking)"
-  anchor=$( [ -f tools/nvcomp-anchor.py ] && echo tools/nvcomp-anchor.py || echo /work/shared/tools/nvcomp-anchor.py)
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>&1 | tail -1
-  PYTHONPATH=/tmp/site timeout 150 python3 "$anchor" --algos LZ4 $C/mixed.bin $C/python.txt $C/logs.txt | tee "$OUT/lz4_nvcomp.txt"
+if ls .whl/*nvcomp*.whl >/dev/null 2>&1; then
+  log "nvCOMP LZ4 (device-resident, 64 KiB chunks)"
+  timeout 60 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    >"$OUT/lz4_pip.txt" 2>&1
+  PYTHONPATH=/tmp/site timeout 120 python3 bench/python/lz4_nvcomp.py --chunk 65536 --runs "$RUNS" $FILES \
+    >"$OUT/lz4_nvcomp.txt" 2>&1
+  echo "nvcomp exit status $?" | tee -a "$S"
+  cat "$OUT/lz4_nvcomp.txt"
 else
-  echo "(nvCOMP skipped: no .whl/ with nvidia-nvcomp-cu13 + nvidia-libnvcomp-cu13, or no nvcomp-anchor.py)" | tee -a "$S"
+  echo "(nvCOMP skipped: no .whl/ with nvidia-nvcomp-cu13 + nvidia-libnvcomp-cu13)" | tee -a "$S"
 fi
 
-log "table"
-cat "$OUT/lz4_bench.txt" "$OUT/lz4_tool.txt" "$OUT/lz4_nvcomp.txt" 2>/dev/null | grep -E "ratio" | tee -a "$S"
+log "table (GB/s of uncompressed bytes, best of $RUNS; x nvCOMP: speed over nvCOMP LZ4 on that corpus)"
+cat "$OUT/lz4_bench.txt" "$OUT/lz4_tool.txt" "$OUT/lz4_nvcomp.txt" 2>/dev/null | grep -E " ratio [0-9]" | awk '
+  { file = $1; engine = substr($0, 30, 26); sub(/ +$/, "", engine)
+    for (i = 1; i <= NF; i++) { if ($i == "ratio") r = $(i + 1); if ($i == "compress") c = $(i + 1); if ($i == "decompress") d = $(i + 1) }
+    n++; F[n] = file; E[n] = engine; R[n] = r; Cs[n] = c; D[n] = d
+    if (engine ~ /^lz4 -1/) tool[file] = r
+    if (engine ~ /^nvCOMP LZ4/) { nvc[file] = c; nvd[file] = d; nvr[file] = r } }
+  END {
+    printf "%-12s %-26s %7s %9s %10s %10s %9s %9s\n", "corpus", "engine", "ratio", "vs lz4-1", "comp GB/s", "dec GB/s", "x nvCOMP", "x nvCOMP"
+    for (i = 1; i <= n; i++) {
+      vs = (F[i] in tool) ? sprintf("%+.1f%%", 100 * (R[i] / tool[F[i]] - 1)) : "-"
+      xc = (F[i] in nvc && nvc[F[i]] > 0) ? sprintf("%.2f", Cs[i] / nvc[F[i]]) : "-"
+      xd = (F[i] in nvd && nvd[F[i]] > 0) ? sprintf("%.2f", D[i] / nvd[F[i]]) : "-"
+      printf "%-12s %-26s %7s %9s %10s %10s %9s %9s\n", F[i], E[i], R[i], vs, Cs[i], D[i], xc, xd } }' | tee "$OUT/lz4_table.txt"

@@ -16,6 +16,7 @@ from ._doctor import doctor
 from ._devices import backends, default_device, devices, get_device, set_default_device, synchronize
 from ._hash import sha256, sha256d
 from ._kernels import Function, SourceModule
+from ._lz4 import lz4_compress, lz4_decompress
 from ._memory import (
     In,
     InOut,
@@ -34,6 +35,8 @@ from ._memory import (
 from ._mine import MineProgress, MineResult, mine
 
 __all__ = [
+    "lz4_compress",
+    "lz4_decompress",
     "__version__",
     "CompileError",
     "Device",

@@ -15,4 +15,5 @@ NB_MODULE(_opkit, m) {
   opkit::python::bind_sha256(m);
   opkit::python::bind_mine(m);
   opkit::python::bind_doctor(m);
+  opkit::python::bind_lz4(m);
 }
