@@ -18,6 +18,7 @@ constexpr unsigned decode_threads = 32;    // LZ4K_DECODE_THREADS
 constexpr unsigned compress_threads = 64;  // LZ4K_COMPRESS_THREADS
 constexpr unsigned copy_threads = 128;
 constexpr unsigned hash_threads = 128;
+constexpr std::size_t small_block_limit = 65536 + 11;  // LZ4K_64K_LIMIT
 
 std::string embedded(const std::string& name) {
   std::string_view text = opkit::detail::embedded_source(name);
@@ -39,39 +40,56 @@ Program kernel_program(const std::string& file) {
 }
 
 struct DeviceKernels {
-  Kernel compress, decompress, xxh32, gather, scatter;
+  Kernel compress, compress_small, decompress, xxh32, gather, scatter;
 };
 
 namespace {
 
-// The one specialisation of each kernel file: the kernel set compiles it once per device.
+// A kernel file and, for the compressor, its table (lz4_compress.cu's LZ4K_SMALL_HASH_LOG and
+// LZ4K_SMALL_BLOCKS_ONLY): the kernel set compiles each once per device.
 struct Lz4Params {
   std::string file;
+  unsigned small_hash_log = 13;
+  bool small_blocks_only = false;
   auto operator<=>(const Lz4Params&) const = default;
 };
+
+Program params_program(const Lz4Params& p) {
+  Program program = kernel_program(p.file);
+  if (p.file == "lz4_compress.cu") {
+    program.define("LZ4K_SMALL_HASH_LOG", p.small_hash_log);
+    if (p.small_blocks_only) program.define("LZ4K_SMALL_BLOCKS_ONLY");
+  }
+  return program;
+}
 
 const KernelSet<Lz4Params>& kernel_set() {
   // Never destroyed: its kernels keep modules loaded, which must not be unloaded during exit.
   static const auto* set = [] {
     auto* s = new KernelSet<Lz4Params>("lz4");
-    s->add_language("cuda", {[](const Lz4Params& p) { return kernel_program(p.file); }});
+    s->add_language("cuda", {[](const Lz4Params& p) { return params_program(p); }});
     return s;
   }();
   return *set;
 }
 
-DeviceKernels kernels_for(const Device& device) {
+DeviceKernels kernels_for(const Device& device, unsigned small_hash_log) {
   const KernelSet<Lz4Params>& set = kernel_set();
-  return {set.kernel(device, {"lz4_compress.cu"}, "lz4_compress"),
+  return {set.kernel(device, {"lz4_compress.cu", 13, false}, "lz4_compress"),
+          set.kernel(device, {"lz4_compress.cu", small_hash_log, true}, "lz4_compress"),
           set.kernel(device, {"lz4_decompress.cu"}, "lz4_decompress"),
-          set.kernel(device, {"lz4_xxh32.cu"}, "lz4_xxh32"), set.kernel(device, {"lz4_gather.cu"}, "lz4_gather"),
+          set.kernel(device, {"lz4_xxh32.cu"}, "lz4_xxh32"),
+          set.kernel(device, {"lz4_gather.cu"}, "lz4_gather"),
           set.kernel(device, {"lz4_scatter.cu"}, "lz4_scatter")};
 }
 
 }  // namespace
 
-DeviceLz4::DeviceLz4(Device device)
-    : device_(std::move(device)), k_(std::make_shared<const DeviceKernels>(kernels_for(device_))) {}
+DeviceLz4::DeviceLz4(Device device, unsigned small_hash_log)
+    : device_(std::move(device)), k_(std::make_shared<const DeviceKernels>(kernels_for(device_, small_hash_log))) {
+  if (small_hash_log < 10 || small_hash_log > 13)
+    throw Error(Errc::invalid_argument, "lz4", "small_hash_log must be 10..13");
+}
 
 DeviceLz4::Blocks DeviceLz4::blocks(const std::uint8_t* base, std::span<const unsigned long long> in_at,
                                     std::span<const std::uint32_t> in_len) const {
@@ -93,9 +111,10 @@ DeviceLz4::Compressed DeviceLz4::compress(const Blocks& blocks, bool block_check
                {},
                block_checksums};
   if (count == 0) return c;
-  k_->compress.launch({.grid = static_cast<std::uint32_t>(count), .block = compress_threads, .stream = stream},
-                      blocks.base, blocks.in_at, blocks.in_len, c.slots, static_cast<unsigned long long>(c.slot_bytes),
-                      c.words);
+  // Blocks under 64 KiB + 11 bytes need only the 16-bit table (less shared memory per block).
+  const Kernel& kernel = blocks.largest < small_block_limit ? k_->compress_small : k_->compress;
+  kernel.launch({.grid = static_cast<std::uint32_t>(count), .block = compress_threads, .stream = stream}, blocks.base,
+                blocks.in_at, blocks.in_len, c.slots, static_cast<unsigned long long>(c.slot_bytes), c.words);
   if (block_checksums) {
     std::vector<unsigned long long> slot_at(count);
     for (std::size_t i = 0; i < count; ++i) slot_at[i] = i * c.slot_bytes;

@@ -20,7 +20,10 @@ struct DeviceKernels;
 
 class DeviceLz4 {
  public:
-  explicit DeviceLz4(Device device);  // the kernel set compiles the kernels on the device's first use
+  // The kernel set compiles the kernels on the device's first use. small_hash_log: log2 of the
+  // compressor's table entries for blocks under 64 KiB + 11 bytes; 13 is liblz4's (the same
+  // frames as `lz4 -1`), 12 halves the table's shared memory (bench/lz4_bench.cpp compares them).
+  explicit DeviceLz4(Device device, unsigned small_hash_log = 13);
   const Device& device() const { return device_; }
 
   // Blocks to compress: block i is base[in_at[i], + in_len[i]), at most 4 MiB each.

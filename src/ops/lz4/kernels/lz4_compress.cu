@@ -6,7 +6,8 @@
 //
 // The hash table mirrors liblz4's choice so that the ratio matches `lz4 -1`: blocks under
 // 64 KiB + 11 bytes use 8192 16-bit positions and a hash of 4 bytes; larger ones 4096 32-bit
-// positions, a hash of 5 bytes and the 65535-byte window check. Both are 16 KiB.
+// positions, a hash of 5 bytes and the 65535-byte window check. Both are 16 KiB. (Smaller
+// 16-bit tables: LZ4K_SMALL_HASH_LOG below.)
 //
 // Launch: block = LZ4K_COMPRESS_THREADS threads, grid = the block count. Block i compresses
 // in_base[in_offsets[i], + in_lengths[i]) (at most 4 MiB) into out[i * slot_bytes, ...)
@@ -19,7 +20,20 @@
 #define LZ4K_SKIP_TRIGGER 6u
 #define LZ4K_DISTANCE_MAX 65535u
 #define LZ4K_64K_LIMIT (65536u + LZ4K_MFLIMIT - 1u)
+// LZ4K_SMALL_HASH_LOG: log2 of the 16-bit table's entries (liblz4: 13). LZ4K_SMALL_BLOCKS_ONLY:
+// every block is under 64 KiB + 11 bytes (the host knows), so only the 16-bit table is needed
+// and the shared memory per block shrinks with it (12: 8 KiB, twice the blocks per SM).
+#ifndef LZ4K_SMALL_HASH_LOG
+#define LZ4K_SMALL_HASH_LOG 13
+#endif
+#if LZ4K_SMALL_HASH_LOG > 13 || LZ4K_SMALL_HASH_LOG < 10
+#error "LZ4K_SMALL_HASH_LOG must be 10..13"
+#endif
+#ifdef LZ4K_SMALL_BLOCKS_ONLY
+#define LZ4K_TABLE_WORDS ((1u << LZ4K_SMALL_HASH_LOG) / 2u)
+#else
 #define LZ4K_TABLE_WORDS 4096u
+#endif
 
 __device__ __forceinline__ unsigned int lz4k_read32(const unsigned char* p) {
   return (unsigned int)p[0] | ((unsigned int)p[1] << 8) | ((unsigned int)p[2] << 16) | ((unsigned int)p[3] << 24);
@@ -34,7 +48,7 @@ struct Lz4HashTable {
   int small;  // 16-bit positions, 4-byte hash
 
   __device__ unsigned int hash(const unsigned char* p) const {
-    if (small) return (lz4k_read32(p) * 2654435761u) >> (32 - 13);
+    if (small) return (lz4k_read32(p) * 2654435761u) >> (32 - LZ4K_SMALL_HASH_LOG);
     return (unsigned int)(((lz4k_read64(p) << 24) * 889523592379ull) >> (64 - 12));
   }
   __device__ unsigned int get(unsigned int h) const {
@@ -69,6 +83,21 @@ __device__ unsigned int lz4k_put_literals(const unsigned char* src, unsigned int
   }
   for (unsigned int j = 0; j < count; ++j) dst[op + j] = src[anchor + j];
   return op + count;
+}
+
+// How many bytes from src[a] equal those from src[b] (b < a), stopping before src[limit]: four
+// at a time (the lowest differing byte of the XOR, as liblz4 counts), then byte by byte.
+__device__ __forceinline__ unsigned int lz4k_match_length(const unsigned char* src, unsigned int a, unsigned int b,
+                                                          unsigned int limit) {
+  const unsigned int avail = a < limit ? limit - a : 0u;
+  unsigned int length = 0;
+  while (length + 4u <= avail) {
+    const unsigned int diff = lz4k_read32(src + a + length) ^ lz4k_read32(src + b + length);
+    if (diff != 0u) return length + ((unsigned int)(__ffs((int)diff) - 1) >> 3);
+    length += 4u;
+  }
+  while (length < avail && src[a + length] == src[b + length]) ++length;
+  return length;
 }
 
 // Compresses src[0, n) into dst; returns the compressed size (at most the compress bound).
@@ -107,10 +136,7 @@ __device__ unsigned int lz4k_compress_block(const unsigned char* src, unsigned i
         const unsigned int offset = ip - match;
         dst[op++] = (unsigned char)offset;
         dst[op++] = (unsigned char)(offset >> 8);
-        unsigned int length = 0;
-        while (ip + LZ4K_MINMATCH + length < match_limit &&
-               src[ip + LZ4K_MINMATCH + length] == src[match + LZ4K_MINMATCH + length])
-          ++length;
+        const unsigned int length = lz4k_match_length(src, ip + LZ4K_MINMATCH, match + LZ4K_MINMATCH, match_limit);
         ip += LZ4K_MINMATCH + length;
         if (length >= 15u) {
           dst[token] += 15u;
@@ -150,7 +176,11 @@ extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsi
     Lz4HashTable table;
     table.words = table_words;
     table.small = n < LZ4K_64K_LIMIT;
+#ifdef LZ4K_SMALL_BLOCKS_ONLY
+    compressed = table.small ? lz4k_compress_block(src, n, dst, table) : n;  // a larger block: raw, never wrong
+#else
     compressed = lz4k_compress_block(src, n, dst, table);
+#endif
   }
   __syncthreads();
   if (compressed < n) {
