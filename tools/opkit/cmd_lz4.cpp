@@ -17,6 +17,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "commands.hpp"
@@ -79,7 +80,7 @@ void write_all(int fd, const Bytes& data, const std::string& name) {
     const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw Error(Errc::io, "opkit lz4", "cannot write " + name + ": " + std::strerror(errno));
+      throw Error(Errc::io, "opkit lz4", "cannot write " + name + ": " + std::generic_category().message(errno));
     }
     done += static_cast<std::size_t>(n);
   }
@@ -93,16 +94,18 @@ void write_output(const std::string& path, const Bytes& data, bool force) {
   std::string temp = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(temp.data());
   if (fd < 0)
-    throw Error(Errc::io, "opkit lz4", "cannot create a temporary file beside " + path + ": " + std::strerror(errno));
+    throw Error(Errc::io, "opkit lz4",
+                "cannot create a temporary file beside " + path + ": " + std::generic_category().message(errno));
   try {
     write_all(fd, data, temp);
-    if (::close(fd) != 0) throw Error(Errc::io, "opkit lz4", "cannot write " + temp + ": " + std::strerror(errno));
+    if (::close(fd) != 0)
+      throw Error(Errc::io, "opkit lz4", "cannot write " + temp + ": " + std::generic_category().message(errno));
   } catch (...) {
     ::unlink(temp.c_str());
     throw;
   }
   if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
+    const std::string why = std::generic_category().message(errno);
     ::unlink(temp.c_str());
     throw Error(Errc::io, "opkit lz4", "cannot rename " + temp + " to " + path + ": " + why);
   }

@@ -183,11 +183,12 @@ Lz4Batch lz4_decompress_batch(Items items, const Lz4DecompressOptions& options) 
       for (std::size_t f = 0; f < p.parsed.frames.size(); ++f) {
         const FrameRef& frame = p.parsed.frames[f];
         p.on_host = p.on_host || (frame.kind == lz4::FrameKind::lz4 && !frame.settings.independent);
-        declared += frame.settings.content_size.value_or(0);
-        if (declared > options.max_output)
+        const std::uint64_t size = frame.settings.content_size.value_or(0);
+        if (size > options.max_output - declared)  // never overflows: declared <= max_output
           throw Error(Errc::invalid_argument, "lz4 frame",
-                      lz4::where(f, frame.offset) + ": content size " + std::to_string(*frame.settings.content_size) +
+                      lz4::where(f, frame.offset) + ": content size " + std::to_string(size) +
                           " exceeds the output limit of " + std::to_string(options.max_output) + " bytes (max_output)");
+        declared += size;
       }
       p.slot_lo = slots_total;
       p.first = refs.size();
