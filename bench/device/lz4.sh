@@ -61,8 +61,8 @@ log "lz4 -1 -B4 -BI tool (one thread)"
 : >"$OUT/lz4_tool.txt"
 for f in $FILES; do
   n=$(stat -c %s $f)
-  t0=$(date +%s.%N); timeout "$(budget 20)" lz4 -1 -B4 -BI -q -c $f >$C/tool.lz4; t1=$(date +%s.%N)
-  timeout "$(budget 20)" lz4 -d -q -c $C/tool.lz4 >/dev/null; t2=$(date +%s.%N)
+  t0=$(date +%s.%N); timeout "$(budget 20)" lz4 -1 -B4 -BI -q -c $f >$C/tool.lz4 2>/dev/null; t1=$(date +%s.%N)
+  timeout "$(budget 20)" lz4 -d -q -c $C/tool.lz4 >/dev/null 2>&1; t2=$(date +%s.%N)
   m=$(stat -c %s $C/tool.lz4)
   awk -v f="$(basename $f) ($((n >> 20)) MiB)" -v n=$n -v m=$m -v a=$t0 -v b=$t1 -v c=$t2 \
     'BEGIN { if (m > 0) printf "%-28s %-26s ratio %.3f  compress %7.2f GB/s (median %7.2f)  decompress %7.2f GB/s (median %7.2f)\n", f, "lz4 -1 tool 1 thread", n / m, n / (b - a) / 1e9, n / (b - a) / 1e9, n / (c - b) / 1e9, n / (c - b) / 1e9 }' \
