@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake ninja-build pkg-config
+  g++ cmake ninja-build pkg-config liblz4-dev libxxhash-dev lz4
   libssl-dev libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin
   python3 python3-dev python3-venv python3-pip

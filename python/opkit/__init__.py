@@ -28,6 +28,7 @@ from ._devices import backends, default_device, devices, get_device, set_default
 from ._cipher import decrypt, encrypt
 from ._hash import sha256, sha256d
 from ._kernels import Function, SourceModule
+from ._lz4 import lz4_compress, lz4_decompress
 from ._memory import (
     In,
     InOut,
@@ -46,6 +47,8 @@ from ._memory import (
 from ._mine import MineProgress, MineResult, mine
 
 __all__ = [
+    "lz4_compress",
+    "lz4_decompress",
     "__version__",
     "AuthenticationError",
     "CompileError",

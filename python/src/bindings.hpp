@@ -20,6 +20,7 @@ void bind_sha256(nanobind::module_& m);
 void bind_cipher(nanobind::module_& m);
 void bind_mine(nanobind::module_& m);
 void bind_doctor(nanobind::module_& m);
+void bind_lz4(nanobind::module_& m);
 
 // Device memory addresses travel through Python as integers (PyCUDA's convention).
 inline void* address(std::uintptr_t value) {

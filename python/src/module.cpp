@@ -16,4 +16,5 @@ NB_MODULE(_opkit, m) {
   opkit::python::bind_cipher(m);
   opkit::python::bind_mine(m);
   opkit::python::bind_doctor(m);
+  opkit::python::bind_lz4(m);
 }

@@ -23,5 +23,6 @@ void add_run_command(CLI::App& app, int& exit_code);
 void add_hash_command(CLI::App& app, int& exit_code);
 void add_encrypt_command(CLI::App& app, int& exit_code);  // encrypt and decrypt
 void add_mine_command(CLI::App& app, int& exit_code);
+void add_lz4_command(CLI::App& app, int& exit_code);
 
 }  // namespace opkit::cli

@@ -85,9 +85,11 @@ int main(int argc, char** argv) {
   add_hash_command(app, exit_code);
   add_encrypt_command(app, exit_code);
   add_mine_command(app, exit_code);
+  add_lz4_command(app, exit_code);
   reject_empty_values(app);
   if (const char* word = unknown_subcommand(app, argc, argv)) {
-    std::fprintf(stderr, "opkit: '%s' is not an opkit command; run 'opkit --help' for the list\n", word);
+    std::fprintf(stderr, "opkit: '%s' is not an opkit command; run 'opkit --help' for the list
+", word);
     return 2;
   }
   try {

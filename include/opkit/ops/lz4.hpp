@@ -1,0 +1,97 @@
+// LZ4 compression in the standard LZ4 Frame format (the `.lz4` files of the `lz4` tool): one
+// buffer in, one frame out, and back. Three engines run it, chosen by `device`:
+//   unset          the host CPU through liblz4's block API, blocks in parallel on all cores;
+//   a CUDA device  opkit's own kernels (src/ops/lz4/kernels) on that GPU;
+//   the CPU device the same kernel source on the CPU backend (how CI runs the GPU code).
+// The frame is written and parsed by opkit's frame codec on the host either way; blocks are
+// compressed independently, so any `lz4 -d` reads the output.
+//
+// Decoding accepts every valid input of concatenated frames: LZ4 frames of any block size,
+// with or without block/content checksums and content size, independent or linked blocks
+// (linked blocks decode in order on the host CPU with liblz4, whatever the device), skippable
+// frames (skipped) and legacy frames (`lz4 -l`). Frames with a dictionary id are refused: there
+// is no way to pass a dictionary. Hostile input gets an opkit::Error (invalid_argument) naming
+// the frame, block and input byte; nothing is read or written out of bounds, and the output
+// never grows past `max_output`.
+//
+// Device memory in and out (the overloads on BufferView): the data's device runs opkit's kernels
+// and the result stays there. One buffer gives one frame; a batch of buffers gives a batch of
+// frames in one launch per step (the nvCOMP batched case). The host still parses each frame's
+// structure (a copy of the compressed bytes comes down for that), computes content checksums
+// (a copy of the data comes down: turn content_checksum off where that costs too much) and
+// decodes linked-block frames with liblz4.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "opkit/buffer.hpp"
+#include "opkit/device.hpp"
+#include "opkit/kernel_set.hpp"
+
+namespace opkit::ops {
+
+// The frame's block maximum size (the BD byte's id: 4 .. 7, as `lz4 -B4 .. -B7`).
+enum class Lz4BlockSize : std::uint8_t { kib64 = 4, kib256 = 5, mib1 = 6, mib4 = 7 };
+
+struct Lz4CompressOptions {
+  std::optional<Device> device = std::nullopt;    // unset: host CPU (liblz4)
+  Lz4BlockSize block_size = Lz4BlockSize::kib64;  // 64 KiB blocks: parallelism for the GPU
+  bool block_checksums = false;                   // `lz4 -BX`
+  bool content_checksum = true;                   // off: `lz4 --no-frame-crc`
+  bool content_size = false;                      // `lz4 --content-size`
+};
+
+// The default decompressed-size limit: 1 GiB. (A valid block never decodes to more than 255
+// times its stored size, and the decoder never reserves more than that per block, so a small
+// malicious input cannot make it allocate much more than its own size times 255 either.)
+inline constexpr std::size_t lz4_default_max_output = std::size_t{1} << 30;
+
+struct Lz4DecompressOptions {
+  std::optional<Device> device = std::nullopt;      // unset: host CPU (liblz4)
+  std::size_t max_output = lz4_default_max_output;  // decoding more is an error
+  bool verify_checksums = true;                     // header checksums are always verified
+};
+
+std::vector<std::uint8_t> lz4_compress(std::span<const std::uint8_t> data, const Lz4CompressOptions& options = {});
+std::vector<std::uint8_t> lz4_decompress(std::span<const std::uint8_t> frames,
+                                         const Lz4DecompressOptions& options = {});
+
+// Results of the batch forms: item i is bytes[offsets[i], offsets[i + 1]).
+struct Lz4Batch {
+  DeviceBuffer<std::uint8_t> bytes;
+  std::vector<std::size_t> offsets;  // size() + 1 entries, offsets[0] = 0
+  std::size_t size() const noexcept { return offsets.empty() ? 0 : offsets.size() - 1; }
+  BufferView<const std::uint8_t> item(std::size_t i) const {
+    return bytes.view().subview(offsets.at(i), offsets.at(i + 1) - offsets.at(i));
+  }
+};
+
+// Device buffers: options.device must be unset or the data's device. All items of a batch live
+// on one device. Errors of a batch item name it ("batch item 3: frame 0, block 2 ...").
+DeviceBuffer<std::uint8_t> lz4_compress(BufferView<const std::uint8_t> data, const Lz4CompressOptions& options = {});
+Lz4Batch lz4_compress_batch(std::span<const BufferView<const std::uint8_t>> items,
+                            const Lz4CompressOptions& options = {});
+// max_output applies to each item. Independent blocks decode into room of what each block can
+// decode to (lz4::decoded_cap) and are packed afterwards; an item whose room exceeds max_output
+// by more than one block maximum is refused before anything is allocated.
+DeviceBuffer<std::uint8_t> lz4_decompress(BufferView<const std::uint8_t> frames,
+                                          const Lz4DecompressOptions& options = {});
+Lz4Batch lz4_decompress_batch(std::span<const BufferView<const std::uint8_t>> frames,
+                              const Lz4DecompressOptions& options = {});
+
+// The content size field of the LZ4 frame that `header` starts with (its first 19 bytes are
+// enough), or nullopt when the frame has none (also for legacy and skippable frames). Throws
+// Error(invalid_argument) when the header is malformed or truncated.
+std::optional<std::uint64_t> lz4_content_size(std::span<const std::uint8_t> header);
+
+// Where opkit's LZ4 kernels run (every backend that compiles CUDA C++).
+const KernelSupport& lz4_support();
+
+// The largest frame lz4_compress can write for `bytes` of data at this block size and options.
+std::size_t lz4_compress_bound(std::size_t bytes, const Lz4CompressOptions& options = {});
+
+}  // namespace opkit::ops

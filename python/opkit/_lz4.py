@@ -1,0 +1,59 @@
+"""opkit.lz4_compress and opkit.lz4_decompress: standard LZ4 frames (the `.lz4` files of the
+`lz4` tool) from and to bytes or 1-D uint8 arrays of any DLPack producer.
+
+bytes in, bytes out; a host array in, a NumPy array out; a CUDA array in, an array on the same
+GPU out (in the input's framework), compressed or decompressed there with no host round trip of
+the data (the frame's structure and its content checksum are host work: see
+include/opkit/ops/lz4.hpp). Lists run item by item.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _opkit
+from ._arrays import DeviceArray, capsule, dlpack_device, is_dlpack, on_cuda, to_framework
+from ._devices import get_device
+
+_BLOCK_IDS = {64 << 10: 4, 256 << 10: 5, 1 << 20: 6, 4 << 20: 7}
+DEFAULT_MAX_SIZE = _opkit.lz4_default_max_output
+
+
+def lz4_compress(x, *, block_size=64 << 10, block_checksums=False, content_checksum=True, content_size=False,
+                 device=None):
+    """One LZ4 frame of x (bytes, or a 1-D uint8 array; a list: one frame each).
+
+    block_size: 65536, 262144, 1048576 or 4194304 bytes (`lz4 -B4` .. `-B7`).
+    device: where host data is compressed (None: liblz4 on the host; "cuda", "cpu", a Device: opkit's
+        kernels there); CUDA data is compressed on its own GPU.
+    """
+    if block_size not in _BLOCK_IDS:
+        raise ValueError(f"block_size must be one of {sorted(_BLOCK_IDS)}, got {block_size}")
+    options = (_BLOCK_IDS[block_size], bool(block_checksums), bool(content_checksum), bool(content_size))
+    return _apply(x, lambda a, dev: _opkit.lz4_compress(a, *options, dev), device)
+
+
+def lz4_decompress(frames, *, max_size=DEFAULT_MAX_SIZE, verify=True, device=None):
+    """The data of the concatenated LZ4 frames in `frames` (bytes or a 1-D uint8 array; a list:
+    each item on its own). Decoding more than max_size bytes is an error (opkit.Error), as is every
+    malformed frame and every checksum that does not match (verify=False skips block and content
+    checksums)."""
+    if max_size < 0:
+        raise ValueError("max_size must not be negative")
+    return _apply(frames, lambda a, dev: _opkit.lz4_decompress(a, int(max_size), bool(verify), dev), device)
+
+
+def _apply(x, call, device):
+    if isinstance(x, (list, tuple)):
+        return [_apply(item, call, device) for item in x]
+    where = None if device is None or (isinstance(device, str) and device.strip().lower() == "host") else get_device(device)
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        out = call(np.frombuffer(x, dtype=np.uint8), where)
+        return out.reshape(-1).tobytes()
+    if is_dlpack(x) and on_cuda(x):
+        gpu = _opkit.Device.cuda(dlpack_device(x)[1])
+        return to_framework(DeviceArray(call(capsule(x), where), gpu, None), x)
+    array = np.from_dlpack(x) if is_dlpack(x) else np.asarray(x)
+    if array.dtype != np.uint8:
+        raise TypeError(f"expected uint8 data, got dtype {array.dtype}")
+    return to_framework(call(np.ascontiguousarray(array).reshape(-1), where).reshape(-1), x)

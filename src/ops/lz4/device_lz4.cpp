@@ -1,0 +1,217 @@
+// DeviceLz4: the embedded LZ4 kernels, compiled once per device by the operator's kernel set, and
+// the launches of compression (compress, hash, lay out, gather) and decompression.
+#include "lz4/device_lz4.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "lz4/block_codec.hpp"
+#include "opkit/error.hpp"
+#include "opkit/kernel_set.hpp"
+#include "opkit/module.hpp"
+#include "opkit_embedded.hpp"
+
+namespace opkit::ops::lz4 {
+namespace {
+
+constexpr unsigned decode_threads = 32;    // LZ4K_DECODE_THREADS
+constexpr unsigned compress_threads = 64;  // LZ4K_COMPRESS_THREADS
+constexpr unsigned copy_threads = 128;
+constexpr unsigned hash_threads = 128;
+constexpr std::size_t small_block_limit = 65536 + 11;  // LZ4K_64K_LIMIT
+
+std::string embedded(const std::string& name) {
+  std::string_view text = opkit::detail::embedded_source(name);
+  if (text.empty()) throw Error(Errc::not_found, "lz4", "kernel source " + name + " is not embedded");
+  return std::string(text);
+}
+
+std::uint32_t grid_of(std::size_t count, unsigned per_block) {
+  return static_cast<std::uint32_t>((count + per_block - 1) / per_block);
+}
+
+}  // namespace
+
+Program kernel_program(const std::string& file) {
+  return Program(embedded("lz4/" + file))
+      .name(file)
+      .header("lz4_status.h", embedded("lz4/lz4_status.h"))
+      .header("xxh32.cuh", embedded("lz4/xxh32.cuh"));
+}
+
+struct DeviceKernels {
+  Kernel compress, compress_small, decompress, xxh32, gather, scatter;
+};
+
+namespace {
+
+// A kernel file and, for the compressor, its table (lz4_compress.cu's LZ4K_SMALL_HASH_LOG and
+// LZ4K_SMALL_BLOCKS_ONLY): the kernel set compiles each once per device.
+struct Lz4Params {
+  std::string file;
+  unsigned small_hash_log = 13;
+  bool small_blocks_only = false;
+  auto operator<=>(const Lz4Params&) const = default;
+};
+
+Program params_program(const Lz4Params& p) {
+  Program program = kernel_program(p.file);
+  if (p.file == "lz4_compress.cu") {
+    program.define("LZ4K_SMALL_HASH_LOG", p.small_hash_log);
+    if (p.small_blocks_only) program.define("LZ4K_SMALL_BLOCKS_ONLY");
+  }
+  return program;
+}
+
+const KernelSet<Lz4Params>& kernel_set() {
+  // Never destroyed: its kernels keep modules loaded, which must not be unloaded during exit.
+  static const auto* set = [] {
+    auto* s = new KernelSet<Lz4Params>("lz4");
+    s->add_language("cuda", {[](const Lz4Params& p) { return params_program(p); }});
+    return s;
+  }();
+  return *set;
+}
+
+DeviceKernels kernels_for(const Device& device, unsigned small_hash_log) {
+  const KernelSet<Lz4Params>& set = kernel_set();
+  return {set.kernel(device, {"lz4_compress.cu", 13, false}, "lz4_compress"),
+          set.kernel(device, {"lz4_compress.cu", small_hash_log, true}, "lz4_compress"),
+          set.kernel(device, {"lz4_decompress.cu"}, "lz4_decompress"),
+          set.kernel(device, {"lz4_xxh32.cu"}, "lz4_xxh32"),
+          set.kernel(device, {"lz4_gather.cu"}, "lz4_gather"),
+          set.kernel(device, {"lz4_scatter.cu"}, "lz4_scatter")};
+}
+
+}  // namespace
+
+DeviceLz4::DeviceLz4(Device device, unsigned small_hash_log)
+    : device_(std::move(device)), k_(std::make_shared<const DeviceKernels>(kernels_for(device_, small_hash_log))) {
+  if (small_hash_log < 10 || small_hash_log > 13)
+    throw Error(Errc::invalid_argument, "lz4", "small_hash_log must be 10..13");
+}
+
+DeviceLz4::Blocks DeviceLz4::blocks(const std::uint8_t* base, std::span<const unsigned long long> in_at,
+                                    std::span<const std::uint32_t> in_len) const {
+  std::size_t largest = 0;
+  for (std::uint32_t n : in_len) {
+    if (n > block_max_bytes(7)) throw Error(Errc::invalid_argument, "lz4", "a block to compress exceeds 4 MiB");
+    largest = std::max<std::size_t>(largest, n);
+  }
+  return {base, upload(device_, in_at), upload(device_, in_len), in_len.size(), largest};
+}
+
+DeviceLz4::Compressed DeviceLz4::compress(const Blocks& blocks, bool block_checksums, const Stream* stream) const {
+  const std::size_t count = blocks.count;
+  const std::size_t slot_bytes = (compress_bound(blocks.largest) + 15) / 16 * 16;
+  Compressed c{device_.alloc<std::uint8_t>(std::max<std::size_t>(count * slot_bytes, 1)),
+               slot_bytes,
+               device_.alloc<std::uint32_t>(std::max<std::size_t>(count, 1)),
+               device_.alloc<std::uint32_t>(block_checksums ? std::max<std::size_t>(count, 1) : 1),
+               {},
+               block_checksums};
+  if (count == 0) return c;
+  // Blocks under 64 KiB + 11 bytes need only the 16-bit table (less shared memory per block).
+  const Kernel& kernel = blocks.largest < small_block_limit ? k_->compress_small : k_->compress;
+  kernel.launch({.grid = static_cast<std::uint32_t>(count), .block = compress_threads, .stream = stream}, blocks.base,
+                blocks.in_at, blocks.in_len, c.slots, static_cast<unsigned long long>(c.slot_bytes), c.words);
+  if (block_checksums) {
+    std::vector<unsigned long long> slot_at(count);
+    for (std::size_t i = 0; i < count; ++i) slot_at[i] = i * c.slot_bytes;
+    const DeviceBuffer<unsigned long long> at = upload(device_, std::span<const unsigned long long>(slot_at));
+    k_->xxh32.launch({.grid = grid_of(count, hash_threads), .block = hash_threads, .stream = stream}, c.slots, at,
+                     c.words, static_cast<unsigned long long>(count), c.hashes);
+    if (stream != nullptr) stream->synchronize();  // `at` is freed on return
+  }
+  c.host_words.resize(count);
+  c.words.view().subview(0, count).copy_to(std::span<std::uint32_t>(c.host_words), stream);
+  if (stream != nullptr) stream->synchronize();
+  return c;
+}
+
+void DeviceLz4::gather(const Compressed& c, std::span<const unsigned long long> at, std::uint8_t* out,
+                       const Stream* stream) const {
+  if (at.empty()) return;
+  const DeviceBuffer<unsigned long long> d_at = upload(device_, at);
+  const std::uint32_t* hashes = c.checksums ? c.hashes.data() : nullptr;
+  k_->gather.launch({.grid = static_cast<std::uint32_t>(at.size()), .block = copy_threads, .stream = stream}, c.slots,
+                    static_cast<unsigned long long>(c.slot_bytes), c.words, d_at, hashes, out);
+  if (stream != nullptr) stream->synchronize();  // d_at is freed on return
+}
+
+void DeviceLz4::scatter(const std::uint8_t* src, std::span<const unsigned long long> src_at,
+                        std::span<const std::uint32_t> len, std::uint8_t* dst,
+                        std::span<const unsigned long long> dst_at, const Stream* stream) const {
+  if (len.empty()) return;
+  const DeviceBuffer<unsigned long long> d_src = upload(device_, src_at), d_dst = upload(device_, dst_at);
+  const DeviceBuffer<std::uint32_t> d_len = upload(device_, len);
+  k_->scatter.launch({.grid = static_cast<std::uint32_t>(len.size()), .block = copy_threads, .stream = stream}, src,
+                     d_src, d_len, dst, d_dst);
+  if (stream != nullptr) stream->synchronize();
+}
+
+DeviceLz4::Section DeviceLz4::encode(BufferView<const std::uint8_t> in, std::size_t block_bytes, bool block_checksums,
+                                     const Stream* stream) const {
+  const std::size_t count = (in.size() + block_bytes - 1) / block_bytes;
+  std::vector<unsigned long long> in_at(count);
+  std::vector<std::uint32_t> in_len(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    in_at[i] = i * block_bytes;
+    in_len[i] = static_cast<std::uint32_t>(std::min(block_bytes, in.size() - i * block_bytes));
+  }
+  const Compressed c = compress(blocks(in.data(), in_at, in_len), block_checksums, stream);
+  std::vector<unsigned long long> offsets(count);
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    offsets[i] = total;
+    total += 4 + (c.host_words[i] & ~uncompressed_bit) + (block_checksums ? 4 : 0);
+  }
+  Section section{device_.alloc<std::uint8_t>(std::max<std::size_t>(total, 1)), total};
+  gather(c, offsets, section.bytes.data(), stream);
+  return section;
+}
+
+DeviceLz4::BlockTable DeviceLz4::table(std::span<const unsigned long long> in_at, std::span<const std::uint32_t> in_len,
+                                       std::span<const unsigned long long> out_at,
+                                       std::span<const std::uint32_t> caps) const {
+  return {upload(device_, in_at), upload(device_, out_at), upload(device_, in_len), upload(device_, caps),
+          in_at.size()};
+}
+
+DeviceLz4::BlockTable DeviceLz4::table(std::span<const BlockRef> blocks, std::size_t lo,
+                                       std::span<const std::size_t> slot_offsets) const {
+  const std::size_t count = blocks.size();
+  std::vector<unsigned long long> in_at(count), out_at(count);
+  std::vector<std::uint32_t> in_len(count), caps(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    in_at[i] = blocks[i].offset - lo;
+    in_len[i] = blocks[i].stored | (blocks[i].raw ? uncompressed_bit : 0u);
+    out_at[i] = slot_offsets[i];
+    caps[i] = static_cast<std::uint32_t>(slot_offsets[i + 1] - slot_offsets[i]);
+  }
+  return table(in_at, in_len, out_at, caps);
+}
+
+void DeviceLz4::decode(const std::uint8_t* in, const BlockTable& table, std::uint8_t* out, std::uint32_t* sizes,
+                       std::uint32_t* status, const Stream* stream) const {
+  if (table.count == 0) return;
+  k_->decompress.launch({.grid = static_cast<std::uint32_t>(table.count), .block = decode_threads, .stream = stream},
+                        in, table.in_at, table.in_len, out, table.out_at, table.caps, sizes, status);
+}
+
+void DeviceLz4::hash(const std::uint8_t* in, const BlockTable& table, std::uint32_t* hashes,
+                     const Stream* stream) const {
+  if (table.count == 0) return;
+  k_->xxh32.launch({.grid = grid_of(table.count, hash_threads), .block = hash_threads, .stream = stream}, in,
+                   table.in_at, table.in_len, static_cast<unsigned long long>(table.count), hashes);
+}
+
+}  // namespace opkit::ops::lz4
+
+namespace opkit::ops {
+
+const KernelSupport& lz4_support() {
+  return lz4::kernel_set();
+}
+
+}  // namespace opkit::ops

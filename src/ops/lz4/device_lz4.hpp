@@ -1,0 +1,104 @@
+// DeviceLz4: the LZ4 kernels of one device as device-resident steps (data already in device
+// memory, results left there). The device-memory API (device_frames.cpp) and the kernel engine
+// for host data (kernel_codec.cpp) are built from them; bench/lz4_bench.cpp times them with events.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "lz4/frame_format.hpp"
+#include "opkit/buffer.hpp"
+#include "opkit/device.hpp"
+#include "opkit/kernel.hpp"
+#include "opkit/stream.hpp"
+
+namespace opkit::ops::lz4 {
+
+struct DeviceKernels;
+
+class DeviceLz4 {
+ public:
+  // The kernel set compiles the kernels on the device's first use. small_hash_log: log2 of the
+  // compressor's table entries for blocks under 64 KiB + 11 bytes; 13 is liblz4's (the same
+  // frames as `lz4 -1`), 12 halves the table's shared memory (bench/lz4_bench.cpp compares them).
+  explicit DeviceLz4(Device device, unsigned small_hash_log = 13);
+  const Device& device() const { return device_; }
+
+  // Blocks to compress: block i is base[in_at[i], + in_len[i]), at most 4 MiB each.
+  struct Blocks {
+    const std::uint8_t* base = nullptr;
+    DeviceBuffer<unsigned long long> in_at;
+    DeviceBuffer<std::uint32_t> in_len;
+    std::size_t count = 0, largest = 0;
+  };
+  Blocks blocks(const std::uint8_t* base, std::span<const unsigned long long> in_at,
+                std::span<const std::uint32_t> in_len) const;
+
+  // Compressed blocks, each in a slot of its own; words[i] is block i's size word (bit 31: raw),
+  // also on the host (the compress step waits for them); hashes[i] its xxHash32 when asked.
+  struct Compressed {
+    DeviceBuffer<std::uint8_t> slots;
+    std::size_t slot_bytes = 0;
+    DeviceBuffer<std::uint32_t> words, hashes;
+    std::vector<std::uint32_t> host_words;
+    bool checksums = false;
+  };
+  Compressed compress(const Blocks& blocks, bool block_checksums, const Stream* stream = nullptr) const;
+  // Writes block i of `c` as a frame lays it out (size word, stored bytes, checksum) at out + at[i].
+  void gather(const Compressed& c, std::span<const unsigned long long> at, std::uint8_t* out,
+              const Stream* stream = nullptr) const;
+  // Copies entry i: dst[dst_at[i], + len[i]) = src[src_at[i], ...).
+  void scatter(const std::uint8_t* src, std::span<const unsigned long long> src_at, std::span<const std::uint32_t> len,
+               std::uint8_t* dst, std::span<const unsigned long long> dst_at, const Stream* stream = nullptr) const;
+
+  // The packed block section of a frame (size words, stored bytes, optional block checksums;
+  // no end mark) for `in` in blocks of block_bytes: `size` bytes of `bytes`.
+  struct Section {
+    DeviceBuffer<std::uint8_t> bytes;
+    std::size_t size = 0;
+  };
+  Section encode(BufferView<const std::uint8_t> in, std::size_t block_bytes, bool block_checksums,
+                 const Stream* stream = nullptr) const;
+
+  // Where each block to decode lies: block i reads in[in_at[i], + in_len[i] & 0x7FFFFFFF) (bit 31:
+  // raw) and writes out[out_at[i], + caps[i]).
+  struct BlockTable {
+    DeviceBuffer<unsigned long long> in_at, out_at;
+    DeviceBuffer<std::uint32_t> in_len, caps;
+    std::size_t count = 0;
+  };
+  BlockTable table(std::span<const unsigned long long> in_at, std::span<const std::uint32_t> in_len,
+                   std::span<const unsigned long long> out_at, std::span<const std::uint32_t> caps) const;
+  // The table for consecutive blocks of one input, `lo` being the input offset at in[0].
+  BlockTable table(std::span<const BlockRef> blocks, std::size_t lo, std::span<const std::size_t> slot_offsets) const;
+
+  // Decoded sizes and LZ4K_* statuses (kernels/lz4_status.h) per block.
+  void decode(const std::uint8_t* in, const BlockTable& table, std::uint8_t* out, std::uint32_t* sizes,
+              std::uint32_t* status, const Stream* stream = nullptr) const;
+  // xxHash32 of each block's stored bytes.
+  void hash(const std::uint8_t* in, const BlockTable& table, std::uint32_t* hashes,
+            const Stream* stream = nullptr) const;
+
+ private:
+  Device device_;
+  std::shared_ptr<const DeviceKernels> k_;
+};
+
+// Copies a host array into a new device buffer (at least one element, so that empty is valid).
+template <class T>
+DeviceBuffer<T> upload(const Device& device, std::span<const T> host) {
+  DeviceBuffer<T> buffer = device.alloc<T>(host.empty() ? 1 : host.size());
+  if (!host.empty()) buffer.view().subview(0, host.size()).copy_from(host);
+  return buffer;
+}
+
+template <class T>
+std::vector<std::remove_const_t<T>> download(BufferView<T> buffer, std::size_t count) {
+  std::vector<std::remove_const_t<T>> host(count);
+  if (count != 0) buffer.subview(0, count).copy_to(std::span<std::remove_const_t<T>>(host));
+  return host;
+}
+
+}  // namespace opkit::ops::lz4

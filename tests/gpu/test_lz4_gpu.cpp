@@ -1,0 +1,74 @@
+// LZ4 on a CUDA GPU: the kernels' frames equal the host engine's byte for byte (same parse),
+// liblz4 reads them, GPU decoding of liblz4's frames, and hostile frames fail with an error (run
+// this under compute-sanitizer memcheck on the GPU machine: bench/device/lz4.sh does).
+#include <gtest/gtest.h>
+
+#include "gpu/gpu_test.hpp"
+#include "opkit/error.hpp"
+#include "opkit/ops/lz4.hpp"
+#include "unit/lz4_test_data.hpp"
+
+namespace {
+
+using namespace opkit::test;
+using opkit::ops::Lz4BlockSize;
+using opkit::ops::Lz4CompressOptions;
+using opkit::ops::Lz4DecompressOptions;
+
+TEST(Lz4Gpu, FramesEqualTheHostEngineAndRoundTrip) {
+  OPKIT_SKIP_WITHOUT_GPU();
+  using Generator = Bytes (*)(std::size_t, std::uint32_t);
+  for (Generator gen : {random_bytes, text_bytes, periodic_bytes})
+    for (auto size : {Lz4BlockSize::kib64, Lz4BlockSize::mib4})
+      for (std::size_t n :
+           {std::size_t{0}, std::size_t{1}, std::size_t{65536}, std::size_t{65537}, std::size_t{20} << 20}) {
+        const Bytes data = gen(n, static_cast<std::uint32_t>(n));
+        Lz4CompressOptions o;
+        o.block_size = size;
+        o.block_checksums = true;
+        const Bytes host = opkit::ops::lz4_compress(data, o);
+        o.device = gpu;
+        const Bytes frame = opkit::ops::lz4_compress(data, o);
+        EXPECT_EQ(frame, host) << n;
+        Lz4DecompressOptions d;
+        d.device = gpu;
+        EXPECT_EQ(opkit::ops::lz4_decompress(frame, d), data) << n;
+        EXPECT_EQ(liblz4_decompress(frame, std::size_t{64} << 20), data) << n;
+      }
+}
+
+TEST(Lz4Gpu, DecodesLiblz4FramesOfEveryBlockSize) {
+  OPKIT_SKIP_WITHOUT_GPU();
+  const Bytes data = text_bytes(9 << 20, 5);
+  for (int id = 4; id <= 7; ++id) {
+    FramePrefs p;
+    p.block_size_id = id;
+    p.block_checksum = id % 2 == 0;
+    Lz4DecompressOptions d;
+    d.device = gpu;
+    EXPECT_EQ(opkit::ops::lz4_decompress(liblz4_compress(data, p), d), data) << id;
+  }
+}
+
+TEST(Lz4Gpu, MutatedFramesFailWithAnError) {
+  OPKIT_SKIP_WITHOUT_GPU();
+  std::mt19937 rng(99);
+  FramePrefs p;
+  p.content_checksum = false;
+  const Bytes frame = liblz4_compress(text_bytes(1 << 20, 6), p);
+  Lz4DecompressOptions d;
+  d.device = gpu;
+  for (int round = 0; round < 200; ++round) {
+    Bytes mutant = frame;
+    for (int k = 0; k < 3; ++k) mutant[11 + rng() % (mutant.size() - 15)] = static_cast<std::uint8_t>(rng());
+    const std::optional<Bytes> reference = liblz4_decompress(mutant);
+    try {
+      EXPECT_EQ(opkit::ops::lz4_decompress(mutant, d), reference) << round;
+    } catch (const opkit::Error& e) {
+      EXPECT_EQ(e.kind(), opkit::Errc::invalid_argument) << e.what();
+      EXPECT_FALSE(reference.has_value()) << round << ": " << e.message();
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,224 @@
+// `opkit lz4 [-z|-d|-t] [-c] [-f] [-k|--rm] [-1] [-B4..-B7] [-BX] [-BD] [--content-size]
+// [--no-frame-crc] [--device D] [--max-size N] [--json] [FILE...]`: the `lz4` command's options
+// where they overlap, on opkit's LZ4 operator. Every positional argument is an input (as
+// `lz4 -m`); none, or "-", is stdin. Outputs: FILE.lz4, or FILE without .lz4 for -d; -c (or
+// stdin) writes stdout. An existing output is refused without -f; each output is written to a
+// temporary file and renamed into place. Files are read whole into memory.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "commands.hpp"
+#include "opkit/device.hpp"
+#include "opkit/error.hpp"
+#include "opkit/ops/lz4.hpp"
+
+namespace opkit::cli {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+struct Lz4Command {
+  bool compress = false, decompress = false, test = false, to_stdout = false, force = false;
+  bool keep = false, remove = false, level1 = false, content_size = false, no_frame_crc = false;
+  bool json = false, quiet = false;
+  std::vector<std::string> block_flags;  // "4".."7", "X", "D"
+  std::string device = "host";
+  std::size_t max_size = 0;
+  std::vector<std::string> files;
+};
+
+// "host": liblz4 on the CPU cores; "cpu"/"cpu:0": the kernels on the CPU backend;
+// "cuda"/"cuda:N": the kernels on that GPU; "auto": the first GPU, else the host.
+std::optional<Device> pick_device(const std::string& name) {
+  if (name == "host") return std::nullopt;
+  if (name == "cpu" || name == "cpu:0") return Device::cpu();
+  if (name == "cuda") return Device::cuda(0);
+  if (name == "auto") {
+    try {
+      return Device::cuda(0);
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+  if (name.rfind("cuda:", 0) == 0) {
+    int ordinal = -1;
+    const std::string digits = name.substr(5);
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), ordinal);
+    if (ec == std::errc() && end == digits.data() + digits.size() && ordinal >= 0) return Device::cuda(ordinal);
+  }
+  throw Error(Errc::invalid_argument, "--device", "'" + name + "' is not host, auto, cpu, cpu:0, cuda or cuda:N");
+}
+
+Bytes read_input(const std::string& path) {
+  if (path == "-") {
+    std::cin >> std::noskipws;
+    return Bytes(std::istreambuf_iterator<char>(std::cin), {});
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(Errc::not_found, "opkit lz4", "cannot open " + path);
+  Bytes data(std::istreambuf_iterator<char>(in), {});
+  if (in.bad()) throw Error(Errc::io, "opkit lz4", "cannot read " + path);
+  return data;
+}
+
+void write_all(int fd, const Bytes& data, const std::string& name) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(Errc::io, "opkit lz4", "cannot write " + name + ": " + std::generic_category().message(errno));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// Writes through a temporary file in the output's directory, renamed over the output at the end.
+void write_output(const std::string& path, const Bytes& data, bool force) {
+  namespace fs = std::filesystem;
+  if (!force && fs::exists(path))
+    throw Error(Errc::invalid_argument, "opkit lz4", path + " already exists (use -f to overwrite)");
+  std::string temp = path + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0)
+    throw Error(Errc::io, "opkit lz4",
+                "cannot create a temporary file beside " + path + ": " + std::generic_category().message(errno));
+  try {
+    write_all(fd, data, temp);
+    if (::close(fd) != 0)
+      throw Error(Errc::io, "opkit lz4", "cannot write " + temp + ": " + std::generic_category().message(errno));
+  } catch (...) {
+    ::unlink(temp.c_str());
+    throw;
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::generic_category().message(errno);
+    ::unlink(temp.c_str());
+    throw Error(Errc::io, "opkit lz4", "cannot rename " + temp + " to " + path + ": " + why);
+  }
+}
+
+bool ends_with_lz4(const std::string& s) {
+  return s.size() > 4 && s.compare(s.size() - 4, 4, ".lz4") == 0;
+}
+
+void run_lz4(Lz4Command& cmd, int& exit_code) {
+  if (cmd.compress + cmd.decompress + cmd.test > 1)
+    throw Error(Errc::invalid_argument, "opkit lz4", "choose one of -z, -d, -t");
+  if (cmd.keep && cmd.remove) throw Error(Errc::invalid_argument, "opkit lz4", "-k and --rm contradict each other");
+  ops::Lz4CompressOptions zopt;
+  zopt.block_size = ops::Lz4BlockSize::mib4;  // as `lz4`
+  zopt.content_size = cmd.content_size;
+  zopt.content_checksum = !cmd.no_frame_crc;
+  for (const std::string& b : cmd.block_flags) {
+    if (b.size() == 1 && b[0] >= '4' && b[0] <= '7')
+      zopt.block_size = static_cast<ops::Lz4BlockSize>(b[0] - '0');
+    else if (b == "X")
+      zopt.block_checksums = true;
+    else if (b != "D" && b != "I")  // linked blocks: decoding only; opkit writes independent blocks
+      throw Error(Errc::invalid_argument, "opkit lz4", "-B" + b + " is not -B4..-B7, -BX, -BD or -BI");
+  }
+  const std::optional<Device> device = pick_device(cmd.device);
+  zopt.device = device;
+  if (cmd.files.empty()) cmd.files.push_back("-");
+
+  nlohmann::json report = nlohmann::json::array();
+  for (const std::string& file : cmd.files) {
+    const bool stdin_input = file == "-";
+    const bool decode = cmd.decompress || cmd.test || (!cmd.compress && ends_with_lz4(file));
+    std::string output;
+    if (!cmd.test && !cmd.to_stdout && !stdin_input) {
+      if (!decode)
+        output = file + ".lz4";
+      else if (ends_with_lz4(file))
+        output = file.substr(0, file.size() - 4);
+      else
+        throw Error(Errc::invalid_argument, "opkit lz4", file + ": cannot name the output (no .lz4 suffix); use -c");
+      if (!cmd.force && std::filesystem::exists(output))
+        throw Error(Errc::invalid_argument, "opkit lz4", output + " already exists (use -f to overwrite)");
+    }
+    const Bytes in = read_input(file);
+    const auto t0 = std::chrono::steady_clock::now();
+    Bytes out;
+    if (decode) {
+      ops::Lz4DecompressOptions dopt;
+      dopt.device = device;
+      dopt.max_output = cmd.max_size != 0 ? cmd.max_size : std::max(ops::lz4_default_max_output, 16 * in.size());
+      try {
+        out = ops::lz4_decompress(in, dopt);
+      } catch (const Error& e) {
+        throw Error(e.kind(), "opkit lz4", (stdin_input ? std::string("stdin") : file) + ": " + e.message());
+      }
+    } else {
+      out = ops::lz4_compress(in, zopt);
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!cmd.test) {
+      if (output.empty()) {
+        write_all(STDOUT_FILENO, out, "stdout");
+      } else {
+        write_output(output, out, cmd.force);
+        if (cmd.remove) std::filesystem::remove(file);
+      }
+    }
+    const std::size_t raw = decode ? out.size() : in.size(), packed = decode ? in.size() : out.size();
+    nlohmann::json entry = {{"file", file},
+                            {"output", cmd.test ? "" : (output.empty() ? "-" : output)},
+                            {"mode", cmd.test ? "test" : (decode ? "decompress" : "compress")},
+                            {"bytes_in", in.size()},
+                            {"bytes_out", out.size()},
+                            {"ratio", packed ? static_cast<double>(raw) / static_cast<double>(packed) : 0.0},
+                            {"seconds", seconds},
+                            {"gbps", seconds > 0 ? static_cast<double>(raw) / seconds / 1e9 : 0.0}};
+    report.push_back(entry);
+    if (!cmd.json && !cmd.quiet && (!output.empty() || cmd.test))
+      std::fprintf(stderr, "%s: %zu -> %zu bytes (ratio %.3f)%s\n", file.c_str(), in.size(), out.size(),
+                   entry["ratio"].get<double>(), cmd.test ? ", ok" : "");
+  }
+  if (cmd.json) std::printf("%s\n", report.dump(2).c_str());
+  exit_code = 0;
+}
+
+}  // namespace
+
+void add_lz4_command(CLI::App& app, int& exit_code) {
+  auto cmd = std::make_shared<Lz4Command>();
+  CLI::App* c = app.add_subcommand("lz4", "Compress or decompress .lz4 files (LZ4 Frame format, as the lz4 tool)");
+  c->add_flag("-z,--compress", cmd->compress, "Compress (the default, except for FILE.lz4)");
+  c->add_flag("-d,--decompress", cmd->decompress, "Decompress");
+  c->add_flag("-t,--test", cmd->test, "Decompress and check, writing nothing");
+  c->add_flag("-c,--stdout", cmd->to_stdout, "Write to stdout");
+  c->add_flag("-f,--force", cmd->force, "Overwrite existing outputs");
+  c->add_flag("-k,--keep", cmd->keep, "Keep the inputs (the default)");
+  c->add_flag("--rm", cmd->remove, "Remove each input once its output is written");
+  c->add_flag("-1,--fast", cmd->level1, "Level 1, the only level (LZ4's fast parse)");
+  c->add_option_function<std::string>(
+       "-B", [cmd](const std::string& value) { cmd->block_flags.push_back(value); },
+       "-B4..-B7 block size 64 KiB..4 MiB (default -B7), -BX block checksums, -BD accepted (writes independent blocks)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->trigger_on_parse();
+  c->add_flag("--content-size", cmd->content_size, "Write the content size into the frame header");
+  c->add_flag("--no-frame-crc", cmd->no_frame_crc, "Write no content checksum");
+  c->add_option("--device", cmd->device,
+                "host (liblz4, default), auto, cpu[:0] (kernels on the CPU backend), cuda[:N]");
+  c->add_option("--max-size", cmd->max_size, "Refuse to decompress more bytes (default: 1 GiB or 16x the input)");
+  c->add_flag("--json", cmd->json, "Print one JSON array: per file bytes in/out, ratio, seconds, GB/s");
+  c->add_flag("-q,--quiet", cmd->quiet, "No summary lines on stderr");
+  c->add_option("files", cmd->files, "Inputs (none or -: stdin)");
+  c->callback([cmd, &exit_code] { run_lz4(*cmd, exit_code); });
+}
+
+}  // namespace opkit::cli
