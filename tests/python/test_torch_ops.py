@@ -421,3 +421,33 @@ def test_cuda_graph_replays_opkit_ops_on_new_inputs(rng):
         torch.cuda.synchronize()
         np.testing.assert_array_equal(digests.cpu().numpy(), hashlib_digests(host, double=True))
         np.testing.assert_array_equal(product.cpu().numpy(), 2 * (ha * hb))
+
+
+# ---- docs/torch.md's examples run as written ----
+
+
+def test_docs_examples_run():
+    import pathlib
+    import re
+
+    text = (pathlib.Path(__file__).parents[2] / "docs" / "torch.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 4
+    import types
+
+    module = types.ModuleType("docs_torch")  # a real module: dynamo looks functions' modules up
+    sys.modules[module.__name__] = module
+    namespace = module.__dict__
+    ran = 0
+    for block in blocks:
+        if "CUDAGraph" in block:
+            if not HAS_CUDA:
+                continue
+            namespace["new_headers"] = torch.randint(0, 256, (4096, 80), dtype=torch.uint8, device="cuda")
+        exec(compile(block, "docs/torch.md", "exec"), namespace)
+        ran += 1
+    if "CUDAGraph" in "".join(blocks) and HAS_CUDA:
+        torch.cuda.synchronize()
+        host = namespace["new_headers"].cpu().numpy()
+        np.testing.assert_array_equal(namespace["digests"].cpu().numpy(), hashlib_digests(host, double=True))
+    assert ran >= 3
