@@ -15,7 +15,7 @@ grep -E "tests passed|Failed|Timeout|\*\*\*" "$OUT/conformance_ctest.txt" | tail
 echo "== targets"
 grep -A4 "EveryRequestedTargetIsPresent" "$OUT/conformance_ctest.txt" | grep -E "runs on|not run|OPKIT_TEST" | head -8
 echo "== per target: passed / failed / skipped"
-for t in cuda_0 cpu host; do
+for t in cuda_0 cpu_0 cpu_serial_0 host; do
   p=$(grep -cE "/$t \.+ +Passed" "$OUT/conformance_ctest.txt"); f=$(grep -cE "/$t \.+\*+Failed" "$OUT/conformance_ctest.txt")
   s=$(grep -cE "/$t \.+\*+Skipped" "$OUT/conformance_ctest.txt"); echo "$t: $p passed, $f failed, $s skipped"
 done

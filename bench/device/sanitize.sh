@@ -10,7 +10,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 B=build/release
 filter='On/Sha256.EmptyBatchAndBatchOfOne/*:On/Sha256.SeveralMessagesPerThreadAndPartialBlocksMatchOpenSsl/*:On/Sha256.DeviceVariableBatchOnAStreamMatchesOpenSsl/*:On/Sha256.BadOffsetsAreReportedByMessageIndex/*:On/Mine.RealHeadersGiveTheRealNonceAndHashIn2To20Nonces/*:On/Mine.CandidateThatOnlyMatchesTheTopWordIsSkipped/*:On/Core.TutorialKernelDoublesIndices/*'
 for tool in memcheck racecheck; do
-  timeout 200 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 99 OPKIT_TEST_DEVICES=cuda:0 $B/tests/opkit_conformance_tests --gtest_filter="$filter" \
+  OPKIT_TEST_DEVICES=cuda:0 timeout 200 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 99 $B/tests/opkit_conformance_tests --gtest_filter="$filter" \
     >"$OUT/sanitizer_$tool.txt" 2>&1
   echo "$tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$OUT/sanitizer_$tool.txt" | tr '\n' ' ')"
 done

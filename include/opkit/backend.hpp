@@ -113,6 +113,11 @@ class Backend {
   // Everything besides the spec that changes the binary for `arch`: compiler version, resolved
   // target, flags. It is the non-source part of the cache key.
   virtual std::string compiler_identity(const std::string& arch) = 0;
+  // Loads the compiler's in-process libraries now, where it has any (NVRTC), and never throws: a
+  // failure shows at the next compile. The compile queue calls it before it starts, so that such
+  // a library is torn down after the queue has joined at exit: one first loaded inside a queued
+  // compile tears its state down first and crashes a compile still running (seen with NVRTC 13).
+  virtual void load_compiler() noexcept {}
 };
 
 }  // namespace opkit::backend

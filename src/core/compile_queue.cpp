@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "module_cache.hpp"
+#include "opkit/backend.hpp"
+#include "registry_list.hpp"
 #include "opkit/cache.hpp"
 
 namespace opkit::detail {
@@ -26,8 +28,14 @@ CompileQueue::~CompileQueue() {
 }
 
 CompileQueue& CompileQueue::global() {
+  // Everything a queued compile uses must be destroyed after the queue, so it exists before it.
   KernelCache::global();
   ModuleCache::global();
+  static const bool compilers_loaded = [] {
+    for (const auto& backend : registered_backends()) backend->load_compiler();
+    return true;
+  }();
+  (void)compilers_loaded;
   // Compiles spend most of their time in NVRTC or the host compiler; a few at a time is plenty
   // (a search starts at most three), and more would only compete for the cores it mines on.
   static CompileQueue queue(8);

@@ -26,6 +26,13 @@ class CudaBackend final : public backend::Backend {
     const CudaArch target = parse(arch);
     return nvrtc_identity(target.sm, target.ptx);
   }
+  void load_compiler() noexcept override {
+    try {
+      std::string reason;
+      nvrtc_api(&reason);
+    } catch (...) {  // the next compile reports it
+    }
+  }
 
   bool available() override { return device_count() > 0; }
 
