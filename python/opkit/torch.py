@@ -102,46 +102,60 @@ def _hash_offsets(algo: str, data: torch.Tensor, offsets: torch.Tensor, out: tor
         _opkit.hash_offsets_at(algo, None, data.data_ptr(), data.numel(), offsets.data_ptr(), rows, out.data_ptr(), 0)
 
 
+# The hash ops are defined with the lower-level torch.library API rather than custom_op: its
+# dispatch costs a third as much per call (measured on CPU tensors: 8.5 us against 23 us for a
+# one-row sha256_out), which is what a small batch pays. Each op has the same CPU and CUDA
+# kernel (it tells the devices apart), a fake kernel for torch.compile, and no autograd kernel:
+# its inputs are integer tensors, which cannot require grad.
+_library = torch.library.Library("opkit", "FRAGMENT")
+
+
+def _define(schema: str, kernel, fake) -> None:
+    name = schema.split("(", 1)[0]
+    _library.define(schema)
+    for dispatch_key in ("CPU", "CUDA"):
+        _library.impl(name, kernel, dispatch_key)
+    torch.library.register_fake(f"opkit::{name}", fake, lib=_library)
+
+
 def _define_hash(algo: str):
-    """Registers opkit::<algo>, opkit::<algo>_out and opkit::<algo>_offsets."""
+    """Registers opkit::<algo>, opkit::<algo>_out and opkit::<algo>_offsets; returns them."""
     name = f"opkit::{algo}"
 
-    @torch.library.custom_op(name, mutates_args=(), device_types=("cpu", "cuda"))
-    def fixed(x: torch.Tensor) -> torch.Tensor:
+    def fixed(x):
         _check_batch(name, x)
         out = torch.empty((x.shape[0], DIGEST_BYTES), dtype=torch.uint8, device=x.device)
         _hash_fixed(algo, x, out)
         return out
 
-    @fixed.register_fake
-    def _(x):
+    def fixed_fake(x):
         _check_batch(name, x)
         return x.new_empty((x.shape[0], DIGEST_BYTES))
 
-    @torch.library.custom_op(f"{name}_out", mutates_args=("out",), device_types=("cpu", "cuda"))
-    def fixed_out(x: torch.Tensor, out: torch.Tensor) -> None:
+    def fixed_out(x, out):
         _check_batch(f"{name}_out", x)
         _check_out(f"{name}_out", x, out, x.shape[0])
         _hash_fixed(algo, x, out)
 
-    @fixed_out.register_fake
-    def _(x, out):
+    def fixed_out_fake(x, out):
         _check_batch(f"{name}_out", x)
         _check_out(f"{name}_out", x, out, x.shape[0])
 
-    @torch.library.custom_op(f"{name}_offsets", mutates_args=(), device_types=("cpu", "cuda"))
-    def variable(data: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
+    def variable(data, offsets):
         _check_offsets(f"{name}_offsets", data, offsets)
         out = torch.empty((offsets.shape[0] - 1, DIGEST_BYTES), dtype=torch.uint8, device=data.device)
         _hash_offsets(algo, data, offsets, out)
         return out
 
-    @variable.register_fake
-    def _(data, offsets):
+    def variable_fake(data, offsets):
         _check_offsets(f"{name}_offsets", data, offsets)
         return data.new_empty((offsets.shape[0] - 1, DIGEST_BYTES))
 
-    return fixed, fixed_out, variable
+    _define(f"{algo}(Tensor x) -> Tensor", fixed, fixed_fake)
+    _define(f"{algo}_out(Tensor x, Tensor(a!) out) -> ()", fixed_out, fixed_out_fake)
+    _define(f"{algo}_offsets(Tensor data, Tensor offsets) -> Tensor", variable, variable_fake)
+    ops = torch.ops.opkit
+    return getattr(ops, algo).default, getattr(ops, f"{algo}_out").default, getattr(ops, f"{algo}_offsets").default
 
 
 _sha256_ops = _define_hash("sha256")

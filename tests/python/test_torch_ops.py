@@ -347,6 +347,22 @@ def test_compiled_pipeline_has_no_graph_break_and_matches_eager(rng, device):
     assert got == eager == list(reference_pipeline(prefix_host, base_value, count, target))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_compiled_out_variant_writes_the_given_tensor(rng, device):
+    def f(x, out):
+        ot.sha256(x ^ 0x5A, out=out)
+        return out[:, 0].sum()
+
+    host, x = random_rows(rng, 100, 40, device)
+    out = torch.zeros((100, 32), dtype=torch.uint8, device=device)
+    torch._dynamo.reset()
+    assert torch._dynamo.explain(f)(x, out).graph_break_count == 0
+    total = torch.compile(f, fullgraph=True, backend=COMPILE_BACKEND)(x, out)
+    expected = hashlib_digests(host ^ 0x5A)
+    np.testing.assert_array_equal(out.cpu().numpy(), expected)
+    assert int(total) == int(expected[:, 0].astype(np.int64).sum())
+
+
 @pytest.mark.parametrize("device", KERNEL_DEVICES)
 def test_compiled_kernel_ops_match_eager(rng, device):
     def f(a, b):
