@@ -11,8 +11,8 @@ CUDA graphs. Importing this module imports torch; `import opkit` alone never doe
 CUDA work is queued on torch's current stream of the tensors' device, without a host sync (except
 the variable-length form, which waits to check the offsets), and outputs come from torch's caching
 allocator. CPU tensors are hashed by OpenSSL on the host; kernel ops run on opkit's CPU backend.
-None of these ops has a gradient: hashes take integer tensors, which cannot require one, and a
-kernel op on tensors that require grad raises when backward reaches it.
+None of these ops has a gradient: hashes take integer tensors, which cannot require one, and
+backward through a kernel op's outputs raises an error naming the op.
 """
 
 from __future__ import annotations
@@ -102,20 +102,27 @@ def _hash_offsets(algo: str, data: torch.Tensor, offsets: torch.Tensor, out: tor
         _opkit.hash_offsets_at(algo, None, data.data_ptr(), data.numel(), offsets.data_ptr(), rows, out.data_ptr(), 0)
 
 
-# The hash ops are defined with the lower-level torch.library API rather than custom_op: its
-# dispatch costs a third as much per call (measured on CPU tensors: 8.5 us against 23 us for a
-# one-row sha256_out), which is what a small batch pays. Each op has the same CPU and CUDA
-# kernel (it tells the devices apart), a fake kernel for torch.compile, and no autograd kernel:
-# its inputs are integer tensors, which cannot require grad.
-_library = torch.library.Library("opkit", "FRAGMENT")
+# Ops are defined with the lower-level torch.library API rather than custom_op: its dispatch
+# costs a third as much per call (measured on CPU tensors: 8.5 us against 23 us for a one-row
+# sha256_out), which is what a small batch pays. Each op has the same CPU and CUDA kernel (it
+# tells the devices apart), a fake kernel for torch.compile, and no autograd kernel.
+_libraries: dict = {}  # namespace -> torch.library.Library; an op lives while its library does
 
 
-def _define(schema: str, kernel, fake) -> None:
-    name = schema.split("(", 1)[0]
-    _library.define(schema)
+def _define(qualified: str, signature: str, kernel, fake):
+    """Defines the op namespace::name with `signature` (schema without the name), one kernel for
+    CPU and CUDA tensors and a fake kernel; returns its OpOverload."""
+    namespace, _, op = qualified.partition("::")
+    if not namespace or not op.isidentifier():
+        raise ValueError(f"an op name is 'namespace::name', got {qualified!r}")
+    library = _libraries.get(namespace)
+    if library is None:
+        library = _libraries.setdefault(namespace, torch.library.Library(namespace, "FRAGMENT"))
+    library.define(op + signature)
     for dispatch_key in ("CPU", "CUDA"):
-        _library.impl(name, kernel, dispatch_key)
-    torch.library.register_fake(f"opkit::{name}", fake, lib=_library)
+        library.impl(op, kernel, dispatch_key)
+    torch.library.register_fake(qualified, fake, lib=library)
+    return getattr(getattr(torch.ops, namespace), op).default
 
 
 def _define_hash(algo: str):
@@ -151,11 +158,11 @@ def _define_hash(algo: str):
         _check_offsets(f"{name}_offsets", data, offsets)
         return data.new_empty((offsets.shape[0] - 1, DIGEST_BYTES))
 
-    _define(f"{algo}(Tensor x) -> Tensor", fixed, fixed_fake)
-    _define(f"{algo}_out(Tensor x, Tensor(a!) out) -> ()", fixed_out, fixed_out_fake)
-    _define(f"{algo}_offsets(Tensor data, Tensor offsets) -> Tensor", variable, variable_fake)
-    ops = torch.ops.opkit
-    return getattr(ops, algo).default, getattr(ops, f"{algo}_out").default, getattr(ops, f"{algo}_offsets").default
+    return (
+        _define(name, "(Tensor x) -> Tensor", fixed, fixed_fake),
+        _define(f"{name}_out", "(Tensor x, Tensor(a!) out) -> ()", fixed_out, fixed_out_fake),
+        _define(f"{name}_offsets", "(Tensor data, Tensor offsets) -> Tensor", variable, variable_fake),
+    )
 
 
 _sha256_ops = _define_hash("sha256")
@@ -224,11 +231,6 @@ class _KernelSource:
                     module = SourceModule(self.source, device=where, options=self.options, name=f"{self.op}.cu")
                     kernel = self._kernels[key] = module.get_function(self.kernel)._kernel
         return kernel
-
-
-def _mutated_arguments(schema: str) -> tuple[str, ...]:
-    parsed = torch._C.parse_schema("opkit_check::op" + schema)
-    return tuple(a.name for a in parsed.arguments if a.alias_info is not None and a.alias_info.is_write)
 
 
 def _inferred_schema(outputs) -> str:
@@ -311,12 +313,25 @@ def kernel_op(
     def fake(*op_args):
         return result(new_outputs(op_args))
 
-    op = torch.library.custom_op(
-        name, run, mutates_args=_mutated_arguments(schema), device_types=("cpu", "cuda"), schema=schema
-    )
-    op.register_fake(fake)
+    op = _define(name, schema, run, fake)
+    if outputs is not None:
+        _refuse_gradients(name)
     op._opkit_source = code  # the per-device kernels, for tests
     return op
+
+
+def _refuse_gradients(name: str) -> None:
+    """Makes backward through the op an error naming it: without this, torch only warns, and the
+    op's outputs would silently pass no gradient back."""
+
+    def backward(ctx, *grads):
+        raise RuntimeError(
+            f"{name} has no gradient: it is a kernel opkit launches, with no backward formula "
+            "(call it on detached tensors, or wrap it in a torch.autograd.Function of your own)"
+        )
+
+    torch.library.register_autograd(name, backward, setup_context=lambda ctx, inputs, output: None,
+                                    lib=_libraries[name.partition("::")[0]])
 
 
 def _returns_tuple(schema: str) -> bool:

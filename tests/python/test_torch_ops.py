@@ -300,8 +300,7 @@ def test_kernel_op_with_a_wrong_argument_count_is_refused_by_the_kernel():
 @pytest.mark.parametrize("device", KERNEL_DEVICES)
 def test_kernel_op_has_no_gradient(device):
     a = torch.randn(16, device=device, requires_grad=True)
-    # torch's own message names the op: a gradient never comes back silently zero.
-    with pytest.raises(RuntimeError, match=r"backward through opkit_test\.multiply_them.*no autograd formula"):
+    with pytest.raises(RuntimeError, match=r"opkit_test::multiply_them has no gradient"):
         multiply_them(a, a).sum().backward()
 
 
