@@ -114,7 +114,9 @@ def graph_per_call_us(fn, calls: int, replays: int) -> float:
     return (time.perf_counter() - start) / (replays * calls) * 1e6
 
 
-DOUBLIFY = "__global__ void doublify(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] *= 2; }"
+DOUBLIFY = """
+__global__ void doublify(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] *= 2; }
+"""
 
 
 def overheads(calls: int) -> dict:
@@ -167,7 +169,8 @@ def main() -> int:
             rate = r["rows"] / (r[way] * 1e-3) / 1e9
             cells.append(f"{rate:7.2f} ({r['kernel'] / r[way]:4.0%})")
         print(f"{way:40s} " + " ".join(f"{c:>16s}" for c in cells))
-    print(f"{'digests checked against hashlib':40s} " + " ".join(f"{'ok' if r['digests_ok'] else 'WRONG':>16s}" for r in rates))
+    checked = " ".join(f"{'ok' if r['digests_ok'] else 'WRONG':>16s}" for r in rates)
+    print(f"{'digests checked against hashlib':40s} {checked}")
     print(f"\n{'per call (us)':40s} {'eager':>10s} {'CUDA graph':>10s}")
     for name, t in calls.items():
         print(f"{name:40s} {t['eager_us']:10.2f} {t['graph_us']:10.2f}")

@@ -214,7 +214,7 @@ class _KernelSource:
         _KernelSource._every.add(self)
 
     def on(self, device: torch.device):
-        """(opkit Kernel, stream handle or None) for a torch device."""
+        """The loaded kernel for a torch device, compiled on first use there."""
         if device.type == "cuda":
             gpu = _opkit_device(device)
             key = ("cuda", gpu.ordinal)
@@ -228,7 +228,8 @@ class _KernelSource:
                 kernel = self._kernels.get(key)
                 if kernel is None:
                     where = gpu if gpu is not None else _opkit.Device.cpu()
-                    module = SourceModule(self.source, device=where, options=self.options, name=f"{self.op}.cu")
+                    file_name = self.op.replace("::", "_") + ".cu"
+                    module = SourceModule(self.source, device=where, options=self.options, name=file_name)
                     kernel = self._kernels[key] = module.get_function(self.kernel)._kernel
         return kernel
 

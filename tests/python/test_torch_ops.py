@@ -229,7 +229,8 @@ def test_empty_input_launches_nothing(device):
 def test_kernel_compiles_once_per_device(rng, device):
     ops = ot.kernel_op(
         f"opkit_test::square_{device}",
-        "__global__ void square(float *y, const float *x, int n) { int i = threadIdx.x; if (i < n) y[i] = x[i] * x[i]; }",
+        "__global__ void square(float *y, const float *x, int n)"
+        " { int i = threadIdx.x; if (i < n) y[i] = x[i] * x[i]; }",
         kernel="square",
         outputs=lambda x: torch.empty_like(x),
         args=lambda y, x: (y, x, x.numel()),
