@@ -282,6 +282,18 @@ def test_kernel_op_bad_inputs_name_the_op(device):
         )(x, 2.0)
 
 
+@needs_cuda
+def test_kernel_op_refuses_a_tensor_on_another_device():
+    a = torch.ones(8, device="cuda")
+    with pytest.raises(ValueError, match="opkit_test::multiply_them: kernel argument #2 lives on cpu"):
+        multiply_them(a, torch.ones(8))
+
+
+def test_kernel_op_name_needs_a_namespace():
+    with pytest.raises(ValueError, match="an op name is 'namespace::name', got 'scale'"):
+        ot.kernel_op("scale", SCALE, kernel="scale", outputs=lambda x: torch.empty_like(x), grid=1, block=1)
+
+
 def test_kernel_op_with_a_wrong_argument_count_is_refused_by_the_kernel():
     if CPU_BACKEND_MISSING is not None:
         pytest.skip(f"no CPU backend for kernels: {CPU_BACKEND_MISSING}")
