@@ -2,6 +2,9 @@
 # Builds and installs the Python package into a virtual environment (build/python-venv, which also
 # sees the system's site-packages, e.g. PyTorch and CuPy where present) and runs its pytest suite.
 # Exits non-zero on any failure, and when pytest collected no test.
+# The torch tests (test_torch_ops.py: opkit.torch's ops, opcheck, torch.compile, CUDA graphs) run
+# when the venv's python imports torch and skip, saying so, where it does not (CI). To run them
+# here, point OPKIT_PYTHON_VENV at a venv that has torch (docs/torch.md, "Tests and benchmark").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

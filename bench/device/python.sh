@@ -8,7 +8,6 @@ OUT=${OUT:-/tmp/opkit-out}
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
 python=${PYTHON:-python3}
-venv=/tmp/opkit-python-venv
 
 "$python" - <<'PY' 2>&1 | tee "$OUT/python_env.txt"
 import importlib, os, sys, sysconfig
@@ -22,34 +21,8 @@ for name in ("numpy", "torch", "cupy", "nanobind", "scikit_build_core", "pytest"
         print(name, "MISSING:", type(error).__name__, error)
 PY
 
-# A venv made from a python that is itself a venv's (the GPU machine's /opt/torch/.venv) does not
-# see that venv's packages (nanobind, scikit-build-core, torch); install beside it instead.
-pip_target=()
-if "$python" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)'; then
-  echo "$python runs in a virtual environment: installing into /tmp/opkit-site (PYTHONPATH)"
-  py="$python"
-  pip_target=(--target /tmp/opkit-site)
-  export PYTHONPATH=/tmp/opkit-site${PYTHONPATH:+:$PYTHONPATH}
-elif "$python" -m venv --system-site-packages "$venv" 2>"$OUT/venv_error.txt"; then
-  py="$venv/bin/python"
-else
-  echo "no venv ($(tail -1 "$OUT/venv_error.txt")); installing with --user --break-system-packages"
-  py="$python"
-  export PIP_USER=1 PIP_BREAK_SYSTEM_PACKAGES=1
-fi
-
-if ! "$py" -c "import pytest" 2>/dev/null && [ -d build/wheels ]; then
-  "$py" -m pip install --no-index --find-links build/wheels pytest 2>&1 | tail -1
-fi
-
-echo "== pip install --no-build-isolation --no-deps ."
-start=$(date +%s)
-CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$py" -m pip install --no-build-isolation --no-deps "${pip_target[@]}" \
-  --config-settings=build-dir=build/python-gpu . >"$OUT/python_install.txt" 2>&1
-status=$?
-tail -3 "$OUT/python_install.txt"
-echo "install exit $status after $(( $(date +%s) - start )) s"
-[ "$status" -eq 0 ] || exit 1
+source bench/device/python_install.sh
+opkit_python_install build/python-gpu "$OUT/python_install.txt" || exit 1
 
 echo "== pytest tests/python"
 if "$py" -c "import pytest" 2>/dev/null; then

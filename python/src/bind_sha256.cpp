@@ -159,6 +159,56 @@ nb::object hash_offsets(AnyArray data, AnyArray offsets, const std::string& algo
       });
 }
 
+// The entry of the torch ops (opkit.torch): raw addresses, because the caller already holds the
+// tensors, has checked their dtype, shape, contiguity and device, and allocated `out` through its
+// own caching allocator; a DLPack round trip per call would cost more than a small batch's kernel.
+// `gpu` unset: host memory, hashed on the host CPU (OpenSSL), returning with the digests written.
+// `gpu` set: device memory, queued on `stream` (the framework's current stream) without waiting
+// for fixed-length batches; variable-length ones wait, to check the offsets.
+void hash_fixed_at(const std::string& algo_name, std::optional<Device> gpu, std::uintptr_t data, std::size_t rows,
+                   std::size_t length, std::uintptr_t out, std::uintptr_t stream) {
+  const HashAlgo algo = parse_algo(algo_name);
+  if (rows == 0) return;
+  const std::size_t digest_bytes = rows * ops::sha256_digest_bytes;
+  nb::gil_scoped_release unlocked;
+  if (!gpu) {
+    ops::HashOptions options;
+    options.host_cpu = true;
+    hash(algo, std::span<const std::uint8_t>(static_cast<const std::uint8_t*>(address(data)), rows * length), length,
+         std::span<std::uint8_t>(static_cast<std::uint8_t*>(address(out)), digest_bytes), options);
+    return;
+  }
+  const Stream borrowed = gpu->borrow_stream(address(stream));
+  ops::HashOptions options;
+  options.stream = &borrowed;
+  hash(algo, BufferView<const std::uint8_t>(*gpu, static_cast<const std::uint8_t*>(address(data)), rows * length),
+       length, BufferView<std::uint8_t>(*gpu, static_cast<std::uint8_t*>(address(out)), digest_bytes), options);
+}
+
+void hash_offsets_at(const std::string& algo_name, std::optional<Device> gpu, std::uintptr_t data,
+                     std::size_t data_bytes, std::uintptr_t offsets, std::size_t rows, std::uintptr_t out,
+                     std::uintptr_t stream) {
+  const HashAlgo algo = parse_algo(algo_name);
+  const std::size_t digest_bytes = rows * ops::sha256_digest_bytes;
+  const auto* data_bytes_at = static_cast<const std::uint8_t*>(address(data));
+  const auto* offsets_at = static_cast<const std::uint64_t*>(address(offsets));
+  auto* out_at = static_cast<std::uint8_t*>(address(out));
+  nb::gil_scoped_release unlocked;
+  if (!gpu) {
+    ops::HashOptions options;
+    options.host_cpu = true;
+    hash(algo, std::span<const std::uint8_t>(data_bytes_at, data_bytes),
+         std::span<const std::uint64_t>(offsets_at, rows + 1), std::span<std::uint8_t>(out_at, digest_bytes), options);
+    return;
+  }
+  const Stream borrowed = gpu->borrow_stream(address(stream));
+  ops::HashOptions options;
+  options.stream = &borrowed;
+  hash(algo, BufferView<const std::uint8_t>(*gpu, data_bytes_at, data_bytes),
+       BufferView<const std::uint64_t>(*gpu, offsets_at, rows + 1),
+       BufferView<std::uint8_t>(*gpu, out_at, digest_bytes), options);
+}
+
 }  // namespace
 
 void bind_sha256(nb::module_& m) {
@@ -166,6 +216,11 @@ void bind_sha256(nb::module_& m) {
         "stream"_a = nb::none(), "Digests of a [N, L] uint8 array as a [N, 32] uint8 array on the data's device.");
   m.def("hash_offsets", &hash_offsets, "data"_a, "offsets"_a, "algo"_a, "device"_a = nb::none(), "host_cpu"_a = false,
         "stream"_a = nb::none(), "Digests of data[offsets[i]:offsets[i + 1]] as a [N, 32] uint8 array.");
+  m.def("hash_fixed_at", &hash_fixed_at, "algo"_a, "gpu"_a.none(), "data"_a, "rows"_a, "length"_a, "out"_a, "stream"_a,
+        "opkit.torch's entry: hashes rows x length bytes at `data` into rows x 32 bytes at `out` (checked tensors' "
+        "addresses), on `gpu` and its stream handle `stream`, or on the host CPU when gpu is None.");
+  m.def("hash_offsets_at", &hash_offsets_at, "algo"_a, "gpu"_a.none(), "data"_a, "data_bytes"_a, "offsets"_a, "rows"_a,
+        "out"_a, "stream"_a, "hash_fixed_at for a flat buffer and rows + 1 64-bit offsets at `offsets`.");
 }
 
 }  // namespace opkit::python

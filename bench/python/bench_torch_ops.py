@@ -1,0 +1,195 @@
+"""opkit's torch ops on a CUDA GPU: throughput of torch.ops.opkit.sha256 against the kernel alone,
+and the per-call cost of small batches, eager and inside a CUDA graph.
+
+Throughput: [rows, length] uint8 CUDA tensors; each way is timed between CUDA events (median of
+--runs), and the kernel's own time comes from torch.profiler over the same calls (what the GPU
+spent in sha256_fixed*). Ways: the registered op (output from torch's allocator), its out= form
+(preallocated output), opkit.sha256 (the DLPack path). Per call: back-to-back calls of one op on a
+tiny input, host wall time per call (the GPU keeps up): eager, through torch.compile(fullgraph=True),
+and captured 100 at a time in one CUDA graph and replayed; torch elementwise ops of the same size
+are the yardstick.
+
+    python bench/python/bench_torch_ops.py [--runs 20] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+
+import opkit
+import opkit.torch as ot
+
+
+def event_ms(fn, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return times
+
+
+def kernel_ms(fn, runs: int) -> float:
+    """Mean GPU time per call of fn spent in the sha256 kernels, from torch.profiler (CUPTI sees
+    opkit's driver-API launches like torch's own)."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(runs):
+            fn()
+        torch.cuda.synchronize()
+    total_us = 0.0
+    for event in prof.key_averages():
+        # Kernels only: the op "opkit::sha256_out" itself, where recorded, holds its kernels' time too.
+        if "sha256" in event.key and event.device_type == DeviceType.CUDA and event.count >= runs:
+            total_us += getattr(event, "device_time_total", None) or getattr(event, "cuda_time_total", 0.0)
+    return total_us / runs / 1e3 if total_us else float("nan")
+
+
+def check(digests: torch.Tensor, x: torch.Tensor) -> bool:
+    sample = torch.randint(0, x.shape[0], (256,), device=x.device)
+    rows, got = x[sample].cpu().numpy(), digests[sample].cpu().numpy()
+    return all(hashlib.sha256(bytes(r)).digest() == bytes(g) for r, g in zip(rows, got))
+
+
+def throughput(rows: int, length: int, runs: int) -> dict:
+    x = torch.randint(0, 256, (rows, length), dtype=torch.uint8, device="cuda")
+    out = torch.empty((rows, 32), dtype=torch.uint8, device="cuda")
+    ways = {
+        "torch.ops.opkit.sha256": lambda: torch.ops.opkit.sha256(x),
+        "torch.ops.opkit.sha256_out": lambda: torch.ops.opkit.sha256_out(x, out),
+        "opkit.sha256 (DLPack)": lambda: opkit.sha256(x),
+    }
+    ok = check(torch.ops.opkit.sha256(x), x) and check(opkit.sha256(x), x)
+    torch.ops.opkit.sha256_out(x, out)
+    ok = ok and check(out, x)
+    result = {"rows": rows, "length": length, "digests_ok": ok}
+    for name, fn in ways.items():
+        fn()
+        result[name] = statistics.median(event_ms(fn, runs))
+    result["kernel"] = kernel_ms(ways["torch.ops.opkit.sha256_out"], runs)
+    return result
+
+
+def per_call_us(fn, calls: int) -> float:
+    """Host wall time per call over `calls` back-to-back calls (the GPU work is tiny)."""
+    for _ in range(20):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / calls * 1e6
+
+
+def compiled_per_call_us(fn, calls: int) -> float:
+    try:
+        compiled = torch.compile(fn, fullgraph=True)
+        compiled()
+    except Exception as error:  # reported, and the rest of the table still printed
+        print(f"torch.compile failed: {type(error).__name__}: {str(error)[:300]}", file=sys.stderr)
+        return float("nan")
+    return per_call_us(compiled, calls)
+
+
+def graph_per_call_us(fn, calls: int, replays: int) -> float:
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    graph.replay()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(replays):
+        graph.replay()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / (replays * calls) * 1e6
+
+
+DOUBLIFY = """
+__global__ void doublify(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] *= 2; }
+"""
+
+
+def overheads(calls: int) -> dict:
+    x = torch.randint(0, 256, (64, 64), dtype=torch.uint8, device="cuda")
+    out = torch.empty((64, 32), dtype=torch.uint8, device="cuda")
+    f = torch.ones(64, device="cuda")
+    doublify = ot.kernel_op(
+        "opkit_bench::doublify", DOUBLIFY, kernel="doublify", schema="(Tensor(a!) a) -> ()",
+        args=lambda a: (a, a.numel()), grid=1, block=64,
+    )
+    cases = {
+        "torch.ops.opkit.sha256 [64,64]": lambda: torch.ops.opkit.sha256(x),
+        "torch.ops.opkit.sha256_out [64,64]": lambda: torch.ops.opkit.sha256_out(x, out),
+        "opkit.sha256 (DLPack) [64,64]": lambda: opkit.sha256(x),
+        "kernel_op doublify [64] (in place)": lambda: doublify(f),
+        "torch f.mul_(1) [64] (yardstick)": lambda: f.mul_(1),
+        "torch x + 1 [64,64] (yardstick)": lambda: x + 1,
+    }
+    result = {}
+    for name, fn in cases.items():
+        # opkit.sha256 is a plain Python call: dynamo breaks the graph there, and it allocates
+        # outside torch's pool, so it has no compiled or CUDA-graph column.
+        registered = "DLPack" not in name
+        result[name] = {
+            "eager_us": per_call_us(fn, calls),
+            "compiled_us": compiled_per_call_us(fn, calls) if registered else float("nan"),
+            "graph_us": graph_per_call_us(fn, 100, max(1, calls // 100)) if registered else float("nan"),
+        }
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("no CUDA device visible to PyTorch", file=sys.stderr)
+        return 2
+    print(f"{torch.cuda.get_device_name()}; torch {torch.__version__}, opkit {opkit.__version__}")
+    sizes = [(1 << 20, 64), (1 << 24, 64), (1 << 26, 32)]
+    rates = [throughput(rows, length, args.runs) for rows, length in sizes]
+    calls = overheads(args.calls)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(), "throughput_ms": rates, "per_call_us": calls}, f, indent=2)
+
+    print(f"\n{'throughput (GH/s; % of kernel-only)':40s} " + " ".join(f"{f'{r}x{l} B':>16s}" for r, l in sizes))
+    for way in ("kernel", "torch.ops.opkit.sha256", "torch.ops.opkit.sha256_out", "opkit.sha256 (DLPack)"):
+        cells = []
+        for r in rates:
+            rate = r["rows"] / (r[way] * 1e-3) / 1e9
+            cells.append(f"{rate:7.2f} ({r['kernel'] / r[way]:4.0%})")
+        print(f"{way:40s} " + " ".join(f"{c:>16s}" for c in cells))
+    checked = " ".join(f"{'ok' if r['digests_ok'] else 'WRONG':>16s}" for r in rates)
+    print(f"{'digests checked against hashlib':40s} {checked}")
+    print(f"\n{'per call (us)':40s} {'eager':>10s} {'compiled':>10s} {'CUDA graph':>10s}")
+    for name, t in calls.items():
+        print(f"{name:40s} {t['eager_us']:10.2f} {t['compiled_us']:10.2f} {t['graph_us']:10.2f}")
+    return 0 if all(r["digests_ok"] for r in rates) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
