@@ -53,6 +53,8 @@ class TargetTest : public testing::TestWithParam<Target> {
 
 // Declares the suite `Suite` run on every selected target (OPKIT_CONFORMANCE_DEVICE_SUITE: on
 // every device, not host). An operator adds itself with one of these and its TEST_P cases.
+// Suite and device are names being declared, which parentheses would not allow:
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define OPKIT_CONFORMANCE_SUITE_OVER(Suite, targets)    \
   class Suite : public ::opkit::test::TargetTest {};    \
   GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Suite); \
@@ -78,5 +80,6 @@ class TargetTest : public testing::TestWithParam<Target> {
 
 // Declares `const opkit::Device& device` for the test body, or skips on host saying why.
 #define OPKIT_DEVICE_OR_SKIP(device, why)                        \
-  if (target().is_host()) GTEST_SKIP() << "host has no " << why; \
+  if (target().is_host()) GTEST_SKIP() << "host has no " << (why); \
   const ::opkit::Device& device = *target().device
+// NOLINTEND(bugprone-macro-parentheses)

@@ -88,8 +88,7 @@ int main(int argc, char** argv) {
   add_lz4_command(app, exit_code);
   reject_empty_values(app);
   if (const char* word = unknown_subcommand(app, argc, argv)) {
-    std::fprintf(stderr, "opkit: '%s' is not an opkit command; run 'opkit --help' for the list
-", word);
+    std::fprintf(stderr, "opkit: '%s' is not an opkit command; run 'opkit --help' for the list\n", word);
     return 2;
   }
   try {
