@@ -79,7 +79,7 @@ class TargetTest : public testing::TestWithParam<Target> {
   GTEST_SKIP() << target().device->backend() << " has no " << (support).op() << " kernel"
 
 // Declares `const opkit::Device& device` for the test body, or skips on host saying why.
-#define OPKIT_DEVICE_OR_SKIP(device, why)                        \
+#define OPKIT_DEVICE_OR_SKIP(device, why)                          \
   if (target().is_host()) GTEST_SKIP() << "host has no " << (why); \
   const ::opkit::Device& device = *target().device
 // NOLINTEND(bugprone-macro-parentheses)

@@ -21,7 +21,8 @@ using Bytes = std::vector<std::uint8_t>;
 inline Bytes from_hex(const std::string& hex) {
   if (hex == "-") return {};
   Bytes out(hex.size() / 2);
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<std::uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<std::uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
   return out;
 }
 

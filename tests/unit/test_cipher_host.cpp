@@ -221,13 +221,14 @@ TEST(CipherHost, BadSizesAndOverlapsAreClearErrorsThatNeverShowTheKey) {
   EXPECT_NE(short_key.find("16-byte key"), std::string::npos) << short_key;
   const std::string bad_iv = message_of([&] { ops::encrypt(Cipher::aes_256_ctr, {key, Bytes(12)}, buf, buf); });
   EXPECT_NE(bad_iv.find("16-byte IV"), std::string::npos) << bad_iv;
-  const std::string empty_nonce =
-      message_of([&] { ops::encrypt(Cipher::aes_256_gcm, {key, Bytes{}}, buf, buf, tag); });
+  const std::string empty_nonce = message_of([&] { ops::encrypt(Cipher::aes_256_gcm, {key, Bytes{}}, buf, buf, tag); });
   EXPECT_NE(empty_nonce.find("nonce of 0 bytes"), std::string::npos) << empty_nonce;
   EXPECT_NE(message_of([&] { ops::encrypt(Cipher::chacha20_poly1305, {key, Bytes(16)}, buf, buf, tag); }), "no error");
   EXPECT_NE(message_of([&] { ops::encrypt(Cipher::chacha20, {key, Bytes(8)}, buf, buf); }), "no error");
   EXPECT_NE(message_of([&] { ops::encrypt(Cipher::aes_128_ctr, {Bytes(16), Bytes(16)}, buf, buf, tag); }), "no error");
-  EXPECT_NE(message_of([&] { ops::encrypt(Cipher::aes_128_gcm, {Bytes(16), Bytes(12), Bytes{}}, buf, buf); }),
+  EXPECT_NE(message_of([&] {
+              ops::encrypt(Cipher::aes_128_gcm, {Bytes(16), Bytes(12), Bytes{}}, buf, buf);
+            }),
             "no error");
   const std::string overlap = message_of([&] {
     ops::encrypt(Cipher::aes_256_ctr, {key, Bytes(16)}, std::span<const std::uint8_t>(buf.data(), 32),

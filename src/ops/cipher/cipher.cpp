@@ -88,15 +88,23 @@ const char* stage_of(bool encrypt) {
   return encrypt ? "encrypt" : "decrypt";
 }
 
+// The checks both bulk paths make before any work: key, IV, tag and length (check_message), and
+// AAD only for an AEAD. Returns the 16-byte IV form the kernels and EVP take.
+Iv16 check_bulk_message(Cipher cipher, const CipherKey& key, std::size_t tag_bytes, std::size_t bytes,
+                        const CipherOptions& options, const char* stage) {
+  const Iv16 iv =
+      detail::check_message(cipher, key.key.size(), key.iv, tag_bytes, bytes, options.chacha20_counter, stage);
+  if (!cipher_traits(cipher).aead && !key.aad.empty())
+    throw Error(Errc::invalid_argument, stage, std::string(cipher_traits(cipher).name) + " takes no AAD");
+  return iv;
+}
+
 void bulk_host(Cipher cipher, bool encrypt, const CipherKey& key, Bytes in, std::span<std::uint8_t> out,
                std::span<std::uint8_t> tag_out, Bytes tag_expected, const CipherOptions& options) {
   const char* stage = stage_of(encrypt);
   detail::check_in_out(in.data(), in.size(), out.data(), out.size(), stage);
   const std::size_t tag_bytes = encrypt ? tag_out.size() : tag_expected.size();
-  const Iv16 iv =
-      detail::check_message(cipher, key.key.size(), key.iv, tag_bytes, in.size(), options.chacha20_counter, stage);
-  if (!cipher_traits(cipher).aead && !key.aad.empty())
-    throw Error(Errc::invalid_argument, stage, std::string(cipher_traits(cipher).name) + " takes no AAD");
+  const Iv16 iv = check_bulk_message(cipher, key, tag_bytes, in.size(), options, stage);
   bool ok = true;
   if (const auto& device = host_data_device(options)) {
     ok = host_through_device(*device, cipher, encrypt, key, iv, in, out, tag_out, tag_expected);
@@ -118,10 +126,7 @@ void bulk_device(Cipher cipher, bool encrypt, const CipherKey& key, BufferView<c
   const Device& device = buffer_device(in.device(), out.device(), options, stage);
   detail::check_in_out(in.data(), in.size(), out.data(), out.size(), stage);
   const std::size_t tag_bytes = encrypt ? tag_out.size() : tag_expected.size();
-  const Iv16 iv =
-      detail::check_message(cipher, key.key.size(), key.iv, tag_bytes, in.size(), options.chacha20_counter, stage);
-  if (!cipher_traits(cipher).aead && !key.aad.empty())
-    throw Error(Errc::invalid_argument, stage, std::string(cipher_traits(cipher).name) + " takes no AAD");
+  const Iv16 iv = check_bulk_message(cipher, key, tag_bytes, in.size(), options, stage);
   if (!device_bulk(device, cipher, encrypt, key, iv, in.data(), out.data(), in.size(), tag_out, tag_expected,
                    options.stream))
     throw AuthenticationError({0});

@@ -17,21 +17,21 @@ CIPHER_FN unsigned int chacha20_rotl(unsigned int x) {
   return (x << N) | (x >> (32 - N));
 }
 
-#define CHACHA20_QR(a, b, c, d)   \
-  a += b;                         \
-  d = chacha20_rotl<16>(d ^ a);   \
-  c += d;                         \
-  b = chacha20_rotl<12>(b ^ c);   \
-  a += b;                         \
-  d = chacha20_rotl<8>(d ^ a);    \
-  c += d;                         \
+#define CHACHA20_QR(a, b, c, d) \
+  a += b;                       \
+  d = chacha20_rotl<16>(d ^ a); \
+  c += d;                       \
+  b = chacha20_rotl<12>(b ^ c); \
+  a += b;                       \
+  d = chacha20_rotl<8>(d ^ a);  \
+  c += d;                       \
   b = chacha20_rotl<7>(b ^ c)
 
 // Keystream block for (key words k[0..8), block counter, nonce words n[0..3)) into ks[0..16),
 // little-endian words as RFC 8439 serializes them.
 CIPHER_FN void chacha20_block(unsigned int ks[16], const unsigned int k[8], unsigned int counter,
                               const unsigned int n[3]) {
-  const unsigned int init[16] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, k[0], k[1], k[2], k[3],
+  const unsigned int init[16] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, k[0],    k[1], k[2], k[3],
                                  k[4],        k[5],        k[6],        k[7],        counter, n[0], n[1], n[2]};
   unsigned int x[16];
 #pragma unroll

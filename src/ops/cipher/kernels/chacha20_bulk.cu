@@ -112,8 +112,8 @@ CIPHER_FN poly1305_elem poly1305_block_tree(poly1305_elem h, const poly1305_key*
   for (unsigned int s = 1, e = 0; s < BLOCK; s <<= 1, ++e) {
     poly1305_elem combined;
     const bool left = tid % (2u * s) == 0u;
-    if (left) combined = poly1305_add(poly1305_mul(tree[tid], poly1305_multiplier(key->power[unit_log2 + e])),
-                                      tree[tid + s]);
+    if (left)
+      combined = poly1305_add(poly1305_mul(tree[tid], poly1305_multiplier(key->power[unit_log2 + e])), tree[tid + s]);
     __syncthreads();
     if (left) tree[tid] = combined;
     __syncthreads();
@@ -123,10 +123,10 @@ CIPHER_FN poly1305_elem poly1305_block_tree(poly1305_elem h, const poly1305_key*
 
 // Pieces [0, full_pieces) of 256 bytes, right-aligned: virtual thread v runs piece v - pad.
 // partials[blockIdx.x] = Poly of the block's pieces.
-__global__ void __launch_bounds__(BLOCK) chacha20_poly1305_main(const unsigned char* in, unsigned char* out,
-                                                                unsigned long long full_pieces, unsigned long long pad,
-                                                                const chacha20_params* params, const poly1305_key* key,
-                                                                poly1305_elem* partials) {
+__global__ void __launch_bounds__(BLOCK)
+    chacha20_poly1305_main(const unsigned char* in, unsigned char* out, unsigned long long full_pieces,
+                           unsigned long long pad, const chacha20_params* params, const poly1305_key* key,
+                           poly1305_elem* partials) {
   const unsigned long long v = (unsigned long long)blockIdx.x * BLOCK + threadIdx.x;
   poly1305_elem h = poly1305_zero();
   if (v >= pad && v - pad < full_pieces) {
@@ -150,10 +150,11 @@ __global__ void __launch_bounds__(BLOCK) chacha20_poly1305_main(const unsigned c
 // One block. Combines `groups` partials (each BLOCK pieces), right-aligned in BLOCK runs of
 // per_thread (a power of two); thread 0 then adds the last piece (bytes from last_at to n), the
 // AAD in front and the length block behind, and writes the 16-byte tag.
-__global__ void __launch_bounds__(BLOCK) chacha20_poly1305_finish(
-    const unsigned char* in, unsigned char* out, unsigned long long n, unsigned long long last_at,
-    const chacha20_params* params, const poly1305_key* key, const poly1305_elem* partials, unsigned long long groups,
-    unsigned long long per_thread, const unsigned char* aad, unsigned long long aad_bytes, unsigned char* tag) {
+__global__ void __launch_bounds__(BLOCK)
+    chacha20_poly1305_finish(const unsigned char* in, unsigned char* out, unsigned long long n,
+                             unsigned long long last_at, const chacha20_params* params, const poly1305_key* key,
+                             const poly1305_elem* partials, unsigned long long groups, unsigned long long per_thread,
+                             const unsigned char* aad, unsigned long long aad_bytes, unsigned char* tag) {
   const int group_log2 = 4 + log2_of(BLOCK);
   const unsigned long long pad = per_thread * BLOCK - groups;
   const poly1305_mul_by group_mul = poly1305_multiplier(key->power[group_log2]);
