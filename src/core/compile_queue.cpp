@@ -5,8 +5,8 @@
 
 #include "module_cache.hpp"
 #include "opkit/backend.hpp"
-#include "registry_list.hpp"
 #include "opkit/cache.hpp"
+#include "registry_list.hpp"
 
 namespace opkit::detail {
 

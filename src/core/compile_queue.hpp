@@ -113,8 +113,8 @@ class CompileQueue {
   std::condition_variable all_ended_;
   std::deque<Pending> pending_;
   std::list<std::shared_ptr<std::atomic<JobStage>>> taken_;  // the stages of the jobs threads hold
-  std::list<std::thread> running_;   // threads taking jobs
-  std::list<std::thread> finished_;  // threads that took their last job, to be joined
+  std::list<std::thread> running_;                           // threads taking jobs
+  std::list<std::thread> finished_;                          // threads that took their last job, to be joined
   bool closing_ = false;
 };
 

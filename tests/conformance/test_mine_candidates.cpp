@@ -147,8 +147,9 @@ TEST_P(MineCandidates, AStoppedSearchLeavesNoCompileRunning) {
       if (p.hashes > 0) stop = true;
     };
     // A string never mined before: no kernel of it is in the module or disk cache yet.
-    const DataJob job{"left running? " + std::to_string(std::random_device{}()) + std::to_string(std::random_device{}()),
-                      200, 100, std::nullopt};
+    const DataJob job{
+        "left running? " + std::to_string(std::random_device{}()) + std::to_string(std::random_device{}()), 200, 100,
+        std::nullopt};
     const DataJob three_digits{job.data, 200, 100, 800};  // compiles the 3-digit kernel, no other
     EXPECT_FALSE(mine_on(target(), engine, three_digits).found);
     const MineResult r = mine_on(target(), engine, job, options);

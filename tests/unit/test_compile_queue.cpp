@@ -53,15 +53,17 @@ TEST(CompileQueue, NoMoreThanItsLimitRunAtOnce) {
   std::atomic<int> running{0}, most{0}, started{0};
   std::vector<std::shared_future<void>> jobs;
   for (int i = 0; i < 6; ++i)
-    jobs.push_back(queue.submit([&] {
-      const int now = ++running;
-      int seen = most.load();
-      while (now > seen && !most.compare_exchange_weak(seen, now)) {
-      }
-      ++started;
-      gate.wait();
-      --running;
-    }).result());
+    jobs.push_back(queue
+                       .submit([&] {
+                         const int now = ++running;
+                         int seen = most.load();
+                         while (now > seen && !most.compare_exchange_weak(seen, now)) {
+                         }
+                         ++started;
+                         gate.wait();
+                         --running;
+                       })
+                       .result());
   while (started.load() < 2) std::this_thread::yield();
   EXPECT_EQ(started.load(), 2) << "a third job started while two were running";
   EXPECT_LE(queue.threads(), 2u);

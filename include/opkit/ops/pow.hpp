@@ -121,9 +121,9 @@ struct MineOptions {
 
 struct MineResult {
   bool found = false;
-  std::uint64_t nonce = 0;   // the lowest qualifying nonce of the range, when found
-  Sha256Digest digest{};     // its hash
-  std::string hash_hex;      // explorer order (Bitcoin) or plain hex (data)
+  std::uint64_t nonce = 0;  // the lowest qualifying nonce of the range, when found
+  Sha256Digest digest{};    // its hash
+  std::string hash_hex;     // explorer order (Bitcoin) or plain hex (data)
   // Nonces searched, each once: the range's size when it was searched to the end (chunks run
   // whole, so it may pass the nonce found).
   std::uint64_t hashes = 0;

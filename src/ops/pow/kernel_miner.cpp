@@ -184,17 +184,18 @@ class KernelSearcher : public NonceSearcher {
   // Queues the kernel of `key` unless it is compiled or queued already.
   void start_compile(int key) {
     if (kernels_.count(key)) return;
-    kernels_[key].queued = CompileQueue::global().submit(
-        [device = device_, program = program_of(key), name = kernel_name(), generic = key == generic_key] {
-          return load(device, program, name, generic);
-        });
+    kernels_[key].queued =
+        CompileQueue::global().submit([device = device_, program = program_of(key), name = kernel_name(),
+                                       generic = key == generic_key] { return load(device, program, name, generic); });
   }
 
   // The kernel of `key`, compiled on this thread (or, when queued, waited for), rethrowing its
   // compile error.
   const Loaded* compiled_now(int key) {
     KernelEntry& entry = kernels_[key];
-    if (!entry.loaded) entry.loaded = entry.queued ? entry.queued->get() : load(device_, program_of(key), kernel_name(), key == generic_key);
+    if (!entry.loaded)
+      entry.loaded =
+          entry.queued ? entry.queued->get() : load(device_, program_of(key), kernel_name(), key == generic_key);
     return &*entry.loaded;
   }
 
@@ -231,9 +232,8 @@ class KernelSearcher : public NonceSearcher {
   // are added to `rehashed`.
   std::optional<std::uint64_t> search_launch(const Loaded& k, std::uint64_t at, std::uint64_t n,
                                              std::uint64_t& rehashed) {
-    const CandidateVerdict verdict = check_candidates(launch(k, at, n), at, n, [this](std::uint64_t nonce) {
-      return plan_.meets(plan_.hash(nonce));
-    });
+    const CandidateVerdict verdict = check_candidates(
+        launch(k, at, n), at, n, [this](std::uint64_t nonce) { return plan_.meets(plan_.hash(nonce)); });
     if (!verdict.unresolved) return verdict.found;
     const auto [from, end] = *verdict.unresolved;
     const std::uint64_t piece = (end - from + overflow_pieces - 1) / overflow_pieces;
