@@ -192,10 +192,13 @@ class KernelSearcher : public NonceSearcher {
   // The kernel of `key`, compiled on this thread (or, when queued, waited for), rethrowing its
   // compile error.
   const Loaded* compiled_now(int key) {
+    const auto it = kernels_.find(key);
+    if (it != kernels_.end() && it->second.loaded) return &*it->second.loaded;
+    // Not entered in the table until compiled: a failed compile leaves no half entry behind.
+    Loaded kernel = it != kernels_.end() ? it->second.queued->get()
+                                         : load(device_, program_of(key), kernel_name(), key == generic_key);
     KernelEntry& entry = kernels_[key];
-    if (!entry.loaded)
-      entry.loaded =
-          entry.queued ? entry.queued->get() : load(device_, program_of(key), kernel_name(), key == generic_key);
+    entry.loaded = std::move(kernel);
     return &*entry.loaded;
   }
 
