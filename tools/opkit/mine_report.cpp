@@ -44,12 +44,6 @@ nlohmann::json resume_json(const ops::MineResult& r, const ops::NonceRange& rang
   return {{"start", next}, {"count", range.last - next + 1}};
 }
 
-// Nonces of the range from `next` on (a named value: clang-tidy takes a cast of the expression for
-// a misplaced widening).
-std::uint64_t rest_of(const ops::NonceRange& range, std::uint64_t next) {
-  return range.last - next + 1;
-}
-
 }  // namespace
 
 std::function<void(const ops::MineProgress&)> terminal_progress(double hashes_per_find) {
@@ -117,7 +111,7 @@ void print_result(const ops::MineResult& r, const ops::NonceRange& range, bool j
       std::fprintf(stderr, "nothing of the range is left\n");
     else  // the complete tail: resuming as told searches exactly the rest of the original range
       std::fprintf(stderr, "resume with --start %llu --count %llu\n", static_cast<unsigned long long>(next),
-                   static_cast<unsigned long long>(rest_of(range, next)));
+                   static_cast<unsigned long long>(range.last - next) + 1);
   }
 }
 
