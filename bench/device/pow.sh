@@ -42,6 +42,23 @@ for run in first second; do
   echo "genesis, whole 32-bit range, $run: exit $rc, $wall s wall: $(cat "$OUT/pow_mine_$run.json")" |
     tee -a "$OUT/pow_summary.txt"
 done
+# The whole 2^32 range with an unreachable target (top word zero): each nonce hashed once, so
+# `hashes` must be exactly 2^32 (it was ~5.04e9 when a false candidate made the host search the
+# rest of a launch again), and the wall time should be the search time plus well under a second
+# (the generic kernel, no per-job compile).
+start=$(date +%s%N)
+$B/tools/opkit/opkit mine --device cuda --quiet --json --header "$genesis" \
+  --target 0000000000000000000000000000000000000000000000000000000000000001 >"$OUT/pow_mine_whole.json"
+rc=$?
+wall=$(awk -v ns=$(($(date +%s%N) - start)) 'BEGIN {printf "%.2f", ns / 1e9}')
+python3 - "$OUT/pow_mine_whole.json" "$wall" "$rc" <<'PY' | tee -a "$OUT/pow_summary.txt"
+import json, sys
+r = json.load(open(sys.argv[1]))
+ok = r["hashes"] == 2**32 and r["rehashes"] == 0 and not r["found"] and sys.argv[3] == "1"
+print(f"whole range, unreachable target: exit {sys.argv[3]}, hashes {r['hashes']} (2^32: {r['hashes'] == 2**32}), "
+      f"rehashes {r['rehashes']}, search {r['seconds']:.3f} s, wall {sys.argv[2]} s, "
+      f"{r['hashrate'] / 1e9:.2f} GH/s of nonces searched: {'PASS' if ok else 'FAIL'}")
+PY
 # Data mode, two new jobs: the first may compile the generic data kernel (cold disk cache); the
 # second mines with it at once while its own kernel compiles (GH/s from the start, not the host's
 # ~0.2 GH/s).

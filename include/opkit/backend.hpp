@@ -113,10 +113,12 @@ class Backend {
   // Everything besides the spec that changes the binary for `arch`: compiler version, resolved
   // target, flags. It is the non-source part of the cache key.
   virtual std::string compiler_identity(const std::string& arch) = 0;
-  // Loads the compiler's in-process libraries now, where it has any (NVRTC), and never throws: a
-  // failure shows at the next compile. The compile queue calls it before it starts, so that such
-  // a library is torn down after the queue has joined at exit: one first loaded inside a queued
-  // compile tears its state down first and crashes a compile still running (seen with NVRTC 13).
+  // Loads the compiler's in-process libraries now, where it has any (NVRTC), with the static
+  // state their first compile creates (the CUDA backend compiles a small kernel), and never
+  // throws: a failure shows at the next compile. The compile queue calls it before it starts, so
+  // that such state is torn down after the queue has joined at exit: state first made inside a
+  // queued compile is destroyed before the queue, under a compile still running (NVRTC 13 hangs,
+  // aborts or crashes then).
   virtual void load_compiler() noexcept {}
 };
 

@@ -29,7 +29,8 @@ class MineResult:
     nonce: Optional[int]  # the lowest qualifying nonce, when found
     hash: Optional[str]  # explorer order (Bitcoin) or plain hex (data mode), when found
     digest: Optional[bytes]  # the raw 32-byte SHA-256 output, when found
-    hashes: int  # nonces tested
+    hashes: int  # nonces searched, each once
+    rehashes: int  # nonces hashed again after a launch's candidate buffer overflowed (practically never)
     seconds: float
     interrupted: bool  # stopped before the answer was certain
     searched_through: Optional[int]  # every nonce of [start, searched_through] was tested

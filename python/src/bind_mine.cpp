@@ -54,6 +54,7 @@ nb::dict to_dict(const ops::MineResult& r) {
   d["digest"] = r.found ? nb::object(nb::bytes(reinterpret_cast<const char*>(r.digest.data()), r.digest.size()))
                         : nb::object(nb::none());
   d["hashes"] = r.hashes;
+  d["rehashes"] = r.rehashes;
   d["seconds"] = r.seconds;
   d["interrupted"] = r.interrupted;
   d["searched_through"] = r.searched_through ? nb::cast(*r.searched_through) : nb::none();

@@ -5,8 +5,8 @@
 
 #include "module_cache.hpp"
 #include "opkit/backend.hpp"
-#include "registry_list.hpp"
 #include "opkit/cache.hpp"
+#include "registry_list.hpp"
 
 namespace opkit::detail {
 
@@ -14,7 +14,7 @@ CompileQueue::CompileQueue(unsigned max_threads) : max_threads_(std::max(1u, max
 
 CompileQueue::~CompileQueue() {
   try {
-    std::deque<std::function<void()>> dropped;
+    std::deque<Pending> dropped;
     {
       std::unique_lock lock(mutex_);
       closing_ = true;
@@ -42,10 +42,10 @@ CompileQueue& CompileQueue::global() {
   return queue;
 }
 
-void CompileQueue::enqueue(std::function<void()> job) {
+void CompileQueue::enqueue(std::function<void()> job, std::shared_ptr<std::atomic<JobStage>> stage) {
   join_finished();
   std::lock_guard lock(mutex_);
-  pending_.push_back(std::move(job));
+  pending_.push_back({std::move(job), std::move(stage)});
   if (running_.size() < max_threads_) {
     // The thread starts under the lock, so it finds its own list entry filled in.
     auto self = running_.emplace(running_.end());
@@ -64,12 +64,17 @@ void CompileQueue::enqueue(std::function<void()> job) {
 void CompileQueue::work(std::list<std::thread>::iterator self) {
   std::unique_lock lock(mutex_);
   while (!pending_.empty() && !closing_) {
-    std::function<void()> job = std::move(pending_.front());
+    Pending job = std::move(pending_.front());
     pending_.pop_front();
+    // Taken under the lock, so active_jobs() never misses a job between the queue and its run.
+    JobStage expected = JobStage::waiting;
+    const bool run = job.stage->compare_exchange_strong(expected, JobStage::running);
+    const auto held = run ? taken_.insert(taken_.end(), job.stage) : taken_.end();
     lock.unlock();
-    job();  // a packaged_task: it keeps the job's exception for the future
-    job = nullptr;
+    if (run) job.run();  // a packaged_task: it keeps the job's exception for the future
+    job.run = nullptr;   // a cancelled job's promise breaks here
     lock.lock();
+    if (run) taken_.erase(held);
   }
   finished_.splice(finished_.end(), running_, self);
   if (running_.empty()) all_ended_.notify_all();
@@ -88,6 +93,14 @@ void CompileQueue::join_finished() {
 std::size_t CompileQueue::threads() const {
   std::lock_guard lock(mutex_);
   return running_.size() + finished_.size();
+}
+
+std::size_t CompileQueue::active_jobs() const {
+  std::lock_guard lock(mutex_);
+  std::size_t active = 0;
+  for (const Pending& job : pending_) active += job.stage->load() == JobStage::waiting ? 1 : 0;
+  for (const auto& stage : taken_) active += stage->load() == JobStage::running ? 1 : 0;
+  return active;
 }
 
 bool CompileQueue::closing() const {

@@ -44,19 +44,24 @@ inline std::vector<MineEngine> engines_of(const Target& target) {
   return {MineEngine::generic, MineEngine::specialised, MineEngine::adaptive};
 }
 
-// `options.devices` and `options.cpu` are set from the target and the engine.
+// `options.devices` and `options.cpu` are set from the target and the engine. `tuning` sets a
+// device engine's test knobs (the quick test's threshold, the candidate slots); its kernel choice
+// comes from `engine`. The adaptive engine runs through opkit::ops::mine unless a knob is set.
 template <class Job>
-ops::MineResult mine_on(const Target& target, MineEngine engine, const Job& job, ops::MineOptions options = {}) {
-  if (engine == MineEngine::native || engine == MineEngine::adaptive) {
+ops::MineResult mine_on(const Target& target, MineEngine engine, const Job& job, ops::MineOptions options = {},
+                        ops::detail::PowKernelTuning tuning = {}) {
+  const bool knobs =
+      tuning.quick_test_top.has_value() || tuning.candidate_slots != ops::detail::PowKernelTuning{}.candidate_slots;
+  if (engine == MineEngine::native || (engine == MineEngine::adaptive && !knobs)) {
     options.devices.clear();
     if (engine == MineEngine::adaptive) options.devices.push_back(*target.device);
     options.cpu = engine == MineEngine::native;
     return ops::mine(job, options);
   }
   const ops::detail::MinePlan plan = ops::detail::make_plan(job);
-  ops::detail::PowKernelTuning tuning;
-  tuning.kernel =
-      engine == MineEngine::generic ? ops::detail::PowKernelChoice::generic : ops::detail::PowKernelChoice::specialised;
+  tuning.kernel = engine == MineEngine::generic       ? ops::detail::PowKernelChoice::generic
+                  : engine == MineEngine::specialised ? ops::detail::PowKernelChoice::specialised
+                                                      : ops::detail::PowKernelChoice::adaptive;
   std::vector<std::unique_ptr<ops::detail::NonceSearcher>> engines;
   engines.push_back(ops::detail::make_kernel_searcher(plan, *target.device, options.launch_seconds, tuning));
   return ops::detail::search_range(plan, std::move(engines), options);

@@ -1,8 +1,10 @@
 // The compile queue: results and errors reach the futures, no more than its limit run at once,
-// and destruction drops what has not started, finishes what has, and joins every thread.
+// an owner's cancel_or_wait drops a job not started and waits for a running one, and destruction
+// drops what has not started, finishes what has, and joins every thread.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <future>
 #include <memory>
@@ -39,7 +41,7 @@ class Gate {
 TEST(CompileQueue, ResultsAndExceptionsReachTheFutures) {
   CompileQueue queue(3);
   std::vector<std::shared_future<int>> results;
-  for (int i = 0; i < 200; ++i) results.push_back(queue.submit([i] { return i * i; }));
+  for (int i = 0; i < 200; ++i) results.push_back(queue.submit([i] { return i * i; }).result());
   auto failing = queue.submit([]() -> int { throw std::runtime_error("no such kernel"); });
   for (int i = 0; i < 200; ++i) EXPECT_EQ(results[static_cast<std::size_t>(i)].get(), i * i);
   EXPECT_THROW(failing.get(), std::runtime_error);
@@ -51,15 +53,17 @@ TEST(CompileQueue, NoMoreThanItsLimitRunAtOnce) {
   std::atomic<int> running{0}, most{0}, started{0};
   std::vector<std::shared_future<void>> jobs;
   for (int i = 0; i < 6; ++i)
-    jobs.push_back(queue.submit([&] {
-      const int now = ++running;
-      int seen = most.load();
-      while (now > seen && !most.compare_exchange_weak(seen, now)) {
-      }
-      ++started;
-      gate.wait();
-      --running;
-    }));
+    jobs.push_back(queue
+                       .submit([&] {
+                         const int now = ++running;
+                         int seen = most.load();
+                         while (now > seen && !most.compare_exchange_weak(seen, now)) {
+                         }
+                         ++started;
+                         gate.wait();
+                         --running;
+                       })
+                       .result());
   while (started.load() < 2) std::this_thread::yield();
   EXPECT_EQ(started.load(), 2) << "a third job started while two were running";
   EXPECT_LE(queue.threads(), 2u);
@@ -93,11 +97,46 @@ TEST(CompileQueue, DestructionFinishesRunningJobsAndDropsPendingOnes) {
   }
 }
 
+TEST(CompileQueue, CancelOrWaitDropsAWaitingJobAndWaitsForARunningOne) {
+  CompileQueue queue(1);
+  Gate gate;
+  std::atomic<bool> started{false}, finished{false}, second_ran{false};
+  auto running = queue.submit([&] {
+    started = true;
+    gate.wait();
+    finished = true;
+    return 1;
+  });
+  auto waiting = queue.submit([&] {
+    second_ran = true;
+    return 2;
+  });
+  while (!started.load()) std::this_thread::yield();
+  EXPECT_EQ(queue.active_jobs(), 2u);
+  EXPECT_TRUE(waiting.cancel_or_wait()) << "a job no thread had taken was not dropped";
+  EXPECT_EQ(queue.active_jobs(), 1u);
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    gate.open();
+  });
+  EXPECT_FALSE(running.cancel_or_wait());
+  // Returned only once the running job had ended, and the queue no longer counts it.
+  EXPECT_TRUE(finished.load());
+  EXPECT_EQ(queue.active_jobs(), 0u);
+  EXPECT_EQ(running.get(), 1);
+  opener.join();
+  // The one thread goes on to the dropped job and skips it.
+  auto after = queue.submit([] { return 3; });
+  EXPECT_EQ(after.get(), 3);
+  EXPECT_FALSE(second_ran.load());
+  EXPECT_TRUE(waiting.cancel_or_wait()) << "cancelling twice";
+}
+
 TEST(CompileQueue, ThreadsEndWhenTheQueueIsEmpty) {
   CompileQueue queue(4);
   for (int round = 0; round < 50; ++round) {
     std::vector<std::shared_future<int>> results;
-    for (int i = 0; i < 8; ++i) results.push_back(queue.submit([i] { return i; }));
+    for (int i = 0; i < 8; ++i) results.push_back(queue.submit([i] { return i; }).result());
     for (auto& r : results) r.get();
     // Ended threads are joined on the next submit, so they never pile up.
     EXPECT_LE(queue.threads(), 4u);
@@ -115,7 +154,7 @@ TEST(CompileQueue, SubmittingFromManyThreadsRunsEveryJobOnce) {
       for (int i = 0; i < 250; ++i) {
         auto job = queue.submit([&] { ++runs; });
         std::lock_guard lock(mutex);
-        jobs.push_back(job);
+        jobs.push_back(job.result());
       }
     });
   for (auto& s : submitters) s.join();

@@ -78,6 +78,7 @@ void print_result(const ops::MineResult& r, const ops::NonceRange& range, bool j
         {"nonce", r.found ? nlohmann::json(r.nonce) : nlohmann::json(nullptr)},
         {"hash", r.found ? nlohmann::json(r.hash_hex) : nlohmann::json(nullptr)},
         {"hashes", r.hashes},
+        {"rehashes", r.rehashes},
         {"seconds", r.seconds},
         {"hashrate", rate},
         {"start", range.first},

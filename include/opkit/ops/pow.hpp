@@ -121,10 +121,16 @@ struct MineOptions {
 
 struct MineResult {
   bool found = false;
-  std::uint64_t nonce = 0;   // the lowest qualifying nonce of the range, when found
-  Sha256Digest digest{};     // its hash
-  std::string hash_hex;      // explorer order (Bitcoin) or plain hex (data)
-  std::uint64_t hashes = 0;  // nonces tested (chunks run whole, so may pass the nonce found)
+  std::uint64_t nonce = 0;  // the lowest qualifying nonce of the range, when found
+  Sha256Digest digest{};    // its hash
+  std::string hash_hex;     // explorer order (Bitcoin) or plain hex (data)
+  // Nonces searched, each once: the range's size when it was searched to the end (chunks run
+  // whole, so it may pass the nonce found).
+  std::uint64_t hashes = 0;
+  // Nonces hashed a second time, not in `hashes`: only when a device launch had more candidates
+  // (hashes whose top 32 bits pass) than its buffer holds, which real targets practically never
+  // give (docs/mining.md).
+  std::uint64_t rehashes = 0;
   double seconds = 0;
   // Stopped through MineOptions::stop before the answer was certain (found is then false).
   bool interrupted = false;

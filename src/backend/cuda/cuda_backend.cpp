@@ -29,7 +29,7 @@ class CudaBackend final : public backend::Backend {
   void load_compiler() noexcept override {
     try {
       std::string reason;
-      nvrtc_api(&reason);
+      if (nvrtc_api(&reason) != nullptr) nvrtc_warm_up();
     } catch (...) {  // the next compile reports it
     }
   }

@@ -190,4 +190,18 @@ CompiledProgram nvrtc_compile(const ProgramSpec& spec, int sm, bool ptx) {
   return out;
 }
 
+void nvrtc_warm_up() noexcept {
+  try {
+    static const bool warmed = [] {
+      ProgramSpec spec;
+      spec.source = "extern \"C\" __global__ void opkit_warm_up(unsigned int* p) { atomicAdd(p, 1u); }";
+      spec.name = "opkit_warm_up.cu";
+      nvrtc_compile(spec, 90);
+      return true;
+    }();
+    (void)warmed;
+  } catch (...) {  // NVRTC missing or failing: the next real compile reports it
+  }
+}
+
 }  // namespace opkit::cuda

@@ -1,7 +1,8 @@
-// Mining on a device: the job's kernel (kernel_programs.hpp) in launches sized to about
-// `launch_seconds` each, from the rate measured on the previous ones. Kernels compile in the
-// background (core/compile_queue.hpp); until the right one is ready, the tuning says what runs
-// meanwhile.
+// Mining on a device: the job's kernel (kernel_programs.hpp says which) in launches sized to about
+// `launch_seconds` each, from the rate measured on the previous ones. Kernels that compile beside
+// the search (data mode) run on the compile queue (core/compile_queue.hpp) and are owned by the
+// searcher: its destruction drops those not started and waits for a running one, so none is
+// left running once the search returns.
 #pragma once
 
 #include <memory>

@@ -1,11 +1,13 @@
 // Builds the mining kernels' Programs (see kernel_programs.hpp).
 #include "kernel_programs.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "opkit/error.hpp"
 #include "opkit_embedded.hpp"
+#include "sha256/kernels/sha256_primitives.cuh"
 
 namespace opkit::ops::detail {
 namespace {
@@ -39,12 +41,30 @@ void define_midstate(Program& program, const MinePlan& plan) {
 
 }  // namespace
 
-PowBitcoinJobArgs bitcoin_job_args(const MinePlan& plan) {
+std::uint32_t quick_test_top(const MinePlan& plan, const PowKernelTuning& tuning) {
+  // Both schemes' kernels compare the hash's most significant word (Bitcoin: of the little-endian
+  // number) with the target's.
+  const std::uint32_t top = plan.target.top_word();
+  return tuning.quick_test_top ? std::max(*tuning.quick_test_top, top) : top;
+}
+
+PowBitcoinJobArgs bitcoin_job_args(const MinePlan& plan, const PowKernelTuning& tuning) {
   PowBitcoinJobArgs args{};
   for (int i = 0; i < 8; ++i) args.midstate[i] = plan.midstate[i];
   for (int i = 0; i < 3; ++i) args.tail[i] = plan.header_tail[i];
-  // The kernel reads the little-endian hash's top 32 bits.
-  args.target_top = plan.target.top_word();
+  // Rounds 0..2 of the second block (FIPS 180-4 §6.2.2 step 3) read its words 0..2, the header's
+  // words 16..18, and not the nonce: the kernel starts at round 3 from this state.
+  std::uint32_t s[8];
+  for (int i = 0; i < 8; ++i) s[i] = plan.midstate[i];
+  for (int t = 0; t < 3; ++t) {
+    const std::uint32_t t1 = s[7] + sha256_big_sigma1(s[4]) + sha256_ch(s[4], s[5], s[6]) + sha256_k(t) + args.tail[t];
+    const std::uint32_t t2 = sha256_big_sigma0(s[0]) + sha256_maj(s[0], s[1], s[2]);
+    for (int i = 7; i > 0; --i) s[i] = s[i - 1];
+    s[4] += t1;
+    s[0] = t1 + t2;
+  }
+  for (int i = 0; i < 8; ++i) args.state3[i] = s[i];
+  args.target_top = quick_test_top(plan, tuning);
   return args;
 }
 
@@ -52,16 +72,18 @@ Program bitcoin_program(const MinePlan& plan, bool specialised, const PowKernelT
   Program program = kernel_program("bitcoin_mine.cu", tuning);
   if (tuning.min_blocks < 0 || tuning.min_blocks > 8)
     throw Error(Errc::invalid_argument, "mine", "min_blocks must be 0..8, got " + std::to_string(tuning.min_blocks));
-  // The generic kernel keeps its registers: capped at 32 it spills ~86 words per nonce.
+  // The generic kernel keeps its 40 registers (6 blocks per SM): capped at 32 it spills 7 words
+  // per nonce and gains 28 ALU instructions (1,846 against 1,818), while on the H200 40 registers
+  // ran as fast as the capped specialised kernel (8.43-8.50 GH/s against 8.41, docs/perf-pow.md).
   if (!specialised) return program.define("POW_GENERIC");
   if (tuning.min_blocks > 0) program.define("POW_MIN_BLOCKS", tuning.min_blocks);
   define_midstate(program, plan);
   for (int i = 0; i < 3; ++i) program.define("POW_W" + std::to_string(i), word(plan.header_tail[i]));
-  program.define("POW_TARGET_TOP", word(plan.target.top_word()));
+  program.define("POW_TARGET_TOP", word(quick_test_top(plan, tuning)));
   return program;
 }
 
-PowDataJobArgs data_job_args(const MinePlan& plan, int digits) {
+PowDataJobArgs data_job_args(const MinePlan& plan, int digits, const PowKernelTuning& tuning) {
   if (digits < 1 || digits > 20)
     throw Error(Errc::invalid_argument, "mine (data)",
                 "nonce digit count must be 1..20, got " + std::to_string(digits));
@@ -81,12 +103,12 @@ PowDataJobArgs data_job_args(const MinePlan& plan, int digits) {
   args.prefix_len = static_cast<std::uint32_t>(prefix);
   args.digits = static_cast<std::uint32_t>(digits);
   args.blocks = static_cast<std::uint32_t>(blocks);
-  args.target_top = plan.target.top_word();
+  args.target_top = quick_test_top(plan, tuning);
   return args;
 }
 
 Program data_program(const MinePlan& plan, int digits, const PowKernelTuning& tuning) {
-  const PowDataJobArgs args = data_job_args(plan, digits);
+  const PowDataJobArgs args = data_job_args(plan, digits, tuning);
   Program program = kernel_program("data_mine.cu", tuning);
   define_midstate(program, plan);
   program.define("POW_PREFIX_LEN", static_cast<int>(args.prefix_len))

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "mine_plan.hpp"
 #include "opkit/kernel_set.hpp"
@@ -13,10 +14,12 @@ namespace opkit::ops::detail {
 
 // Which kernel a device runs.
 enum class PowKernelChoice : std::uint8_t {
-  // What is ready: the job's specialised kernel once compiled (in the background), meanwhile the
-  // generic kernel (compiled once per device, then on disk) or, while that one compiles too (a
-  // cold disk cache) in data mode, the host's own miner. A compile costs seconds and a whole
-  // 32-bit range a fraction of one, so the specialised kernel serves long and repeated jobs.
+  // The library's choice. Bitcoin: the generic kernel only, compiled once per device (then read
+  // from the disk cache) and never in the background: its ALU-pipe count per nonce is the
+  // specialised kernel's, and a per-job compile (seconds) costs more than a whole 32-bit range
+  // (half a second on an H200). Data: the generic kernel (while it compiles with a cold cache, the
+  // host's own miner), and the job's specialised kernel compiled in the background once the
+  // measured rate says the search will outlast `specialise_after_seconds`, then used when ready.
   adaptive,
   generic,      // only the generic kernel
   specialised,  // only the job's kernel, waiting for its compile
@@ -45,15 +48,32 @@ struct PowKernelTuning {
   // blocks whose threads split the whole launch, which left warps idle at the end (achieved
   // occupancy 49% of 75% in the profile).
   int nonces_per_thread = 64;
+  // Data mode, adaptive: the specialised kernel (2.3x the generic one's rate) is compiled only
+  // when the search is expected to last longer than this at the generic kernel's rate (the
+  // expected nonces to a hit, 2^bits, or the rest of the range when that is shorter): a compile
+  // takes 1..3 s, and a search ends only when its compiles have (kernel_miner.hpp).
+  double specialise_after_seconds = 10;
+  // Candidates a launch reports in full (pow_report); with more, the host re-searches the launch
+  // in pieces (kernel_miner.cpp). Real targets give a false candidate per 2^32 nonces.
+  std::uint32_t candidate_slots = 64;
+  // Test knob: the quick test's threshold for the hash's top 32 bits, instead of the target's top
+  // word (never below it, so no qualifying nonce is lost). A high one makes the quick test pass
+  // often, as it never does with real targets, to exercise the host's checks and the overflow path.
+  std::optional<std::uint32_t> quick_test_top;
 };
 
-// The kernel's job argument (PowBitcoinJob in bitcoin_mine.cu).
+// The quick test's threshold for this plan: the target's top word, or the tuning's knob.
+std::uint32_t quick_test_top(const MinePlan& plan, const PowKernelTuning& tuning);
+
+// The generic kernel's job argument (PowBitcoinJob in bitcoin_mine.cu): what does not depend on
+// the nonce, precomputed here.
 struct PowBitcoinJobArgs {
   std::uint32_t midstate[8];
+  std::uint32_t state3[8];  // a..h after rounds 0..2 of the header's second block
   std::uint32_t tail[3];
-  std::uint32_t target_top;
+  std::uint32_t target_top;  // the quick test's threshold
 };
-PowBitcoinJobArgs bitcoin_job_args(const MinePlan& plan);
+PowBitcoinJobArgs bitcoin_job_args(const MinePlan& plan, const PowKernelTuning& tuning = {});
 
 // Kernel "pow_bitcoin" for this plan: specialised (-D job constants) or generic (the job from
 // the kernel's argument, one program for every job).
@@ -71,7 +91,7 @@ struct PowDataJobArgs {
   std::uint32_t blocks;
   std::uint32_t target_top;
 };
-PowDataJobArgs data_job_args(const MinePlan& plan, int digits);
+PowDataJobArgs data_job_args(const MinePlan& plan, int digits, const PowKernelTuning& tuning = {});
 // Kernel "pow_data" for every job (-DPOW_GENERIC): the job from its argument.
 Program data_generic_program(const PowKernelTuning& tuning);
 

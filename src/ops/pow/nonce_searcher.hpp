@@ -15,6 +15,9 @@ struct ChunkOutcome {
   // Nonces [first, first + tested) were all tested: the whole chunk, up to `found`, or the part
   // done before keep_going() said stop.
   std::uint64_t tested = 0;
+  // Nonces hashed a second time, beyond the ones counted in `hashes`: a device launch whose
+  // candidates overflowed its buffer is searched again in part (kernel_miner.cpp).
+  std::uint64_t rehashed = 0;
 };
 
 class NonceSearcher {
@@ -24,7 +27,7 @@ class NonceSearcher {
   // How many nonces to hand out next so that a chunk takes about `seconds`.
   virtual std::uint64_t chunk_size(double seconds) = 0;
   // Searches [first, last] in steps (launches) of at most about `seconds`, adding each step's
-  // nonces to `hashes`, and asks keep_going() between steps.
+  // nonces to `hashes` once (each nonce searched counts once), and asks keep_going() between steps.
   virtual ChunkOutcome search(std::uint64_t first, std::uint64_t last, const std::function<bool()>& keep_going,
                               std::atomic<std::uint64_t>& hashes) = 0;
 };

@@ -57,6 +57,7 @@ class RangeSearch {
           Chunk& chunk = chunks_[first];
           chunk.done = true;
           chunk.tested = outcome.tested;
+          rehashes_ += outcome.rehashed;
           if (outcome.found && (!best_ || *outcome.found < *best_)) best_ = outcome.found;
           advance_prefix();
         }
@@ -96,6 +97,7 @@ class RangeSearch {
     if (error_) std::rethrow_exception(error_);
     MineResult r;
     r.hashes = hashes_.load();
+    r.rehashes = rehashes_;
     if (best_ && prefix_end_ > *best_) {
       r.found = true;
       r.nonce = *best_;
@@ -136,6 +138,7 @@ class RangeSearch {
   std::map<std::uint64_t, Chunk> chunks_;
   std::optional<std::uint64_t> best_;
   std::atomic<std::uint64_t> hashes_{0};
+  std::uint64_t rehashes_ = 0;  // under mutex_
   std::exception_ptr error_;
   bool aborted_ = false;
   std::size_t finished_ = 0;

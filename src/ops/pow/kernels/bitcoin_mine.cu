@@ -1,28 +1,41 @@
 // Bitcoin proof of work: for each nonce in [first, first + count), sha256d(header with that nonce)
-// and a quick test of its top 32 bits against the target; the lowest candidate offset wins by
-// atomicMin, and the host checks the whole 256-bit hash of that candidate.
+// and a quick test of its top 32 bits against a threshold (the target's top word); every offset
+// that passes is reported (pow_report), and the host checks each one's whole 256-bit hash.
 //
-// Compiled per job with -D: POW_MID0..7 (midstate of the header's first 64 bytes), POW_W0..2
-// (header words 16..18: merkle-root tail, time, nBits), POW_TARGET_TOP (target >> 224). Then the
-// first three rounds, the constant schedule words and the padding fold away (pow_sha256.cuh).
-// With -DPOW_GENERIC the same code reads the job from the `job` argument instead, compiled once
-// for every job: the baseline that shows what per-job compilation buys.
+// The default, generic kernel (-DPOW_GENERIC) takes the job as its `job` argument, one program
+// for every job: a new header costs no compile. The host precomputes what does not depend on the
+// nonce: the midstate of the header's first 64 bytes and the state after rounds 0..2 of the
+// second block (they read only header words 16..18), so the kernel starts at round 3, the first
+// to read the nonce. What else is the same for every nonce (round 3's other terms, the constant
+// schedule words) is loop-invariant, and ptxas computes it once per thread before the loop.
+//
+// Without POW_GENERIC the kernel is specialised per job with -D: POW_MID0..7 (the midstate),
+// POW_W0..2 (header words 16..18: merkle-root tail, time, nBits), POW_TARGET_TOP (the quick
+// test's threshold). Then the first three rounds, the constant schedule words and the padding
+// fold away at compile time (pow_sha256.cuh). It costs a compile per job (seconds) for the same
+// ALU-pipe count per nonce (docs/perf-pow.md), so the library uses it only when asked.
 #include "pow_sha256.cuh"
 
+// Rounds of the header's second block that read only header words 16..18, not the nonce (word 19).
+#define POW_NONCE_FREE_ROUNDS 3
+
 struct PowBitcoinJob {
-  pow_u32 midstate[8];
-  pow_u32 tail[3];
-  pow_u32 target_top;
+  pow_u32 midstate[8];  // after the header's first 64 bytes
+  pow_u32 state3[8];    // a..h after rounds 0..2 of the second block, from the midstate
+  pow_u32 tail[3];      // header words 16..18
+  pow_u32 target_top;   // the quick test's threshold for the hash's top 32 bits
 };
 
 #ifdef POW_GENERIC
 #define POW_MID(i) pow_varying(job.midstate[i])
 #define POW_TAIL(i) pow_varying(job.tail[i])
 #define POW_TOP job.target_top
+#define POW_FIRST_ROUND POW_NONCE_FREE_ROUNDS
 #else
 #define POW_MID(i) pow_known(pow_mid_word(i))
 #define POW_TAIL(i) pow_known(pow_tail_word(i))
 #define POW_TOP POW_TARGET_TOP
+#define POW_FIRST_ROUND 0
 // clang-format off
 POW_FN pow_u32 pow_tail_word(int i) {
   switch (i) {
@@ -34,10 +47,10 @@ POW_FN pow_u32 pow_tail_word(int i) {
 // clang-format on
 #endif
 
-// best[0]: lowest offset (nonce - first) whose hash passed the quick test; the host sets it to
-// 0xffffffff. Thread t tests offsets t, t + stride, ... (count + stride < 2^32, by the host).
-extern "C" __global__ void POW_BOUNDS pow_bitcoin(pow_u32* best, PowBitcoinJob job, pow_u32 first, pow_u32 count,
-                                                  pow_u32 per_thread) {
+// found: the launch's candidate buffer (pow_report), `slots` entries after its two counters.
+// Thread t tests offsets t, t + stride, ... (count + stride < 2^32, by the host).
+extern "C" __global__ void POW_BOUNDS pow_bitcoin(pow_u32* found, pow_u32 slots, PowBitcoinJob job, pow_u32 first,
+                                                  pow_u32 count, pow_u32 per_thread) {
   (void)job;
   const pow_u32 stride = gridDim.x * blockDim.x;
   pow_u32 offset = blockIdx.x * blockDim.x + threadIdx.x;
@@ -53,10 +66,19 @@ extern "C" __global__ void POW_BOUNDS pow_bitcoin(pow_u32* best, PowBitcoinJob j
 #pragma unroll
     for (int i = 5; i < 15; ++i) w[i] = pow_known(0u);
     w[15] = pow_known(640u);
-    PowWord state[8];
+    PowWord state[8], s[8];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) state[i] = POW_MID(i);
-    pow_compress(state, w);
+    for (int i = 0; i < 8; ++i) {
+      state[i] = POW_MID(i);
+#ifdef POW_GENERIC
+      s[i] = pow_varying(job.state3[i]);
+#else
+      s[i] = state[i];
+#endif
+    }
+    pow_compress_rounds(s, w, 64, POW_FIRST_ROUND);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) state[i] = state[i] + s[i];
 
     // Second hash: the 32-byte digest and its padding, from the initial hash value. Only word 7
     // of the result is tested here: it is IV7 + e after 61 rounds, so rounds 61..63 and the parts
@@ -80,6 +102,6 @@ extern "C" __global__ void POW_BOUNDS pow_bitcoin(pow_u32* best, PowBitcoinJob j
 #else
     candidate = sha256_bswap(e61 + SHA256_H7) <= POW_TOP;
 #endif
-    if (candidate) atomicMin(best, offset);
+    if (candidate) pow_report(found, slots, offset);
   }
 }

@@ -1,6 +1,6 @@
 // Data-mode proof of work: for each nonce n in [first, first + count), sha256(STRING || decimal(n))
-// and a quick test of its top 32 bits against the target; the lowest candidate offset wins by
-// atomicMin, and the host checks the whole hash of that candidate.
+// and a quick test of its top 32 bits against a threshold (the target's top word); every offset
+// that passes is reported (pow_report), and the host checks each one's whole hash.
 //
 // Compiled per job and per digit count (the host splits ranges at powers of ten), with -D:
 //   POW_MID0..7       state after the STRING's whole 64-byte blocks
@@ -8,7 +8,8 @@
 //   POW_DIGITS        decimal digits of every nonce of the launch (1..20)
 //   POW_BLOCKS        tail blocks (1, or 2 when prefix + digits + 9 padding bytes pass 64)
 //   POW_TAIL0..31     the tail's words with each digit byte set to '0': prefix, padding, length
-//   POW_TARGET_TOP    the target's top 32 bits (the digest is read big-endian)
+//   POW_TARGET_TOP    the quick test's threshold: the target's top 32 bits (the digest is read
+//                     big-endian)
 // Known words fold away (pow_sha256.cuh): the leading rounds over the prefix, the padding.
 //
 // With -DPOW_GENERIC the job comes from the `job` argument instead (the digit positions at run
@@ -24,11 +25,12 @@ struct PowDataJob {
   pow_u32 prefix_len;  // 0..63
   pow_u32 digits;      // 1..20
   pow_u32 blocks;      // 1 or 2
-  pow_u32 target_top;
+  pow_u32 target_top;  // the quick test's threshold
 };
 
 // As the specialised kernel below, the same launch contract.
-extern "C" __global__ void pow_data(pow_u32* best, PowDataJob job, pow_u64 first, pow_u32 count, pow_u32 per_thread) {
+extern "C" __global__ void pow_data(pow_u32* found, pow_u32 slots, PowDataJob job, pow_u64 first, pow_u32 count,
+                                    pow_u32 per_thread) {
   const pow_u32 thread = blockIdx.x * blockDim.x + threadIdx.x;
   pow_u32 offset = thread * per_thread;
   if (offset >= count) return;
@@ -73,7 +75,7 @@ extern "C" __global__ void pow_data(pow_u32* best, PowDataJob job, pow_u64 first
 #pragma unroll
     for (int i = 0; i < 8; ++i) s[i] = state[i];
     pow_compress_rounds(s, w, 64);
-    if ((state[0] + s[0]).v <= job.target_top) atomicMin(best, offset);
+    if ((state[0] + s[0]).v <= job.target_top) pow_report(found, slots, offset);
 
     if (++d[19] == 10u) {
 #pragma unroll
@@ -134,11 +136,12 @@ POW_FN PowWord pow_message_word(int i, const pow_u32 d[POW_DIGITS]) {
   return pow_varying(acc);
 }
 
-// best[0]: lowest offset (nonce - first) whose hash passed the quick test; the host sets it to
-// 0xffffffff. Thread t tests the run of offsets [t * per_thread, (t + 1) * per_thread); the host
+// found: the launch's candidate buffer (pow_report), `slots` entries after its two counters.
+// Thread t tests the run of offsets [t * per_thread, (t + 1) * per_thread); the host
 // keeps the whole launch under 2^32 offsets and makes per_thread a multiple of 10, so the digit
 // carries of all threads of a warp fall on the same iterations.
-extern "C" __global__ void POW_BOUNDS pow_data(pow_u32* best, pow_u64 first, pow_u32 count, pow_u32 per_thread) {
+extern "C" __global__ void POW_BOUNDS pow_data(pow_u32* found, pow_u32 slots, pow_u64 first, pow_u32 count,
+                                               pow_u32 per_thread) {
   const pow_u32 thread = blockIdx.x * blockDim.x + threadIdx.x;
   pow_u32 offset = thread * per_thread;
   if (offset >= count) return;
@@ -172,7 +175,7 @@ extern "C" __global__ void POW_BOUNDS pow_data(pow_u32* best, pow_u64 first, pow
     for (int i = 0; i < 8; ++i) s[i] = state[i];
     pow_compress_rounds(s, w, 64);
     const pow_u32 h0 = (state[0] + s[0]).v;
-    if (h0 <= POW_TARGET_TOP) atomicMin(best, offset);
+    if (h0 <= POW_TARGET_TOP) pow_report(found, slots, offset);
 
     // Next nonce: the carry loop runs on one iteration in ten.
     if (++d[POW_DIGITS - 1] == 10u) {

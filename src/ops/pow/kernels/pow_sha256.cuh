@@ -175,13 +175,16 @@ POW_FN pow_u32 pow_mid_word(int i) {
 // clang-format on
 #endif
 
-// The 64 rounds of one compression on state s (a..h) with message words w[0..15], which become
-// the schedule ring. `rounds` < 64 stops early; the state then holds (a..h) after that many
-// rounds. The caller adds the chaining value. Unused results are removed by the compiler, so a
-// caller that reads only one word of the output pays only for what that word needs.
-POW_FN void pow_compress_rounds(PowWord s[8], PowWord w[16], int rounds) {
+// Rounds [first, rounds) of one compression on state s (a..h) with message words w[0..15], which
+// become the schedule ring. `rounds` < 64 stops early; the state then holds (a..h) after that many
+// rounds. `first` > 0 starts from a state whose first rounds were done elsewhere (the host, for
+// the generic Bitcoin kernel); the ring still starts as the message, which rounds < 16 only read.
+// The caller adds the chaining value. Unused results are removed by the compiler, so a caller
+// that reads only one word of the output pays only for what that word needs.
+POW_FN void pow_compress_rounds(PowWord s[8], PowWord w[16], int rounds, int first = 0) {
 #pragma unroll
   for (int t = 0; t < 64; ++t) {
+    if (t < first) continue;
     if (t >= rounds) break;
     if (t >= 16) {
       w[t & 15] =
@@ -199,6 +202,16 @@ POW_FN void pow_compress_rounds(PowWord s[8], PowWord w[16], int rounds) {
     s[1] = a;
     s[0] = t1 + t2;
   }
+}
+
+// Candidates of one launch, in the buffer the host reads back: found[0] counts the offsets that
+// passed the quick test, found[1] is the lowest of them (the host sets it to 0xffffffff), and
+// found[2 .. 2 + slots) hold the first `slots` to arrive, in no order. So the host sees every
+// candidate unless more than `slots` arrive, and even then the lowest.
+POW_FN void pow_report(pow_u32* found, pow_u32 slots, pow_u32 offset) {
+  atomicMin(found + 1, offset);
+  const pow_u32 slot = atomicAdd(found, 1u);
+  if (slot < slots) found[2 + slot] = offset;
 }
 
 // Full compression: state += rounds(state, w).
