@@ -6,7 +6,7 @@
 #include <system_error>
 #include <vector>
 
-#include "cli_cipher_io.hpp"
+#include "cli_input_file.hpp"
 #include "opkit/error.hpp"
 #include "stratum_json.hpp"
 

@@ -5,6 +5,7 @@
 
 #include "cli_json.hpp"
 #include "opkit/error.hpp"
+#include "opkit/hex.hpp"
 
 namespace opkit::cli {
 namespace {
@@ -44,7 +45,7 @@ std::uint32_t hex32_of(const json& value, const std::string& where) {
 
 std::vector<std::uint8_t> bytes_of(const json& value, const std::string& where) {
   const std::string& text = string_of(value, where);
-  return parsed(where, [&] { return ops::parse_hex_bytes(text, where); });
+  return parsed(where, [&] { return parse_hex(text, where); });
 }
 
 template <std::size_t N>
@@ -87,7 +88,7 @@ ops::StratumJob decode(Field field, bool clean_jobs_optional) {
   if (clean.is_null() && clean_jobs_optional) {
     job.clean_jobs = false;
   } else if (clean.is_boolean()) {
-    job.clean_jobs = clean.get<bool>();
+    job.clean_jobs = clean.template get<bool>();
   } else {
     bad(clean_name, "must be true or false, got " + quote(clean));
   }

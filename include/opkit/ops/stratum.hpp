@@ -67,8 +67,5 @@ Target share_target(double difficulty);
 std::string stratum_hex32(std::uint32_t value);
 // Its inverse; Error(invalid_argument) naming `what` unless `text` is exactly 8 hex digits.
 std::uint32_t parse_stratum_hex32(std::string_view text, std::string_view what);
-// Any whole number of bytes as hex (coinb1, extranonce1, ...); Error(invalid_argument) naming
-// `what` for an odd length or a non-hex character.
-std::vector<std::uint8_t> parse_hex_bytes(std::string_view text, std::string_view what);
 
 }  // namespace opkit::ops

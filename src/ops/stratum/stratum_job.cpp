@@ -83,11 +83,4 @@ std::uint32_t parse_stratum_hex32(std::string_view text, std::string_view what) 
   return (std::uint32_t{raw[0]} << 24) | (std::uint32_t{raw[1]} << 16) | (std::uint32_t{raw[2]} << 8) | raw[3];
 }
 
-std::vector<std::uint8_t> parse_hex_bytes(std::string_view text, std::string_view what) {
-  if (text.size() % 2 != 0)
-    throw Error(Errc::invalid_argument, "parse " + std::string(what),
-                std::string(what) + " has an odd number of hex digits (" + std::to_string(text.size()) + ")");
-  return parse_hex(text, text.size() / 2, what);
-}
-
 }  // namespace opkit::ops
