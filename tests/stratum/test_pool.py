@@ -207,7 +207,7 @@ def main():
         try:
             sock, _ = listener.accept()
         except socket.timeout:
-            if pool.report["connections"] and args.scenario != "drop":
+            if pool.report["connections"] and args.scenario not in ("drop", "silent"):
                 break  # served its one connection
             if args.scenario == "drop" and pool.report["connections"] >= 2:
                 break

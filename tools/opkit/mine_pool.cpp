@@ -58,6 +58,9 @@ class PoolClient {
         if (worked) attempt = 0;
         reason = session->closed_reason();
         if (stop_reason()) break;
+        if (!ever_connected)
+          throw Error(Errc::unavailable, "pool " + pool_.text(),
+                      "the connection ended before the pool answered mining.subscribe and mining.authorize: " + reason);
       }
       miner_.clear_work();
       ++epoch_;  // shares of the old connection's extranonce1 cannot be submitted on a new one
@@ -80,11 +83,10 @@ class PoolClient {
   // One connection, until it drops (false if it never finished the handshake) or a stop.
   bool serve(StratumSession& session, bool& ever_connected) {
     const auto connected = Clock::now();
-    bool announced = false;
     auto drawn = Clock::now();
     while (!stop_reason()) {
       if (const std::exception_ptr failure = miner_.failure()) std::rethrow_exception(failure);
-      if (!session.pump(0.05)) return announced;
+      if (!session.pump(0.05)) return session.ready();
       if (!session.ready()) {
         if (seconds_since(connected) > login_.timeout_seconds)
           throw Error(Errc::runtime, "pool " + pool_.text(),
@@ -92,22 +94,23 @@ class PoolClient {
                           std::to_string(static_cast<int>(login_.timeout_seconds)) + " s");
         continue;
       }
-      if (!announced) {
-        announced = ever_connected = true;
-        events_.status("connected", {{"pool", pool_.text()}, {"worker", run_.worker}},
-                       "connected to " + pool_.text() + " as " + run_.worker);
-      }
+      ever_connected = true;
       for (PoolShare& found : miner_.take_shares()) submit(session, found);
       if (seconds_since(drawn) > 0.5) {
         drawn = Clock::now();
         events_.status_line(status_text());
       }
     }
-    return announced;
+    return session.ready();
   }
 
   SessionCalls session_calls() {
     return {
+        .ready =
+            [this] {
+              events_.status("connected", {{"pool", pool_.text()}, {"worker", run_.worker}},
+                             "connected to " + pool_.text() + " as " + run_.worker);
+            },
         .difficulty =
             [this](double d) {
               next_difficulty_ = d;  // for the jobs that follow, as the protocol says

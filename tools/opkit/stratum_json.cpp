@@ -28,30 +28,30 @@ const std::string& string_of(const json& value, const std::string& where) {
   return value.get_ref<const std::string&>();
 }
 
-// The hex parsers name `where` in their messages; the stage is this decoder's.
+// The hex parsers name the field in their messages; the stage is this decoder's.
 template <typename Parse>
-auto parsed(const std::string& where, Parse parse) {
+auto parsed(Parse parse) {
   try {
     return parse();
   } catch (const Error& e) {
-    bad(where, "is not valid: " + e.message());
+    throw Error(Errc::invalid_argument, "stratum job", e.message());  // it names `where` already
   }
 }
 
 std::uint32_t hex32_of(const json& value, const std::string& where) {
   const std::string& text = string_of(value, where);
-  return parsed(where, [&] { return ops::parse_stratum_hex32(text, where); });
+  return parsed([&] { return ops::parse_stratum_hex32(text, where); });
 }
 
 std::vector<std::uint8_t> bytes_of(const json& value, const std::string& where) {
   const std::string& text = string_of(value, where);
-  return parsed(where, [&] { return parse_hex(text, where); });
+  return parsed([&] { return parse_hex(text, where); });
 }
 
 template <std::size_t N>
 std::array<std::uint8_t, N> fixed_of(const json& value, const std::string& where) {
   const std::string& text = string_of(value, where);
-  const std::vector<std::uint8_t> raw = parsed(where, [&] { return parse_hex(text, N, where); });
+  const std::vector<std::uint8_t> raw = parsed([&] { return parse_hex(text, N, where); });
   std::array<std::uint8_t, N> out{};
   std::copy(raw.begin(), raw.end(), out.begin());
   return out;

@@ -90,16 +90,17 @@ bool StratumSession::pump(double seconds) {
 // The decoders' errors are bad input from the pool: a runtime failure of this session, quoting
 // the line that carried it.
 void StratumSession::handle(const std::string& line) {
-  const RpcMessage m = parse_rpc_line(line);
   try {
+    const RpcMessage m = parse_rpc_line(line);
     if (m.is_answer()) {
       handle_answer(m);
     } else {
       handle_method(m, line);
     }
   } catch (const Error& e) {
-    if (e.kind() != Errc::invalid_argument) throw;
-    throw Error(Errc::runtime, "pool " + pool_.text(), e.message() + ", in " + quoted_line(line));
+    if (e.stage().rfind("pool ", 0) == 0) throw;  // says which pool already
+    throw Error(Errc::runtime, "pool " + pool_.text(),
+                e.message() + (e.kind() == Errc::invalid_argument ? ", in " + quoted_line(line) : ""));
   }
 }
 
@@ -131,7 +132,9 @@ void StratumSession::handle_answer(const RpcMessage& m) {
     calls_.answer(id, ok && m.result == true, ok ? "" : (m.error.is_null() ? "result false" : rpc_error_text(m.error)));
     return;
   }
-  if (ready() && early_job_) {
+  if (!ready()) return;
+  calls_.ready();
+  if (early_job_) {
     calls_.job(*early_job_, *extranonce_);
     early_job_.reset();
   }

@@ -26,6 +26,7 @@ struct PoolAddress {
 PoolAddress parse_pool_url(const std::string& url);
 
 struct SessionCalls {
+  std::function<void()> ready;  // subscribe and authorize answered: what follows is this session's
   std::function<void(double difficulty)> difficulty;                                // mining.set_difficulty
   std::function<void(const ops::StratumJob&, const ops::Extranonce&)> job;          // mining.notify
   std::function<void(std::uint64_t id, bool accepted, const std::string&)> answer;  // to mining.submit
