@@ -82,18 +82,11 @@ class PoolClient {
  private:
   // One connection, until it drops (false if it never finished the handshake) or a stop.
   bool serve(StratumSession& session, bool& ever_connected) {
-    const auto connected = Clock::now();
     auto drawn = Clock::now();
     while (!stop_reason()) {
       if (const std::exception_ptr failure = miner_.failure()) std::rethrow_exception(failure);
       if (!session.pump(0.05)) return session.ready();
-      if (!session.ready()) {
-        if (seconds_since(connected) > login_.timeout_seconds)
-          throw Error(Errc::runtime, "pool " + pool_.text(),
-                      "no answer to mining.subscribe and mining.authorize within " +
-                          std::to_string(static_cast<int>(login_.timeout_seconds)) + " s");
-        continue;
-      }
+      if (!session.ready()) continue;  // the session times out an unanswered handshake itself
       ever_connected = true;
       for (PoolShare& found : miner_.take_shares()) submit(session, found);
       if (seconds_since(drawn) > 0.5) {

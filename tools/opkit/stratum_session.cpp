@@ -48,7 +48,7 @@ StratumSession::StratumSession(const PoolAddress& pool, const std::string& user,
 
 std::uint64_t StratumSession::send(const char* method, const nlohmann::json& params) {
   const std::uint64_t id = next_id_++;
-  if (lines_.write_line(rpc_request(id, method, params))) unanswered_[id] = Clock::now();
+  if (lines_.write_line(rpc_request(id, method, params))) unanswered_[id] = {Clock::now(), method};
   return id;
 }
 
@@ -77,9 +77,9 @@ bool StratumSession::pump(double seconds) {
     if (!closed_reason_.empty()) return false;
   }
   if (!unanswered_.empty()) {
-    const double oldest = std::chrono::duration<double>(Clock::now() - unanswered_.begin()->second).count();
-    if (oldest > timeout_) {
-      closed_reason_ = "request " + std::to_string(unanswered_.begin()->first) + " unanswered for " +
+    const auto& [id, sent] = *unanswered_.begin();
+    if (std::chrono::duration<double>(Clock::now() - sent.at).count() > timeout_) {
+      closed_reason_ = std::string(sent.method) + " (request " + std::to_string(id) + ") unanswered for " +
                        std::to_string(static_cast<int>(timeout_)) + " s";
       return false;
     }

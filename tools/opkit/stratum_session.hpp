@@ -67,7 +67,11 @@ class StratumSession {
   std::optional<ops::Extranonce> next_extranonce_;  // mining.set_extranonce: for the next job
   std::optional<ops::StratumJob> early_job_;        // a notify before the handshake finished
   bool authorized_ = false;
-  std::map<std::uint64_t, std::chrono::steady_clock::time_point> unanswered_;
+  struct Sent {
+    std::chrono::steady_clock::time_point at;
+    const char* method;
+  };
+  std::map<std::uint64_t, Sent> unanswered_;
   std::string closed_reason_;
 };
 
