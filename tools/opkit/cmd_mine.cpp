@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
-#include <algorithm>
 #include <string>
 
 #include "cli_device.hpp"
@@ -211,12 +211,14 @@ void add_mine_command(CLI::App& app, int& exit_code) {
                       "Stratum V1 job file (mining.notify's fields, extranonce1/extranonce2_size, difficulty or "
                       "share_target): report every share of every header, as mining.submit would send it");
   command->add_option("--pool", args->pool, "Mine for a Stratum V1 pool: stratum+tcp://HOST:PORT (needs --user)");
-  command->add_option("--user", args->user, "--pool: worker name to authorize and submit as; --job: worker name printed");
+  command->add_option("--user", args->user,
+                      "--pool: worker name to authorize and submit as; --job: worker name printed");
   command->add_option("--password", args->password, "--pool: password for mining.authorize (default x)");
   command->add_option("--extranonce2", args->extranonce2, "--job: first extranonce2, hex (default zeros)");
   command->add_option("--shares", args->shares, "--job/--pool: stop after N shares (--pool: accepted ones)");
   command->add_option("--seconds", args->seconds, "--job/--pool: stop after T seconds");
-  command->add_option("--timeout", args->timeout, "--pool: seconds to wait to connect and for each answer (default 10)");
+  command->add_option("--timeout", args->timeout,
+                      "--pool: seconds to wait to connect and for each answer (default 10)");
   command->add_option("--retries", args->retries,
                       "--pool: reconnect attempts in a row after a dropped connection before giving up (default 10)");
   command->add_flag("--json", args->json, "Print one JSON object (--job/--pool: JSON lines, one per share and event)");

@@ -15,16 +15,20 @@ nlohmann::json FoundShare::submit_params() const {
 
 FoundShare found_share(const std::string& worker, const std::string& job_id, std::span<const std::uint8_t> extranonce2,
                        std::uint32_t ntime, std::uint32_t nonce, const Sha256Digest& digest) {
-  return {worker,           job_id, to_hex(extranonce2), ops::stratum_hex32(ntime), ops::stratum_hex32(nonce),
+  return {worker,
+          job_id,
+          to_hex(extranonce2),
+          ops::stratum_hex32(ntime),
+          ops::stratum_hex32(nonce),
           ops::bitcoin_hash_hex(digest)};
 }
 
 void MiningEvents::share(const FoundShare& share, const nlohmann::json& more) {
   std::lock_guard lock(mutex_);
   if (json_) {
-    nlohmann::json line = {{"event", "share"},        {"worker", share.worker}, {"job_id", share.job_id},
-                           {"extranonce2", share.extranonce2}, {"ntime", share.ntime},   {"nonce", share.nonce},
-                           {"hash", share.hash},       {"submit", share.submit_params()}};
+    nlohmann::json line = {
+        {"event", "share"},     {"worker", share.worker}, {"job_id", share.job_id}, {"extranonce2", share.extranonce2},
+        {"ntime", share.ntime}, {"nonce", share.nonce},   {"hash", share.hash},     {"submit", share.submit_params()}};
     line.update(more);
     print_locked(stdout, json_text(line));
   } else {

@@ -81,18 +81,19 @@ int run_mine_job(const std::string& path, const StratumRun& run, ops::MineOption
                    {"ntime", ops::stratum_hex32(ntime)},
                    {"header", header.hex()}},
                   "");
-    last = ops::search_shares(header, file.share_target, run.nonces, options,
-                              [&](std::uint32_t nonce, const Sha256Digest& digest) {
-                                ops::BlockHeader solved = header;
-                                solved.set_nonce(nonce);
-                                events.share(found_share(run.worker, file.job.job_id, e2, ntime, nonce, digest),
-                                             {{"header", solved.hex()}});
-                                if (++shares == run.max_shares) stop = true;
-                              });
+    last = ops::search_shares(
+        header, file.share_target, run.nonces, options, [&](std::uint32_t nonce, const Sha256Digest& digest) {
+          ops::BlockHeader solved = header;
+          solved.set_nonce(nonce);
+          events.share(found_share(run.worker, file.job.job_id, e2, ntime, nonce, digest), {{"header", solved.hex()}});
+          if (++shares == run.max_shares) stop = true;
+        });
     hashes_before += last.hashes;
     if (signals.requested() || past_deadline()) stop = true;
     if (stop || last.interrupted) {
-      reason = signals.requested() ? "interrupted" : (run.max_shares && shares >= *run.max_shares) ? "shares" : "seconds";
+      reason = signals.requested()                             ? "interrupted"
+               : (run.max_shares && shares >= *run.max_shares) ? "shares"
+                                                               : "seconds";
       stopped_at = position_json(file.job, e2, ntime, last);
       break;
     }
@@ -123,12 +124,12 @@ int run_mine_job(const std::string& path, const StratumRun& run, ops::MineOption
     for (const auto& engine : last.engines) std::printf("device    %s\n", engine.c_str());
   }
   if (reason == "interrupted") {
-    const std::string searched =
-        last.searched_through ? "nonces [" + std::to_string(run.nonces.first) + ", " +
-                                    std::to_string(*last.searched_through) + "] of that header were searched"
-                              : "none of that header's nonces was searched";
-    std::fprintf(stderr, "opkit mine: interrupted in job %s at extranonce2 %s, ntime %s: %s\n",
-                 file.job.job_id.c_str(), to_hex(e2).c_str(), ops::stratum_hex32(ntime).c_str(), searched.c_str());
+    const std::string searched = last.searched_through
+                                     ? "nonces [" + std::to_string(run.nonces.first) + ", " +
+                                           std::to_string(*last.searched_through) + "] of that header were searched"
+                                     : "none of that header's nonces was searched";
+    std::fprintf(stderr, "opkit mine: interrupted in job %s at extranonce2 %s, ntime %s: %s\n", file.job.job_id.c_str(),
+                 to_hex(e2).c_str(), ops::stratum_hex32(ntime).c_str(), searched.c_str());
     return 130;
   }
   return shares > 0 ? 0 : 1;

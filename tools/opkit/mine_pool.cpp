@@ -112,9 +112,10 @@ class PoolClient {
             },
         .job = [this](const ops::StratumJob& job, const ops::Extranonce& extranonce) { take_job(job, extranonce); },
         .answer = [this](std::uint64_t id, bool accepted, const std::string& why) { take_answer(id, accepted, why); },
-        .note = [this](const std::string& event, const std::string& text) {
-          events_.status(event, {{"text", text}}, text);
-        }};
+        .note =
+            [this](const std::string& event, const std::string& text) {
+              events_.status(event, {{"text", text}}, text);
+            }};
   }
 
   void take_job(const ops::StratumJob& job, const ops::Extranonce& extranonce) {
@@ -130,14 +131,14 @@ class PoolClient {
     work->epoch = epoch_;
     has_job_ = true;
     job_id_ = job.job_id;
-    events_.status("job",
-                   {{"job_id", job.job_id},
-                    {"clean_jobs", job.clean_jobs},
-                    {"difficulty", next_difficulty_},
-                    {"extranonce1", to_hex(extranonce.extranonce1)},
-                    {"extranonce2_size", extranonce.extranonce2_size}},
-                   "job " + job.job_id + (job.clean_jobs ? " (clean)" : "") + ", difficulty " +
-                       number_text(next_difficulty_));
+    events_.status(
+        "job",
+        {{"job_id", job.job_id},
+         {"clean_jobs", job.clean_jobs},
+         {"difficulty", next_difficulty_},
+         {"extranonce1", to_hex(extranonce.extranonce1)},
+         {"extranonce2_size", extranonce.extranonce2_size}},
+        "job " + job.job_id + (job.clean_jobs ? " (clean)" : "") + ", difficulty " + number_text(next_difficulty_));
     miner_.set_work(std::move(work), restart);
   }
 
@@ -157,8 +158,11 @@ class PoolClient {
     if (it == pending_.end()) return;
     const FoundShare share = it->second;
     pending_.erase(it);
-    nlohmann::json fields = {{"id", id}, {"job_id", share.job_id}, {"extranonce2", share.extranonce2},
-                             {"ntime", share.ntime}, {"nonce", share.nonce}};
+    nlohmann::json fields = {{"id", id},
+                             {"job_id", share.job_id},
+                             {"extranonce2", share.extranonce2},
+                             {"ntime", share.ntime},
+                             {"nonce", share.nonce}};
     if (accepted) {
       ++accepted_;
       events_.status("accepted", fields, "accepted share " + share.nonce + " of job " + share.job_id);
@@ -180,8 +184,8 @@ class PoolClient {
   std::string status_text() const {
     const double s = seconds_since(started_);
     return "pool " + pool_.text() + "  job " + job_id_ + "  diff " + number_text(next_difficulty_) + "  accepted " +
-           std::to_string(accepted_) + "  rejected " + std::to_string(rejected_) + "  stale " +
-           std::to_string(stale_) + "  " + rate_text(s > 0 ? static_cast<double>(miner_.hashes()) / s : 0);
+           std::to_string(accepted_) + "  rejected " + std::to_string(rejected_) + "  stale " + std::to_string(stale_) +
+           "  " + rate_text(s > 0 ? static_cast<double>(miner_.hashes()) / s : 0);
   }
 
   static std::string number_text(double value) {
@@ -215,12 +219,11 @@ class PoolClient {
               (at["searched_through"].is_null() ? std::string(", no nonce searched")
                                                 : ", nonces searched through " + json_text(at["searched_through"]));
     if (!run_.json || std::string(why) == "interrupted")
-      std::fprintf(stderr,
-                   "opkit mine: %s after %.1f s: %llu accepted, %llu rejected, %llu stale, %zu unanswered, %s; %s\n",
-                   std::string(why) == "interrupted" ? "interrupted" : "stopped", s,
-                   static_cast<unsigned long long>(accepted_), static_cast<unsigned long long>(rejected_),
-                   static_cast<unsigned long long>(stale_), pending_.size(), rate_text(s > 0 ? hashes / s : 0).c_str(),
-                   where.c_str());
+      std::fprintf(
+          stderr, "opkit mine: %s after %.1f s: %llu accepted, %llu rejected, %llu stale, %zu unanswered, %s; %s\n",
+          std::string(why) == "interrupted" ? "interrupted" : "stopped", s, static_cast<unsigned long long>(accepted_),
+          static_cast<unsigned long long>(rejected_), static_cast<unsigned long long>(stale_), pending_.size(),
+          rate_text(s > 0 ? hashes / s : 0).c_str(), where.c_str());
     return std::string(why) == "interrupted" ? 130 : 0;
   }
 

@@ -10,12 +10,13 @@
 
 namespace opkit::cli {
 
-struct RpcMessage {
-  nlohmann::json id;       // null for a notification
-  std::string method;      // empty for an answer
-  nlohmann::json params;   // of a method
-  nlohmann::json result;   // of an answer
-  nlohmann::json error;    // of an answer: null, or [code, "message", traceback] or an object
+// nlohmann::json's default constructor is not noexcept, but a null value allocates nothing.
+struct RpcMessage {       // NOLINT(bugprone-exception-escape)
+  nlohmann::json id;      // null for a notification
+  std::string method;     // empty for an answer
+  nlohmann::json params;  // of a method
+  nlohmann::json result;  // of an answer
+  nlohmann::json error;   // of an answer: null, or [code, "message", traceback] or an object
   bool is_answer() const { return method.empty(); }
 };
 

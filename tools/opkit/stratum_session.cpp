@@ -124,9 +124,10 @@ void StratumSession::handle_answer(const RpcMessage& m) {
                                   "mining.subscribe result[2] (extranonce2_size)");
   } else if (id == authorize_id_) {
     if (!ok || m.result != true)
-      throw Error(Errc::runtime, "pool " + pool_.text(),
-                  "the pool refused worker '" + user_ + "': " +
-                      (m.error.is_null() ? "mining.authorize answered " + json_text(m.result) : rpc_error_text(m.error)));
+      throw Error(
+          Errc::runtime, "pool " + pool_.text(),
+          "the pool refused worker '" + user_ + "': " +
+              (m.error.is_null() ? "mining.authorize answered " + json_text(m.result) : rpc_error_text(m.error)));
     authorized_ = true;
   } else {
     calls_.answer(id, ok && m.result == true, ok ? "" : (m.error.is_null() ? "result false" : rpc_error_text(m.error)));
@@ -160,8 +161,8 @@ void StratumSession::handle_method(const RpcMessage& m, const std::string& line)
   } else if (m.method == "mining.set_extranonce") {
     if (!m.params.is_array() || m.params.size() < 2)
       throw Error(Errc::invalid_argument, "stratum message", "mining.set_extranonce needs [extranonce1, size]");
-    next_extranonce_ = extranonce_from(m.params[0], m.params[1], "mining.set_extranonce params[0]",
-                                       "mining.set_extranonce params[1]");
+    next_extranonce_ =
+        extranonce_from(m.params[0], m.params[1], "mining.set_extranonce params[0]", "mining.set_extranonce params[1]");
   } else if (m.method == "client.reconnect") {
     closed_reason_ = "the pool asked to reconnect (client.reconnect)";
   } else if (m.method == "client.get_version") {

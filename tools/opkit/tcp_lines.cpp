@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <system_error>
 
 #include "opkit/error.hpp"
@@ -24,7 +25,7 @@ std::string errno_text(int error) {
 }
 
 int milliseconds(double seconds) {
-  return seconds <= 0 ? 0 : static_cast<int>(seconds * 1000 + 0.5);
+  return seconds <= 0 ? 0 : static_cast<int>(std::lround(seconds * 1000));
 }
 
 // A non-blocking connect that gives up after the timeout; returns the socket or -1 with `why`.
