@@ -2,7 +2,7 @@
 #include "cli_input_file.hpp"
 
 #include <cerrno>
-#include <cstring>
+#include <system_error>
 
 #include "opkit/error.hpp"
 
@@ -12,7 +12,7 @@ namespace {
 std::FILE* open_input(const std::string& path) {
   if (path == "-") return stdin;
   std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) throw Error(Errc::not_found, path, std::string("cannot open: ") + std::strerror(errno));
+  if (file == nullptr) throw Error(Errc::not_found, path, "cannot open: " + std::generic_category().message(errno));
   return file;
 }
 
@@ -42,7 +42,7 @@ std::size_t InputFile::read_full(std::span<std::uint8_t> buffer) {
     const std::size_t n = std::fread(buffer.data() + got, 1, buffer.size() - got, file_);
     got += n;
     if (n == 0) {
-      if (std::ferror(file_)) throw Error(Errc::io, path_, std::string("read failed: ") + std::strerror(errno));
+      if (std::ferror(file_)) throw Error(Errc::io, path_, "read failed: " + std::generic_category().message(errno));
       break;
     }
   }
