@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli_device.hpp"
@@ -16,6 +18,7 @@
 #include "cli_stop_signals.hpp"
 #include "commands.hpp"
 #include "mine_report.hpp"
+#include "mine_stratum.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/pow.hpp"
 #include "opkit/registry.hpp"
@@ -28,6 +31,12 @@ struct MineArgs {
   std::string start, count;
   int difficulty = 0;
   bool json = false, quiet = false;
+  // Stratum work (mine_stratum.hpp): a job file or a pool.
+  std::string job, pool, user, password = "x", extranonce2;
+  std::optional<std::uint64_t> shares;
+  std::optional<double> seconds;
+  double timeout = 10;
+  int retries = 10;
   // Whether --data was given at all: the empty STRING is a valid message.
   const CLI::Option* data_option = nullptr;
 };
@@ -73,7 +82,58 @@ ops::MineOptions options_for(const std::string& device) {
   return options;
 }
 
+// --job / --pool: every share of every header, rather than the lowest nonce of one.
+void run_stratum(const MineArgs& args, int& exit_code) {
+  if (!args.job.empty() && !args.pool.empty())
+    throw Error(Errc::invalid_argument, "opkit mine", "give one of --job FILE and --pool URL, not both");
+  if (!args.header.empty() || args.data_option->count() > 0 || !args.target.empty() || args.difficulty != 0)
+    throw Error(Errc::invalid_argument, "opkit mine",
+                "--header, --data, --target and --difficulty are not for --job/--pool (the job gives the header, "
+                "the pool or the job file the share target)");
+  if (under_mpi()) throw Error(Errc::invalid_argument, "opkit mine", "--job and --pool do not run under mpirun");
+  if (!args.pool.empty() && args.user.empty())
+    throw Error(Errc::invalid_argument, "opkit mine --pool", "--pool needs --user NAME (the pool's worker name)");
+  if (!args.pool.empty() && !args.extranonce2.empty())
+    throw Error(Errc::invalid_argument, "opkit mine --pool", "--extranonce2 is for --job; the pool's job sets it");
+  if (args.shares && *args.shares == 0)
+    throw Error(Errc::invalid_argument, "opkit mine --shares", "--shares must be at least 1");
+  if (args.seconds && !(*args.seconds > 0))
+    throw Error(Errc::invalid_argument, "opkit mine --seconds", "--seconds must be > 0");
+  if (!(args.timeout > 0) || args.timeout > 3600)
+    throw Error(Errc::invalid_argument, "opkit mine --timeout", "--timeout must be in (0, 3600] seconds");
+  if (args.retries < 0) throw Error(Errc::invalid_argument, "opkit mine --retries", "--retries must be >= 0");
+
+  StratumRun run;
+  if (!args.user.empty()) run.worker = args.user;
+  if (!args.extranonce2.empty()) run.extranonce2 = args.extranonce2;
+  // The range every header is searched over, checked as --header's would be (any target will do).
+  ops::BitcoinJob range_check;
+  range_check.target = ops::Target::from_leading_zero_bits(1);
+  range_check.start = args.start.empty() ? 0 : parse_count(args.start, "--start");
+  if (!args.count.empty()) range_check.count = parse_count(args.count, "--count");
+  run.nonces = ops::nonce_range(range_check);
+  run.max_shares = args.shares;
+  run.max_seconds = args.seconds;
+  run.json = args.json;
+  run.quiet = args.quiet;
+  const ops::MineOptions options = options_for(args.device);
+  if (!args.job.empty()) {
+    exit_code = run_mine_job(args.job, run, options);
+  } else {
+    exit_code = run_mine_pool({args.pool, args.password, args.timeout, args.retries}, run, options);
+  }
+  // As for a stopped search below: kernel compiles a stop left running must not delay the exit,
+  // so the output is checked here rather than in main.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "opkit: write error\n");
+    exit_code = std::max(exit_code, 1);
+  }
+  std::fflush(stderr);
+  std::_Exit(exit_code);
+}
+
 void run_mine(const MineArgs& args, int& exit_code) {
+  if (!args.job.empty() || !args.pool.empty()) return run_stratum(args, exit_code);
   const bool bitcoin = !args.header.empty();
   if (bitcoin == (args.data_option->count() > 0))
     throw Error(Errc::invalid_argument, "opkit mine", "give exactly one of --header HEX and --data STRING");
@@ -147,7 +207,21 @@ void add_mine_command(CLI::App& app, int& exit_code) {
   command->add_option("--device", args->device,
                       "auto (every GPU, else the host), host (the native CPU miner), cuda (every GPU), cuda:N, cpu "
                       "(the kernel on the CPU backend), any registered backend's name[:N], or all (every GPU + host)");
-  command->add_flag("--json", args->json, "Print one JSON object");
+  command->add_option("--job", args->job,
+                      "Stratum V1 job file (mining.notify's fields, extranonce1/extranonce2_size, difficulty or "
+                      "share_target): report every share of every header, as mining.submit would send it");
+  command->add_option("--pool", args->pool, "Mine for a Stratum V1 pool: stratum+tcp://HOST:PORT (needs --user)");
+  command->add_option("--user", args->user,
+                      "--pool: worker name to authorize and submit as; --job: worker name printed");
+  command->add_option("--password", args->password, "--pool: password for mining.authorize (default x)");
+  command->add_option("--extranonce2", args->extranonce2, "--job: first extranonce2, hex (default zeros)");
+  command->add_option("--shares", args->shares, "--job/--pool: stop after N shares (--pool: accepted ones)");
+  command->add_option("--seconds", args->seconds, "--job/--pool: stop after T seconds");
+  command->add_option("--timeout", args->timeout,
+                      "--pool: seconds to wait to connect and for each answer (default 10)");
+  command->add_option("--retries", args->retries,
+                      "--pool: reconnect attempts in a row after a dropped connection before giving up (default 10)");
+  command->add_flag("--json", args->json, "Print one JSON object (--job/--pool: JSON lines, one per share and event)");
   command->add_flag("--quiet", args->quiet, "No progress line on stderr");
   command->callback([args, &exit_code] { run_mine(*args, exit_code); });
 }

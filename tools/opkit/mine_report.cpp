@@ -10,18 +10,6 @@
 namespace opkit::cli {
 namespace {
 
-std::string rate_text(double rate) {
-  const char* units[] = {"H/s", "kH/s", "MH/s", "GH/s", "TH/s"};
-  int u = 0;
-  while (rate >= 1000 && u < 4) {
-    rate /= 1000;
-    ++u;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f %s", rate, units[u]);
-  return text;
-}
-
 std::string duration_text(double seconds) {
   char text[32];
   if (seconds < 120) {
@@ -45,6 +33,18 @@ nlohmann::json resume_json(const ops::MineResult& r, const ops::NonceRange& rang
 }
 
 }  // namespace
+
+std::string rate_text(double rate) {
+  const char* units[] = {"H/s", "kH/s", "MH/s", "GH/s", "TH/s"};
+  int u = 0;
+  while (rate >= 1000 && u < 4) {
+    rate /= 1000;
+    ++u;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f %s", rate, units[u]);
+  return text;
+}
 
 std::function<void(const ops::MineProgress&)> terminal_progress(double hashes_per_find) {
   return [hashes_per_find](const ops::MineProgress& p) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "opkit/ops/pow.hpp"
 
@@ -14,6 +15,9 @@ namespace opkit::cli {
 // `hashes_per_find` (2^BITS in data mode; 0 if unknown), the expected time to a find.
 std::function<void(const ops::MineProgress&)> terminal_progress(double hashes_per_find = 0);
 void clear_progress();
+
+// "12.34 MH/s".
+std::string rate_text(double hashes_per_second);
 
 // Prints the result on stdout (and, when interrupted, how to resume on stderr).
 void print_result(const ops::MineResult& result, const ops::NonceRange& range, bool json);
