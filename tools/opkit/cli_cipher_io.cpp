@@ -86,7 +86,7 @@ std::size_t InputFile::read_full(std::span<std::uint8_t> buffer) {
   return got;
 }
 
-OutputFile::OutputFile(const std::string& path) : path_(path) {
+CipherOutput::CipherOutput(const std::string& path) : path_(path) {
   if (path == "-") {
     file_ = stdout;
     return;
@@ -102,18 +102,18 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
   }
 }
 
-OutputFile::~OutputFile() {
+CipherOutput::~CipherOutput() {
   if (file_ == stdout || file_ == nullptr) return;
   std::fclose(file_);
   if (!committed_) std::remove(temp_.c_str());
 }
 
-void OutputFile::write(std::span<const std::uint8_t> bytes) {
+void CipherOutput::write(std::span<const std::uint8_t> bytes) {
   if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size())
     throw Error(Errc::io, path_, std::string("write failed: ") + std::strerror(errno));
 }
 
-void OutputFile::commit() {
+void CipherOutput::commit() {
   if (std::fflush(file_) != 0) throw Error(Errc::io, path_, std::string("write failed: ") + std::strerror(errno));
   if (file_ == stdout) return;
   if (std::fclose(file_) != 0) {

@@ -50,12 +50,12 @@ class InputFile {
 
 // Writes to a temporary next to `path` and renames it there on commit(); dropped without commit,
 // the temporary is removed and `path` is untouched. "-": standard output, written directly.
-class OutputFile {
+class CipherOutput {
  public:
-  explicit OutputFile(const std::string& path);
-  ~OutputFile();
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
+  explicit CipherOutput(const std::string& path);
+  ~CipherOutput();
+  CipherOutput(const CipherOutput&) = delete;
+  CipherOutput& operator=(const CipherOutput&) = delete;
   void write(std::span<const std::uint8_t> bytes);
   void commit();
 

@@ -43,7 +43,7 @@ std::size_t stream_cipher(const CipherCommand& c, ops::Cipher cipher, const Secr
                 std::string(ops::cipher_traits(cipher).name) + " takes a 16-byte IV (32 hex digits), got " +
                     std::to_string(iv.size()) + " bytes");
   InputFile input(c.in);
-  OutputFile output(c.out);
+  CipherOutput output(c.out);
   std::vector<std::uint8_t> buffer(piece_bytes);
   std::size_t total = 0;
   const std::size_t block = ops::cipher_traits(cipher).block_bytes;
@@ -68,12 +68,12 @@ std::size_t aead(const CipherCommand& c, ops::Cipher cipher, const SecretBytes& 
   std::vector<std::uint8_t> tag(ops::aead_tag_bytes);
   if (c.encrypt) {
     ops::encrypt(cipher, {key.bytes(), iv, aad}, data, data, tag, options);
-    OutputFile output(c.out);
+    CipherOutput output(c.out);
     output.write(data);
     if (c.tag_out.empty()) output.write(tag);
     output.commit();
     if (!c.tag_out.empty()) {
-      OutputFile tag_file(c.tag_out);
+      CipherOutput tag_file(c.tag_out);
       tag_file.write(tag);
       tag_file.commit();
     }
@@ -92,7 +92,7 @@ std::size_t aead(const CipherCommand& c, ops::Cipher cipher, const SecretBytes& 
     data.resize(data.size() - ops::aead_tag_bytes);
   }
   ops::decrypt(cipher, {key.bytes(), iv, aad}, data, data, tag, options);  // throws before anything is written
-  OutputFile output(c.out);
+  CipherOutput output(c.out);
   output.write(data);
   output.commit();
   OPENSSL_cleanse(data.data(), data.size());
