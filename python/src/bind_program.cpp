@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "interruptible.hpp"
 #include "opkit/error.hpp"
 #include "opkit/kernel.hpp"
 #include "opkit/module.hpp"
@@ -63,8 +64,9 @@ void launch(const Kernel& kernel, const std::vector<nb::bytes>& args, Triple gri
   config.block = Dim3(std::get<0>(block), std::get<1>(block), std::get<2>(block));
   config.shared_bytes = shared_bytes;
   config.stream = stream ? &*stream : nullptr;
-  nb::gil_scoped_release unlocked;  // the bytes objects stay alive: `args` holds them
-  kernel.launch_packed(config, pointers.data(), sizes.data(), args.size());
+  // The bytes objects stay alive: `args` holds them. A CPU-backend launch runs the whole grid
+  // here, so Ctrl-C must reach it (a `while (1)` kernel is stopped).
+  interruptible([&] { kernel.launch_packed(config, pointers.data(), sizes.data(), args.size()); });
 }
 
 nb::dict attributes(const Kernel& kernel) {

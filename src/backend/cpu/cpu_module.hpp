@@ -31,6 +31,7 @@ class CpuFunction final : public backend::Function {
               unsigned max_workers);
   // Runs the whole grid before returning (CPU streams are synchronous). A fault, __trap, failed
   // assert or escaped exception in any thread stops the launch and throws Error(Errc::launch).
+  // An interrupt (opkit/interrupt.hpp) stops it and throws Error(Errc::interrupted).
   void launch(const LaunchConfig& config, backend::Stream& stream, void** args, const std::size_t* sizes,
               std::size_t count) override;
   KernelAttributes attributes() override;
