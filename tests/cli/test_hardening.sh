@@ -145,6 +145,30 @@ for signal in INT TERM; do
   check "hash --lines SIG$signal: says where it got to" grep -q "interrupted" err.txt
 done
 
+# 16 (run). Ctrl-C and SIGTERM stop `run` of a kernel that never ends: the CPU backend's workers
+#    leave it, and the error says so (exit 130). It used to ignore both until killed.
+cat >spin.cu <<'EOF'
+__global__ void spin(unsigned long long* p) { for (;;) atomicAdd(p, 1ull); }
+EOF
+# A launch refused for its argument size compiles the kernel first: later runs load it at once.
+"$OPKIT" run spin.cu --kernel spin --block 1 --arg i32:0 --device cpu >/dev/null 2>&1
+for signal in INT TERM; do
+  "$OPKIT" run spin.cu --kernel spin --grid 8 --block 32 --arg out:u64:1 --device cpu >out.txt 2>err.txt &
+  pid=$!
+  sleep 2
+  kill -"$signal" "$pid"
+  sent=$(date +%s%N)
+  (sleep 10 && kill -KILL "$pid" 2>/dev/null) &
+  watchdog=$!
+  wait "$pid"
+  rc=$?
+  took_ms=$((($(date +%s%N) - sent) / 1000000))
+  kill "$watchdog" 2>/dev/null
+  check "run of an endless kernel, SIG$signal: exit 130 (got $rc, $(head -c 200 err.txt))" [ "$rc" = 130 ]
+  check "run of an endless kernel, SIG$signal: says it was stopped" grep -q "interrupted: the kernel was stopped" err.txt
+  check "run of an endless kernel, SIG$signal: stopped within 2 s (took ${took_ms} ms)" [ "$took_ms" -lt 2000 ]
+done
+
 # 17. Errors are for users: no source location, no doubled prefix, an unknown command named.
 expect 2 "'bogus' is not an opkit command" "unknown subcommand" -- bogus
 expect 2 "" "bad --algo" -- hash --check --lines hello.txt

@@ -138,28 +138,31 @@ void CpuFunction::launch(const LaunchConfig& config, backend::Stream&, void** ar
   std::mutex fault_mutex;
   std::string fault;
   std::exception_ptr resource_error;  // a worker that could not run (no memory for a fiber)
-  pool.run(workers, [&](BlockRunner& runner) {
-    try {
-      runner.begin(*table_, *kernel_, aligned.data(), geometry, *object_, stopped);
-      while (!failed.load(std::memory_order_relaxed) && !stopped.load(std::memory_order_relaxed)) {
-        std::uint64_t first = next.fetch_add(chunk, std::memory_order_relaxed);
-        if (first >= blocks) return;
-        std::uint64_t last = std::min(first + chunk, blocks);
-        for (std::uint64_t b = first; b < last; ++b) {
-          if (runner.run_block(b)) continue;
-          if (stopped.load(std::memory_order_relaxed)) return;
+  pool.run(
+      workers,
+      [&](BlockRunner& runner) {
+        try {
+          runner.begin(*table_, *kernel_, aligned.data(), geometry, *object_, stopped);
+          while (!failed.load(std::memory_order_relaxed) && !stopped.load(std::memory_order_relaxed)) {
+            std::uint64_t first = next.fetch_add(chunk, std::memory_order_relaxed);
+            if (first >= blocks) return;
+            std::uint64_t last = std::min(first + chunk, blocks);
+            for (std::uint64_t b = first; b < last; ++b) {
+              if (runner.run_block(b)) continue;
+              if (stopped.load(std::memory_order_relaxed)) return;
+              std::lock_guard lock(fault_mutex);
+              if (fault.empty() && !resource_error) fault = runner.fault();
+              failed = true;
+              return;
+            }
+          }
+        } catch (...) {
           std::lock_guard lock(fault_mutex);
-          if (fault.empty() && !resource_error) fault = runner.fault();
+          if (fault.empty() && !resource_error) resource_error = std::current_exception();
           failed = true;
-          return;
         }
-      }
-    } catch (...) {
-      std::lock_guard lock(fault_mutex);
-      if (fault.empty() && !resource_error) resource_error = std::current_exception();
-      failed = true;
-    }
-  }, [&] { stopped = true; });
+      },
+      [&] { stopped = true; });
   if (resource_error) std::rethrow_exception(resource_error);
   if (failed) throw Error(Errc::launch, "CPU kernel launch", "kernel faulted in " + fault).with_kernel(name);
   if (stopped)

@@ -214,8 +214,9 @@ void CudaDevice::fill(void* dst, std::uint32_t pattern, std::size_t pattern_byte
 }
 
 void CudaDevice::synchronize_default_stream() {
-  wait("cuStreamSynchronize", [&] { return api_.cuStreamQuery(nullptr); },
-       [&] { return api_.cuStreamSynchronize(nullptr); });
+  wait(
+      "cuStreamSynchronize", [&] { return api_.cuStreamQuery(nullptr); },
+      [&] { return api_.cuStreamSynchronize(nullptr); });
 }
 
 std::size_t CudaDevice::free_memory() {

@@ -13,8 +13,9 @@ CudaStream::~CudaStream() {
 void CudaStream::synchronize() {
   device_.make_current();
   const DriverApi& api = device_.api();
-  device_.wait("cuStreamSynchronize", [&] { return api.cuStreamQuery(stream_); },
-               [&] { return api.cuStreamSynchronize(stream_); });
+  device_.wait(
+      "cuStreamSynchronize", [&] { return api.cuStreamQuery(stream_); },
+      [&] { return api.cuStreamSynchronize(stream_); });
 }
 
 CudaEvent::CudaEvent(std::shared_ptr<CudaDevice> device) : device_(std::move(device)) {
@@ -33,8 +34,8 @@ void CudaEvent::record(backend::Stream& stream) {
 
 void CudaEvent::synchronize() {
   const DriverApi& api = device_->api();
-  device_->wait("cuEventSynchronize", [&] { return api.cuEventQuery(event_); },
-                [&] { return api.cuEventSynchronize(event_); });
+  device_->wait(
+      "cuEventSynchronize", [&] { return api.cuEventQuery(event_); }, [&] { return api.cuEventSynchronize(event_); });
 }
 
 float CudaEvent::elapsed_ms_since(backend::Event& start) {
