@@ -25,8 +25,7 @@ std::span<const std::uint8_t> host_bytes(const AnyArray& a) {
 
 void check_bytes(const AnyArray& a, const char* what) {
   if (a.ndim() != 1)
-    throw Error(Errc::invalid_argument, what,
-                "expected a 1-D uint8 array, got " + std::to_string(a.ndim()) + " dimension(s)");
+    throw Error(Errc::invalid_argument, what, "expected a 1-D uint8 array, got " + std::to_string(a.ndim()) + " dimension(s)");
   require_dtype(a, 8, false, what);
   require_contiguous(a, what);
 }
