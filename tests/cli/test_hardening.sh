@@ -175,7 +175,7 @@ done
 if command -v valgrind >/dev/null 2>&1; then
   cat >vg.cu <<'EOF'
 __global__ void clean(float* a) { __syncthreads(); a[threadIdx.x] = threadIdx.x; __syncthreads(); }
-__global__ void oob(float* a) { __syncthreads(); a[threadIdx.x + 64] = 1; }
+__global__ void oob(float* a) { __syncthreads(); a[threadIdx.x + 4] = 1; }  // just past the end
 EOF
   "$OPKIT" run vg.cu --kernel clean --block 4 --arg out:f32:4 --device cpu >/dev/null 2>&1  # compile once
   timeout 300 valgrind --error-exitcode=9 "$OPKIT" run vg.cu --kernel clean --block 4 --arg out:f32:4 --device cpu \
@@ -196,6 +196,14 @@ check "errors carry no source location" bash -c "! grep -q '  at: ' err.txt"
 check "errors carry no doubled prefix" bash -c "! grep -q 'opkit: opkit' err.txt"
 OPKIT_VERBOSE=1 "$OPKIT" hash --check --lines hello.txt >out.txt 2>err.txt
 check "OPKIT_VERBOSE=1 shows the source location" grep -q '  at: ' err.txt
+
+# 18. The CPU backend enforces a GPU's static shared memory limit (48 KiB per kernel) as ptxas
+#     does: a compile error (exit 1). 400 KB used to compile and run.
+cat >big_shared.cu <<'EOF'
+__global__ void k(int* o) { __shared__ char big[400000]; big[threadIdx.x] = 1; o[0] = big[0]; }
+EOF
+expect 1 "uses too much shared data (400000 bytes, 49152 max)" "400 KB of static shared on cpu" -- \
+  run big_shared.cu --kernel k --block 1 --arg out:i32:1 --device cpu
 
 # 19. `compile -o` writes a temporary and renames: a failure leaves nothing behind, and a device
 #     destination is written in place, never replaced.
