@@ -155,7 +155,12 @@ EOF
 for signal in INT TERM; do
   "$OPKIT" run spin.cu --kernel spin --grid 8 --block 32 --arg out:u64:1 --device cpu >out.txt 2>err.txt &
   pid=$!
-  sleep 2
+  # The launch has begun once the CPU backend's worker threads exist (at most 60 s of loading).
+  for _ in $(seq 600); do
+    [ "$(ls /proc/$pid/task 2>/dev/null | wc -l)" -gt 1 ] && break
+    sleep 0.1
+  done
+  sleep 0.5
   kill -"$signal" "$pid"
   sent=$(date +%s%N)
   (sleep 10 && kill -KILL "$pid" 2>/dev/null) &
@@ -204,6 +209,27 @@ __global__ void k(int* o) { __shared__ char big[400000]; big[threadIdx.x] = 1; o
 EOF
 expect 1 "uses too much shared data (400000 bytes, 49152 max)" "400 KB of static shared on cpu" -- \
   run big_shared.cu --kernel k --block 1 --arg out:i32:1 --device cpu
+
+# 19 (CPU compile folders). SIGTERM during a CPU-backend compile leaves no $TMPDIR/opkit-cpu-*
+#    folder (the compile ends, then the command stops); a folder that a killed process (kill -9)
+#    left is removed by the next process's compile once it is an hour old and its process gone.
+mkdir -p tmp
+stale=tmp/opkit-cpu-999999999-AAAAAA fresh=tmp/opkit-cpu-999999998-BBBBBB live=tmp/opkit-cpu-$$-CCCCCC
+mkdir -p "$stale/sub" "$fresh" "$live"
+touch -d '2 hours ago' "$stale" "$live"
+printf '__global__ void spin2(unsigned long long* p) { for (;;) atomicAdd(p, 2ull); }\n' >spin2.cu
+TMPDIR=$WORK/tmp "$OPKIT" run spin2.cu --kernel spin2 --block 1 --arg out:u64:1 --device cpu >out.txt 2>err.txt &
+pid=$!
+sleep 0.3
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+check "SIGTERM during a CPU compile or launch: exit 130 (got $rc: $(head -c 200 err.txt))" [ "$rc" = 130 ]
+check "SIGTERM during a CPU compile: no compile folder of that process is left" \
+  bash -c "! ls tmp | grep -q 'opkit-cpu-$pid-'"
+check "a stale compile folder of a dead process is removed" [ ! -e "$stale" ]
+check "a recent compile folder is kept (its process may live in another PID namespace)" [ -d "$fresh" ]
+check "an old compile folder of a live process is kept" [ -d "$live" ]
 
 # 19. `compile -o` writes a temporary and renames: a failure leaves nothing behind, and a device
 #     destination is written in place, never replaced.
