@@ -55,9 +55,15 @@ mkfifo nvrtc.fifo
 OPKIT_NVRTC=$WORK/nvrtc.fifo timeout 20 "$OPKIT" doctor --no-smoke >out.txt 2>err.txt
 check "OPKIT_NVRTC=FIFO: doctor returns (exit $?, 124 is a hang)" [ "$?" != 124 ]
 check "OPKIT_NVRTC=FIFO: the reason is given" grep -q "not a regular file" out.txt
+OPKIT_NVRTC=$WORK/nvrtc.fifo timeout 20 "$OPKIT" compile k.cu --arch sm_90 -o k.cubin >out.txt 2>err.txt
+rc=$?
+check "OPKIT_NVRTC=FIFO: compile returns, a missing library (exit 3, got $rc)" [ "$rc" = 3 ]
+check "OPKIT_NVRTC=FIFO: compile gives the reason" grep -q "not a regular file" err.txt
 
 # 6. Output that cannot be written is an error, as sha256sum's "write error".
-for args in "hash hello.txt" "devices" "doctor --json --no-smoke"; do
+sha256sum hello.txt >hello.sums
+for args in "hash hello.txt" "hash -c hello.sums" "devices" "doctor --json --no-smoke" \
+  "mine --data x --difficulty 4 --device host --quiet" "run k.cu --kernel k --block 1 --arg inout:f32:1 --arg i32:0 --device cpu"; do
   # shellcheck disable=SC2086
   "$OPKIT" $args >/dev/full 2>err.txt
   rc=$?
@@ -230,6 +236,48 @@ check "SIGTERM during a CPU compile: no compile folder of that process is left" 
 check "a stale compile folder of a dead process is removed" [ ! -e "$stale" ]
 check "a recent compile folder is kept (its process may live in another PID namespace)" [ -d "$fresh" ]
 check "an old compile folder of a live process is kept" [ -d "$live" ]
+
+# 14 / 19 (full disks). A full temporary folder fails a CPU-backend compile as an I/O error
+#    (exit 3, the reason given), and `compile -o` onto a full disk leaves no file (it used to leave
+#    0 bytes). Needs a small tmpfs: root and mount(8); skipped elsewhere.
+mkdir -p small
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs small 2>/dev/null; then
+  head -c 65536 /dev/zero >small/fill 2>/dev/null
+  printf '__global__ void fresh(float* a) { a[threadIdx.x] = 3; }\n' >fresh.cu
+  TMPDIR=$WORK/small OPKIT_CACHE=0 "$OPKIT" run fresh.cu --kernel fresh --block 1 --arg out:f32:1 --device cpu \
+    >out.txt 2>err.txt
+  rc=$?
+  check "CPU compile with a full TMPDIR: exit 3 (got $rc)" [ "$rc" = 3 ]
+  check "CPU compile with a full TMPDIR: says why" grep -q "No space left on device" err.txt
+  if [ "$have_nvrtc" = 1 ]; then
+    OPKIT_CACHE=0 "$OPKIT" compile fresh.cu --arch sm_90 -o small/fresh.cubin >out.txt 2>err.txt
+    rc=$?
+    check "compile -o onto a full disk: exit 3 (got $rc)" [ "$rc" = 3 ]
+    check "compile -o onto a full disk: says why" grep -q "No space left on device" err.txt
+    check "compile -o onto a full disk: leaves no file" bash -c "[ \"\$(ls small)\" = fill ]"
+  fi
+  umount small
+else
+  echo "skip: full-disk cases (need root and a tmpfs mount)"
+fi
+
+# 13 (memory). One line larger than memory allows is an error that says so (exit 3), not a bare
+#    std::bad_alloc.
+head -c 300000000 /dev/zero | tr '\0' a >huge.txt
+(ulimit -v 600000 && "$OPKIT" hash --lines --device host huge.txt >/dev/null 2>err.txt)
+rc=$?
+check "hash --lines of a line too large for memory: exit 3 (got $rc)" [ "$rc" = 3 ]
+check "hash --lines of a line too large for memory: says out of memory" grep -q "out of memory" err.txt
+rm -f huge.txt
+
+# 20. Data-mode progress (range 2^64) shows the rate, the nonces tried and the expected time to a
+#    find, not "0.00% of range  ETA >1y". The progress line needs a terminal: script(1) gives one.
+if command -v script >/dev/null 2>&1; then
+  timeout -s INT 3 script -qc "$OPKIT mine --device host --data forever --difficulty 60" /dev/null >progress.txt 2>&1
+  check "data-mode progress: nonces tried and expected time to a find" \
+    grep -q "nonces tried  a find expected every" progress.txt
+  check "data-mode progress: no percentage of a 2^64 range" bash -c "! grep -q '% of range' progress.txt"
+fi
 
 # 19. `compile -o` writes a temporary and renames: a failure leaves nothing behind, and a device
 #     destination is written in place, never replaced.

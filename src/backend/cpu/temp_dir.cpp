@@ -79,10 +79,14 @@ void TempDir::write(std::string_view relative, std::string_view content) const {
   std::filesystem::path full = std::filesystem::path(path_) / rel;
   std::error_code ec;
   std::filesystem::create_directories(full.parent_path(), ec);
+  errno = 0;
   std::ofstream out(full, std::ios::binary);
   out.write(content.data(), static_cast<std::streamsize>(content.size()));
   out.close();
-  if (ec || !out) throw Error(Errc::io, "CPU backend", "cannot write " + full.string());
+  // The stream keeps no reason; errno holds the last failure's (ENOSPC for a full disk).
+  if (ec || !out)
+    throw Error(Errc::io, "CPU backend",
+                "cannot write " + full.string() + (errno != 0 ? ": " + std::generic_category().message(errno) : ""));
 }
 
 std::vector<std::uint8_t> TempDir::read(std::string_view relative) const {
