@@ -73,6 +73,21 @@ done
 "$OPKIT" hash hello.txt >&- 2>err.txt
 check "hash with stdout closed: exit 1" [ "$?" = 1 ]
 
+# 10 (--json). An interrupted search's JSON carries the complete resume tail: start and count
+#    cover exactly the rest of the range (test_mine.sh checks the text form).
+"$OPKIT" mine --device host --quiet --json --data forever --difficulty 200 --start 1000 --count 1000000000000 \
+  >out.txt 2>err.txt &
+pid=$!
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+check "interrupted mine --json: exit 130 (got $rc)" [ "$rc" = 130 ]
+check "interrupted mine --json: resume covers the rest of the range" python3 -c "
+import json; r = json.load(open('out.txt'))
+assert r['interrupted'] and r['resume']['start'] == r['searched_through'] + 1, r
+assert r['resume']['start'] + r['resume']['count'] == 1000 + 10**12, r"
+
 # 11 / 12. An empty option value is an error, not "not given"; the empty --data STRING is valid.
 expect 2 "needs a value" "--start ''" -- mine --data x --difficulty 4 --start ''
 expect 2 "needs a value" "--count ''" -- mine --data x --difficulty 4 --count ''
