@@ -48,4 +48,19 @@ std::vector<std::uint8_t> parse_hex(std::string_view text, std::size_t bytes, st
   return out;
 }
 
+std::vector<std::uint8_t> parse_hex(std::string_view text, std::string_view what) {
+  const std::string stage = "parse " + std::string(what);
+  if (text.size() % 2 != 0)
+    throw Error(Errc::invalid_argument, stage,
+                std::string(what) + " has an odd number of hex digits (" + std::to_string(text.size()) + ")");
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (hex_value(text[i]) < 0)
+      throw Error(Errc::invalid_argument, stage,
+                  std::string(what) + " has a character other than 0-9, a-f, A-F at position " + std::to_string(i));
+  std::vector<std::uint8_t> out(text.size() / 2);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<std::uint8_t>(hex_value(text[2 * i]) << 4 | hex_value(text[2 * i + 1]));
+  return out;
+}
+
 }  // namespace opkit

@@ -14,6 +14,8 @@ namespace {
 using namespace opkit::test::aes;
 using opkit::Device;
 
+// `device` is the name being declared, which parentheses would not allow:
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define OPKIT_CPU_DEVICE(device)                       \
   std::optional<Device> device##_holder;               \
   try {                                                \
@@ -22,6 +24,7 @@ using opkit::Device;
     GTEST_SKIP() << "no CPU backend: " << e.message(); \
   }                                                    \
   const Device& device = *device##_holder
+// NOLINTEND(bugprone-macro-parentheses)
 
 std::vector<std::size_t> lengths_up_to(std::size_t n) {
   std::vector<std::size_t> v(n + 1);

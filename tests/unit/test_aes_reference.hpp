@@ -67,7 +67,7 @@ inline Bytes openssl_ctr(const Bytes& key, const Bytes& counter, const Bytes& in
   EVP_EncryptUpdate(ctx, out.data(), &n, in.data(), static_cast<int>(in.size()));
   EVP_EncryptFinal_ex(ctx, out.data() + n, &tail);
   EVP_CIPHER_CTX_free(ctx);
-  out.resize(static_cast<std::size_t>(n + tail));
+  out.resize(static_cast<std::size_t>(n) + static_cast<std::size_t>(tail));
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <system_error>
 
@@ -23,6 +24,12 @@ mode_t current_umask() {
 }  // namespace
 
 OutputFile::OutputFile(std::filesystem::path destination) : destination_(std::move(destination)) {
+  if (destination_ == "-") {
+    std::fflush(stdout);  // what the command printed through stdio goes first
+    fd_ = STDOUT_FILENO;
+    direct_ = stdout_ = true;
+    return;
+  }
   // A destination that exists and is not a regular file (/dev/stdout, a FIFO, a device) is written
   // in place: renaming a temporary over it would replace the device node itself.
   struct stat st {};
@@ -45,7 +52,7 @@ OutputFile::OutputFile(std::filesystem::path destination) : destination_(std::mo
 }
 
 OutputFile::~OutputFile() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0 && !stdout_) ::close(fd_);
   if (!committed_ && !direct_) ::unlink(temporary_.c_str());
 }
 
@@ -63,6 +70,10 @@ void OutputFile::write(std::span<const std::byte> bytes) {
 }
 
 void OutputFile::commit() {
+  if (stdout_) {
+    committed_ = true;  // every write was checked; fd 1 stays open
+    return;
+  }
   if (direct_) {
     const int closed = ::close(fd_);
     fd_ = -1;

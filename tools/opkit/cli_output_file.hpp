@@ -1,10 +1,11 @@
 // An output file that appears whole or not at all: bytes go to a temporary file beside the
 // destination, which commit() renames over it. A failure (full disk, Ctrl-C, an exception)
 // leaves the destination as it was and removes the temporary. An existing destination that is
-// not a regular file (/dev/stdout, a FIFO) is written directly.
+// not a regular file (/dev/stdout, a FIFO) is written directly, and so is "-", standard output.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -23,6 +24,7 @@ class OutputFile {
   // Throws opkit::Error(io) naming the destination and the reason (e.g. "No space left on device").
   void write(std::span<const std::byte> bytes);
   void write(const void* data, std::size_t size) { write({static_cast<const std::byte*>(data), size}); }
+  void write(std::span<const std::uint8_t> bytes) { write(bytes.data(), bytes.size()); }
   // Flushes to disk and renames into place; after it the destructor leaves the file alone.
   void commit();
 
@@ -35,6 +37,7 @@ class OutputFile {
   std::string temporary_;
   int fd_ = -1;
   bool direct_ = false;  // writing into an existing non-regular file (see the constructor)
+  bool stdout_ = false;  // "-": fd 1, which stays open for the command's own output
   bool committed_ = false;
 };
 

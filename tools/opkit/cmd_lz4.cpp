@@ -4,22 +4,18 @@
 // `lz4 -m`); none, or "-", is stdin. Outputs: FILE.lz4, or FILE without .lz4 for -d; -c (or
 // stdin) writes stdout. An existing output is refused without -f; each output is written to a
 // temporary file and renamed into place. Files are read whole into memory.
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iostream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <system_error>
 #include <vector>
 
+#include "cli_device.hpp"
+#include "cli_input_file.hpp"
+#include "cli_output_file.hpp"
 #include "commands.hpp"
 #include "opkit/device.hpp"
 #include "opkit/error.hpp"
@@ -40,75 +36,31 @@ struct Lz4Command {
   std::vector<std::string> files;
 };
 
-// "host": liblz4 on the CPU cores; "cpu"/"cpu:0": the kernels on the CPU backend;
-// "cuda"/"cuda:N": the kernels on that GPU; "auto": the first GPU, else the host.
-std::optional<Device> pick_device(const std::string& name) {
-  if (name == "host") return std::nullopt;
-  if (name == "cpu" || name == "cpu:0") return Device::cpu();
-  if (name == "cuda") return Device::cuda(0);
-  if (name == "auto") {
-    try {
-      return Device::cuda(0);
-    } catch (const Error&) {
+// host: liblz4 on the CPU cores; a device (cpu:0 is the CPU backend): the operator's kernels
+// there; auto: the first GPU with the kernels, else host.
+std::optional<Device> pick_device(const std::string& text) {
+  const DeviceRequest request = parse_device_option(text, "opkit lz4", {.host = true});
+  switch (request.kind) {
+    case DeviceRequest::Kind::host:
+    case DeviceRequest::Kind::all:  // not a word of this command: parse_device_option refused it
       return std::nullopt;
+    case DeviceRequest::Kind::automatic: {
+      const std::vector<Device> gpus = ops::lz4_support().gpus();
+      if (gpus.empty()) return std::nullopt;
+      return gpus.front();
     }
+    case DeviceRequest::Kind::devices:
+      ops::lz4_support().require(request.devices.front());
+      return request.devices.front();
   }
-  if (name.rfind("cuda:", 0) == 0) {
-    int ordinal = -1;
-    const std::string digits = name.substr(5);
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), ordinal);
-    if (ec == std::errc() && end == digits.data() + digits.size() && ordinal >= 0) return Device::cuda(ordinal);
-  }
-  throw Error(Errc::invalid_argument, "--device", "'" + name + "' is not host, auto, cpu, cpu:0, cuda or cuda:N");
+  return std::nullopt;
 }
 
-Bytes read_input(const std::string& path) {
-  if (path == "-") {
-    std::cin >> std::noskipws;
-    return Bytes(std::istreambuf_iterator<char>(std::cin), {});
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(Errc::not_found, "opkit lz4", "cannot open " + path);
-  Bytes data(std::istreambuf_iterator<char>(in), {});
-  if (in.bad()) throw Error(Errc::io, "opkit lz4", "cannot read " + path);
-  return data;
-}
-
-void write_all(int fd, const Bytes& data, const std::string& name) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(Errc::io, "opkit lz4", "cannot write " + name + ": " + std::generic_category().message(errno));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-// Writes through a temporary file in the output's directory, renamed over the output at the end.
-void write_output(const std::string& path, const Bytes& data, bool force) {
-  namespace fs = std::filesystem;
-  if (!force && fs::exists(path))
-    throw Error(Errc::invalid_argument, "opkit lz4", path + " already exists (use -f to overwrite)");
-  std::string temp = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0)
-    throw Error(Errc::io, "opkit lz4",
-                "cannot create a temporary file beside " + path + ": " + std::generic_category().message(errno));
-  try {
-    write_all(fd, data, temp);
-    if (::close(fd) != 0)
-      throw Error(Errc::io, "opkit lz4", "cannot write " + temp + ": " + std::generic_category().message(errno));
-  } catch (...) {
-    ::unlink(temp.c_str());
-    throw;
-  }
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::generic_category().message(errno);
-    ::unlink(temp.c_str());
-    throw Error(Errc::io, "opkit lz4", "cannot rename " + temp + " to " + path + ": " + why);
-  }
+// Written through a temporary beside the output and renamed into place (cli_output_file.hpp).
+void write_output(const std::string& path, const Bytes& data) {
+  OutputFile output(path);
+  output.write(data);
+  output.commit();
 }
 
 bool ends_with_lz4(const std::string& s) {
@@ -150,7 +102,7 @@ void run_lz4(Lz4Command& cmd, int& exit_code) {
       if (!cmd.force && std::filesystem::exists(output))
         throw Error(Errc::invalid_argument, "opkit lz4", output + " already exists (use -f to overwrite)");
     }
-    const Bytes in = read_input(file);
+    const Bytes in = read_whole_file(file);
     const auto t0 = std::chrono::steady_clock::now();
     Bytes out;
     if (decode) {
@@ -168,9 +120,9 @@ void run_lz4(Lz4Command& cmd, int& exit_code) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!cmd.test) {
       if (output.empty()) {
-        write_all(STDOUT_FILENO, out, "stdout");
+        write_output("-", out);
       } else {
-        write_output(output, out, cmd.force);
+        write_output(output, out);
         if (cmd.remove) std::filesystem::remove(file);
       }
     }

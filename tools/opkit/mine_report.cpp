@@ -110,7 +110,7 @@ void print_result(const ops::MineResult& r, const ops::NonceRange& range, bool j
       std::fprintf(stderr, "nothing of the range is left\n");
     else  // the complete tail: resuming as told searches exactly the rest of the original range
       std::fprintf(stderr, "resume with --start %llu --count %llu\n", static_cast<unsigned long long>(next),
-                   static_cast<unsigned long long>(range.last - next + 1));
+                   static_cast<unsigned long long>(range.last - next) + 1);
   }
 }
 
