@@ -17,18 +17,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Sets an environment variable for the test's duration, restoring the old value.
+// Sets an environment variable for the test's duration, restoring the old value. The test's
+// thread is the only one reading the environment meanwhile, so setenv's thread-unsafety is moot.
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, const std::string& value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
+    setenv(name, value.c_str(), 1);  // NOLINT(concurrency-mt-unsafe): see above
   }
   ~ScopedEnv() {
     if (old_.empty())
-      unsetenv(name_);
+      unsetenv(name_);  // NOLINT(concurrency-mt-unsafe)
     else
-      setenv(name_, old_.c_str(), 1);
+      setenv(name_, old_.c_str(), 1);  // NOLINT(concurrency-mt-unsafe)
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
