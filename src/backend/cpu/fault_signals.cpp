@@ -84,9 +84,11 @@ void install_stop_handler() {
     struct sigaction action;
     std::memset(&action, 0, sizeof action);
     action.sa_sigaction = &on_stop;
-    // As for faults: the handler may leave by switching fibers, so nothing may stay blocked; a
-    // system call the kernel made (printf's write) is restarted when the handler returns.
-    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
+    // As for faults, the handler may leave by switching fibers, so nothing may stay blocked; a
+    // system call the kernel made (printf's write) is restarted when the handler returns. It runs
+    // on the interrupted stack (the fiber's, which AddressSanitizer knows as the current one),
+    // not the alternate stack: leaving it is then a plain Fiber::exit(), as from __trap().
+    action.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
     sigemptyset(&action.sa_mask);
     sigaction(kStopSignal, &action, &g_previous_stop);
   });
