@@ -16,7 +16,8 @@
 
 namespace opkit::python {
 
-// Call with the GIL held; `call` runs without it.
+// Call with the GIL held; `call` runs without it. Compiles go through here too: they poll nothing,
+// but their failure during a Ctrl-C is reported as the KeyboardInterrupt.
 template <class Call>
 auto interruptible(Call&& call) -> decltype(call()) {
   namespace nb = nanobind;
@@ -33,6 +34,9 @@ auto interruptible(Call&& call) -> decltype(call()) {
       return call();
     } catch (const Error& e) {
       if (e.kind() == Errc::interrupted && raised) throw std::move(*raised);
+      // A Ctrl-C at a terminal also reaches child processes (the CPU backend's host compiler),
+      // whose failure it then explains: raise the KeyboardInterrupt, not that failure.
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
       throw;
     }
   };

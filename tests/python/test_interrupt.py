@@ -90,3 +90,45 @@ def test_ctrl_c_during_an_endless_kernel_raises_keyboard_interrupt(device):
         if child.poll() is None:
             child.kill()
             child.wait()
+
+
+COMPILING_CHILD = r"""
+import sys, uuid
+import opkit
+
+device = opkit.get_device("cpu")
+source = "// %s\n__global__ void spin(unsigned long long* p) { for (;;) atomicAdd(p, 1ull); }\n" % uuid.uuid4()
+print("compiling", flush=True)
+try:
+    mod = opkit.SourceModule(source, device=device)
+    progress = opkit.mem_alloc(8, device=device)
+    mod.get_function("spin")(progress, block=(1, 1, 1))  # the compile was quicker than the signal
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+except opkit.Error as error:
+    print("opkit.Error: " + str(error).splitlines()[0], flush=True)
+"""
+
+
+@pytest.mark.parametrize("device", [p for p in kernel_devices() if p.values == ("cpu",)])
+def test_ctrl_c_at_a_terminal_during_a_cpu_compile_raises_keyboard_interrupt(device):
+    # A terminal sends SIGINT to the whole process group: the host compiler dies too, and its
+    # failure used to surface as opkit.CompileError instead of the KeyboardInterrupt.
+    child = subprocess.Popen(
+        [sys.executable, "-c", COMPILING_CHILD],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+        start_new_session=True,
+        env={**os.environ, "OPKIT_CACHE": "0"},
+    )
+    try:
+        assert read_line(child, 120) == "compiling"
+        time.sleep(0.2)  # inside the compile (it takes a few hundred ms at least)
+        os.killpg(child.pid, signal.SIGINT)
+        assert read_line(child, 30) == "interrupted"
+        assert child.wait(timeout=30) == 0, child.stderr.read().decode()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
