@@ -81,7 +81,7 @@ def test_ctrl_c_during_an_endless_kernel_raises_keyboard_interrupt(device):
         line = read_line(child, 10)
         waited = time.monotonic() - sent
         assert line == "interrupted", f"no KeyboardInterrupt within 10 s of SIGINT (got {line!r})"
-        assert waited < 2.0, f"KeyboardInterrupt came {waited:.2f} s after SIGINT"
+        assert waited < 3.0, f"KeyboardInterrupt came {waited:.2f} s after SIGINT"
         if device == "cpu":
             assert read_line(child, 30) == "stopped"
             assert read_line(child, 60) == "usable"
