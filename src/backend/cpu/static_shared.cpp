@@ -4,6 +4,7 @@
 #include <cxxabi.h>
 #include <elf.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -33,6 +34,11 @@ std::string enclosing_function(const std::string& demangled) {
     if (c == '(') return demangled.substr(word, i - word);
   }
   return {};
+}
+
+// Sizes from a damaged object must not wrap around to a small total that passes the limit.
+std::size_t saturating_add(std::size_t a, std::uint64_t b) {
+  return b > SIZE_MAX - a ? SIZE_MAX : a + static_cast<std::size_t>(b);
 }
 
 std::string demangle(const char* name) {
@@ -74,7 +80,7 @@ std::map<std::string, std::size_t> static_shared_bytes(const std::vector<std::ui
     };
     // Every thread-local object, then those that have a guard (a dynamically initialised one: an
     // `extern __shared__` pointer; a __shared__ variable cannot have an initialiser).
-    std::map<std::string, std::uint64_t, std::less<>> objects;
+    std::map<std::string, std::size_t, std::less<>> objects;
     std::set<std::string, std::less<>> guarded;
     for (std::uint64_t at = 0; at + sizeof(Elf64_Sym) <= symtab.sh_size; at += sizeof(Elf64_Sym)) {
       Elf64_Sym symbol;
@@ -84,20 +90,18 @@ std::map<std::string, std::size_t> static_shared_bytes(const std::vector<std::ui
       if (name.substr(0, 4) == "_ZGV") {
         guarded.emplace("_Z" + std::string(name.substr(4)));
       } else if (!name.empty() && name != "__tls_guard" && !is_launch_variable(name)) {
-        objects[std::string(name)] += symbol.st_size;
+        std::size_t& total = objects[std::string(name)];
+        total = saturating_add(total, symbol.st_size);
       }
     }
     std::size_t everywhere = 0;  // at namespace scope
     std::map<std::string, std::size_t> local;
     for (const auto& [name, bytes] : objects) {
       if (guarded.count(name) != 0) continue;
-      if (name.rfind("_ZZ", 0) != 0) {
-        everywhere += bytes;
-      } else {
-        local[enclosing_function(demangle(name.c_str()))] += bytes;
-      }
+      std::size_t& total = name.rfind("_ZZ", 0) != 0 ? everywhere : local[enclosing_function(demangle(name.c_str()))];
+      total = saturating_add(total, bytes);
     }
-    for (const std::string& kernel : kernels) result[kernel] = everywhere + local[kernel];
+    for (const std::string& kernel : kernels) result[kernel] = saturating_add(everywhere, local[kernel]);
     return result;
   }
   return result;
