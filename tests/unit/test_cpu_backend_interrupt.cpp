@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "opkit/interrupt.hpp"
@@ -24,6 +25,13 @@ __global__ void spin_at_barriers(unsigned long long* progress) {
   for (;;) {
     atomicAdd(progress, 1ull);
     __syncthreads();
+  }
+}
+// Most of its time inside printf, which holds stdout's lock: a stop must not leave it there.
+__global__ void spin_in_printf(unsigned long long* progress) {
+  for (;;) {
+    atomicAdd(progress, 1ull);
+    printf("%s", "");
   }
 }
 __global__ void count_to(unsigned long long* out, unsigned long long n) {
@@ -55,10 +63,11 @@ struct StopAfter {
 void expect_stopped(const char* kernel, opkit::Dim3 block) {
   auto progress = opkit::Device::cpu().alloc<unsigned long long>(1);
   progress.fill(0);
+  const opkit::Kernel endless = kernels().kernel(kernel);  // compiled before the clock starts
   const Clock::time_point start = Clock::now();
   try {
     StopAfter stop(std::chrono::milliseconds(300));
-    kernels().kernel(kernel).launch({.grid = 64, .block = block}, progress);
+    endless.launch({.grid = 64, .block = block}, progress);
     FAIL() << "an endless kernel returned";
   } catch (const opkit::Error& e) {
     EXPECT_EQ(e.kind(), opkit::Errc::interrupted) << e.what();
@@ -84,6 +93,13 @@ TEST(CpuBackendInterrupt, AKernelThatNeverReachesABarrierIsStopped) {
 
 TEST(CpuBackendInterrupt, AKernelLoopingOverBarriersIsStopped) {
   expect_stopped("spin_at_barriers", 64);
+}
+
+TEST(CpuBackendInterrupt, AKernelInsideALibraryCallIsStoppedOutsideItAndLeavesNoLockHeld) {
+  expect_stopped("spin_in_printf", 4);
+  // stdout's lock is free: were a worker left inside printf, this would wait forever.
+  std::printf("%s", "");
+  EXPECT_EQ(std::fflush(stdout), 0);
 }
 
 TEST(CpuBackendInterrupt, AStoppedLaunchCanBeStoppedAgain) {
