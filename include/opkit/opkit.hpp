@@ -6,6 +6,7 @@
 #include "opkit/device.hpp"
 #include "opkit/error.hpp"
 #include "opkit/hex.hpp"
+#include "opkit/interrupt.hpp"
 #include "opkit/kernel.hpp"
 #include "opkit/kernel_set.hpp"
 #include "opkit/module.hpp"

@@ -1,4 +1,5 @@
-// Devices, streams and events. Every call that may wait for the GPU releases the GIL.
+// Devices, streams and events. Every call that may wait for the GPU releases the GIL and answers
+// Ctrl-C (interruptible.hpp).
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/tuple.h>
@@ -7,6 +8,7 @@
 #include <functional>
 
 #include "bindings.hpp"
+#include "interruptible.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/device.hpp"
 #include "opkit/registry.hpp"
@@ -33,8 +35,7 @@ std::string describe(const Device& device) {
 }  // namespace
 
 void bind_device(nb::module_& m) {
-  using release = nb::call_guard<nb::gil_scoped_release>;
-
+  // synchronize() runs through interruptible(): Ctrl-C ends the wait with KeyboardInterrupt.
   nb::class_<Device>(m, "Device")
       .def_static("best", &Device::best, "The first CUDA GPU if one works, else the CPU backend.")
       .def_static("cuda", &Device::cuda, "ordinal"_a = 0)
@@ -56,7 +57,7 @@ void bind_device(nb::module_& m) {
       .def_prop_ro("driver", [](const Device& d) { return d.info().driver; })
       .def_prop_ro("is_gpu", &Device::is_gpu)
       .def_prop_ro("dlpack_device", &dlpack_device, "(DLPack device type, device id) of this device's memory")
-      .def("synchronize", &Device::synchronize, release())
+      .def("synchronize", [](const Device& d) { interruptible([&] { d.synchronize(); }); })
       .def("free_memory", &Device::free_memory)
       .def("default_stream", &Device::default_stream)
       .def("create_stream", &Device::create_stream)
@@ -85,7 +86,7 @@ void bind_device(nb::module_& m) {
       "Every registered backend: name, available, reason (why not), is_gpu.");
 
   nb::class_<Stream>(m, "Stream")
-      .def("synchronize", &Stream::synchronize, release())
+      .def("synchronize", [](const Stream& s) { interruptible([&] { s.synchronize(); }); })
       .def_prop_ro(
           "handle", [](const Stream& s) { return reinterpret_cast<std::uintptr_t>(s.native_handle()); },
           "The native handle as an integer (a CUstream for CUDA; 0 is the legacy default stream).")
@@ -97,7 +98,7 @@ void bind_device(nb::module_& m) {
 
   nb::class_<Event>(m, "Event")
       .def("record", &Event::record, "stream"_a)
-      .def("synchronize", &Event::synchronize, release())
+      .def("synchronize", [](const Event& e) { interruptible([&] { e.synchronize(); }); })
       .def_static("elapsed_ms", &Event::elapsed_ms, "start"_a, "stop"_a);
 }
 

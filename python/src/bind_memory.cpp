@@ -8,6 +8,7 @@
 #include <string>
 
 #include "bindings.hpp"
+#include "interruptible.hpp"
 #include "opkit/error.hpp"
 
 namespace nb = nanobind;
@@ -71,8 +72,8 @@ void bind_memory(nb::module_& m) {
       [](const Device& device, std::uintptr_t dst, std::uintptr_t src, std::size_t bytes, const std::string& kind,
          std::optional<Stream> stream) {
         CopyKind k = copy_kind(kind);
-        nb::gil_scoped_release unlocked;
-        device.copy(address(dst), address(src), bytes, k, stream ? &*stream : nullptr);
+        // Without a stream the copy waits for the kernels before it: Ctrl-C must end that wait.
+        interruptible([&] { device.copy(address(dst), address(src), bytes, k, stream ? &*stream : nullptr); });
       },
       "device"_a, "dst"_a, "src"_a, "nbytes"_a, "kind"_a, "stream"_a = nb::none(),
       "Copies nbytes between addresses; synchronous without a stream, queued on it with one.");
@@ -81,8 +82,7 @@ void bind_memory(nb::module_& m) {
       "fill",
       [](const Device& device, std::uintptr_t dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count,
          std::optional<Stream> stream) {
-        nb::gil_scoped_release unlocked;
-        device.fill(address(dst), pattern, pattern_bytes, count, stream ? &*stream : nullptr);
+        interruptible([&] { device.fill(address(dst), pattern, pattern_bytes, count, stream ? &*stream : nullptr); });
       },
       "device"_a, "dst"_a, "pattern"_a, "pattern_bytes"_a, "count"_a, "stream"_a = nb::none());
 }

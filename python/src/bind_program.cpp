@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "interruptible.hpp"
 #include "opkit/error.hpp"
 #include "opkit/kernel.hpp"
 #include "opkit/module.hpp"
@@ -39,7 +40,7 @@ Module compile(const Device& device, std::string source, std::string name, std::
   for (const auto& [macro, value] : defines) program.define(macro, value);
   for (const auto& [header, content] : headers) program.header(header, content);
   for (auto& expression : name_expressions) program.name_expression(std::move(expression));
-  return device.compile(program);
+  return interruptible([&] { return device.compile(program); });
 }
 
 std::vector<std::string> kernel_names(const Module& module) {
@@ -63,8 +64,9 @@ void launch(const Kernel& kernel, const std::vector<nb::bytes>& args, Triple gri
   config.block = Dim3(std::get<0>(block), std::get<1>(block), std::get<2>(block));
   config.shared_bytes = shared_bytes;
   config.stream = stream ? &*stream : nullptr;
-  nb::gil_scoped_release unlocked;  // the bytes objects stay alive: `args` holds them
-  kernel.launch_packed(config, pointers.data(), sizes.data(), args.size());
+  // The bytes objects stay alive: `args` holds them. A CPU-backend launch runs the whole grid
+  // here, so Ctrl-C must reach it (a `while (1)` kernel is stopped).
+  interruptible([&] { kernel.launch_packed(config, pointers.data(), sizes.data(), args.size()); });
 }
 
 nb::dict attributes(const Kernel& kernel) {
@@ -81,8 +83,7 @@ nb::dict attributes(const Kernel& kernel) {
 
 void bind_program(nb::module_& m) {
   m.def("compile", &compile, "device"_a, "source"_a, "name"_a, "options"_a, "include_dirs"_a, "defines"_a, "headers"_a,
-        "name_expressions"_a, nb::call_guard<nb::gil_scoped_release>(),
-        "Compiles CUDA C++ source for the device (through the kernel cache) and loads it.");
+        "name_expressions"_a, "Compiles CUDA C++ source for the device (through the kernel cache) and loads it.");
 
   m.def("find_kernel_names", &find_kernel_names, "source"_a);
 

@@ -55,9 +55,15 @@ mkfifo nvrtc.fifo
 OPKIT_NVRTC=$WORK/nvrtc.fifo timeout 20 "$OPKIT" doctor --no-smoke >out.txt 2>err.txt
 check "OPKIT_NVRTC=FIFO: doctor returns (exit $?, 124 is a hang)" [ "$?" != 124 ]
 check "OPKIT_NVRTC=FIFO: the reason is given" grep -q "not a regular file" out.txt
+OPKIT_NVRTC=$WORK/nvrtc.fifo timeout 20 "$OPKIT" compile k.cu --arch sm_90 -o k.cubin >out.txt 2>err.txt
+rc=$?
+check "OPKIT_NVRTC=FIFO: compile returns, a missing library (exit 3, got $rc)" [ "$rc" = 3 ]
+check "OPKIT_NVRTC=FIFO: compile gives the reason" grep -q "not a regular file" err.txt
 
 # 6. Output that cannot be written is an error, as sha256sum's "write error".
-for args in "hash hello.txt" "devices" "doctor --json --no-smoke"; do
+sha256sum hello.txt >hello.sums
+for args in "hash hello.txt" "hash -c hello.sums" "devices" "doctor --json --no-smoke" \
+  "mine --data x --difficulty 4 --device host --quiet" "run k.cu --kernel k --block 1 --arg inout:f32:1 --arg i32:0 --device cpu"; do
   # shellcheck disable=SC2086
   "$OPKIT" $args >/dev/full 2>err.txt
   rc=$?
@@ -66,6 +72,21 @@ for args in "hash hello.txt" "devices" "doctor --json --no-smoke"; do
 done
 "$OPKIT" hash hello.txt >&- 2>err.txt
 check "hash with stdout closed: exit 1" [ "$?" = 1 ]
+
+# 10 (--json). An interrupted search's JSON carries the complete resume tail: start and count
+#    cover exactly the rest of the range (test_mine.sh checks the text form).
+"$OPKIT" mine --device host --quiet --json --data forever --difficulty 200 --start 1000 --count 1000000000000 \
+  >out.txt 2>err.txt &
+pid=$!
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+check "interrupted mine --json: exit 130 (got $rc)" [ "$rc" = 130 ]
+check "interrupted mine --json: resume covers the rest of the range" python3 -c "
+import json; r = json.load(open('out.txt'))
+assert r['interrupted'] and r['resume']['start'] == r['searched_through'] + 1, r
+assert r['resume']['start'] + r['resume']['count'] == 1000 + 10**12, r"
 
 # 11 / 12. An empty option value is an error, not "not given"; the empty --data STRING is valid.
 expect 2 "needs a value" "--start ''" -- mine --data x --difficulty 4 --start ''
@@ -145,6 +166,55 @@ for signal in INT TERM; do
   check "hash --lines SIG$signal: says where it got to" grep -q "interrupted" err.txt
 done
 
+# 16 (run). Ctrl-C and SIGTERM stop `run` of a kernel that never ends: the CPU backend's workers
+#    leave it, and the error says so (exit 130). It used to ignore both until killed.
+cat >spin.cu <<'EOF'
+__global__ void spin(unsigned long long* p) { for (;;) atomicAdd(p, 1ull); }
+EOF
+# A launch refused for its argument size compiles the kernel first: later runs load it at once.
+"$OPKIT" run spin.cu --kernel spin --block 1 --arg i32:0 --device cpu >/dev/null 2>&1
+for signal in INT TERM; do
+  "$OPKIT" run spin.cu --kernel spin --grid 8 --block 32 --arg out:u64:1 --device cpu >out.txt 2>err.txt &
+  pid=$!
+  # The launch has begun once the CPU backend's worker threads exist (at most 60 s of loading).
+  for _ in $(seq 600); do
+    [ "$(ls /proc/$pid/task 2>/dev/null | wc -l)" -gt 1 ] && break
+    sleep 0.1
+  done
+  sleep 0.5
+  kill -"$signal" "$pid"
+  sent=$(date +%s%N)
+  (sleep 10 && kill -KILL "$pid" 2>/dev/null) &
+  watchdog=$!
+  wait "$pid"
+  rc=$?
+  took_ms=$((($(date +%s%N) - sent) / 1000000))
+  kill "$watchdog" 2>/dev/null
+  check "run of an endless kernel, SIG$signal: exit 130 (got $rc, $(head -c 200 err.txt))" [ "$rc" = 130 ]
+  check "run of an endless kernel, SIG$signal: says it was stopped" grep -q "interrupted: the kernel was stopped" err.txt
+  check "run of an endless kernel, SIG$signal: stopped within 3 s (took ${took_ms} ms)" [ "$took_ms" -lt 3000 ]
+done
+
+# valgrind on the CPU backend: the fiber stacks are registered with it (where its header was
+# found at build time), so a clean kernel with barriers reports no error, while a real
+# out-of-bounds write still is one. Before, every stack switch was reported.
+if command -v valgrind >/dev/null 2>&1; then
+  cat >vg.cu <<'EOF'
+__global__ void clean(float* a) { __syncthreads(); a[threadIdx.x] = threadIdx.x; __syncthreads(); }
+__global__ void oob(float* a) { __syncthreads(); a[threadIdx.x + 4] = 1; }  // just past the end
+EOF
+  "$OPKIT" run vg.cu --kernel clean --block 4 --arg out:f32:4 --device cpu >/dev/null 2>&1  # compile once
+  timeout 300 valgrind --error-exitcode=9 "$OPKIT" run vg.cu --kernel clean --block 4 --arg out:f32:4 --device cpu \
+    >out.txt 2>err.txt
+  check "valgrind: a clean CPU-backend run reports no error (exit $?: $(grep -m1 -A2 'Invalid\|uninitialised' err.txt))" \
+    grep -q "ERROR SUMMARY: 0 errors" err.txt
+  timeout 300 valgrind --error-exitcode=9 "$OPKIT" run vg.cu --kernel oob --block 4 --arg out:f32:4 --device cpu \
+    >out.txt 2>err.txt
+  check "valgrind: an out-of-bounds write in a kernel is reported (exit $?)" grep -q "Invalid write of size 4" err.txt
+else
+  echo "skip: valgrind is not installed"
+fi
+
 # 17. Errors are for users: no source location, no doubled prefix, an unknown command named.
 expect 2 "'bogus' is not an opkit command" "unknown subcommand" -- bogus
 expect 2 "" "bad --algo" -- hash --check --lines hello.txt
@@ -152,6 +222,77 @@ check "errors carry no source location" bash -c "! grep -q '  at: ' err.txt"
 check "errors carry no doubled prefix" bash -c "! grep -q 'opkit: opkit' err.txt"
 OPKIT_VERBOSE=1 "$OPKIT" hash --check --lines hello.txt >out.txt 2>err.txt
 check "OPKIT_VERBOSE=1 shows the source location" grep -q '  at: ' err.txt
+
+# 18. The CPU backend enforces a GPU's static shared memory limit (48 KiB per kernel) as ptxas
+#     does: a compile error (exit 1). 400 KB used to compile and run.
+cat >big_shared.cu <<'EOF'
+__global__ void k(int* o) { __shared__ char big[400000]; big[threadIdx.x] = 1; o[0] = big[0]; }
+EOF
+expect 1 "uses too much shared data (400000 bytes, 49152 max)" "400 KB of static shared on cpu" -- \
+  run big_shared.cu --kernel k --block 1 --arg out:i32:1 --device cpu
+
+# 19 (CPU compile folders). SIGTERM during a CPU-backend compile leaves no $TMPDIR/opkit-cpu-*
+#    folder (the compile ends, then the command stops); a folder that a killed process (kill -9)
+#    left is removed by the next process's compile once it is an hour old and its process gone.
+mkdir -p tmp
+stale=tmp/opkit-cpu-999999999-AAAAAA fresh=tmp/opkit-cpu-999999998-BBBBBB live=tmp/opkit-cpu-$$-CCCCCC
+mkdir -p "$stale/sub" "$fresh" "$live"
+touch -d '2 hours ago' "$stale" "$live"
+printf '__global__ void spin2(unsigned long long* p) { for (;;) atomicAdd(p, 2ull); }\n' >spin2.cu
+TMPDIR=$WORK/tmp "$OPKIT" run spin2.cu --kernel spin2 --block 1 --arg out:u64:1 --device cpu >out.txt 2>err.txt &
+pid=$!
+sleep 0.3
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+check "SIGTERM during a CPU compile or launch: exit 130 (got $rc: $(head -c 200 err.txt))" [ "$rc" = 130 ]
+check "SIGTERM during a CPU compile: no compile folder of that process is left" \
+  bash -c "! ls tmp | grep -q 'opkit-cpu-$pid-'"
+check "a stale compile folder of a dead process is removed" [ ! -e "$stale" ]
+check "a recent compile folder is kept (its process may live in another PID namespace)" [ -d "$fresh" ]
+check "an old compile folder of a live process is kept" [ -d "$live" ]
+
+# 14 / 19 (full disks). A full temporary folder fails a CPU-backend compile as an I/O error
+#    (exit 3, the reason given), and `compile -o` onto a full disk leaves no file (it used to leave
+#    0 bytes). Needs a small tmpfs: root and mount(8); skipped elsewhere.
+mkdir -p small
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=64k tmpfs small 2>/dev/null; then
+  head -c 65536 /dev/zero >small/fill 2>/dev/null
+  printf '__global__ void fresh(float* a) { a[threadIdx.x] = 3; }\n' >fresh.cu
+  TMPDIR=$WORK/small OPKIT_CACHE=0 "$OPKIT" run fresh.cu --kernel fresh --block 1 --arg out:f32:1 --device cpu \
+    >out.txt 2>err.txt
+  rc=$?
+  check "CPU compile with a full TMPDIR: exit 3 (got $rc)" [ "$rc" = 3 ]
+  check "CPU compile with a full TMPDIR: says why" grep -q "No space left on device" err.txt
+  if [ "$have_nvrtc" = 1 ]; then
+    OPKIT_CACHE=0 "$OPKIT" compile fresh.cu --arch sm_90 -o small/fresh.cubin >out.txt 2>err.txt
+    rc=$?
+    check "compile -o onto a full disk: exit 3 (got $rc)" [ "$rc" = 3 ]
+    check "compile -o onto a full disk: says why" grep -q "No space left on device" err.txt
+    check "compile -o onto a full disk: leaves no file" bash -c "[ \"\$(ls small)\" = fill ]"
+  fi
+  umount small
+else
+  echo "skip: full-disk cases (need root and a tmpfs mount)"
+fi
+
+# 13 (memory). One line larger than memory allows is an error that says so (exit 3), not a bare
+#    std::bad_alloc.
+head -c 300000000 /dev/zero | tr '\0' a >huge.txt
+(ulimit -v 600000 && "$OPKIT" hash --lines --device host huge.txt >/dev/null 2>err.txt)
+rc=$?
+check "hash --lines of a line too large for memory: exit 3 (got $rc)" [ "$rc" = 3 ]
+check "hash --lines of a line too large for memory: says out of memory" grep -q "out of memory" err.txt
+rm -f huge.txt
+
+# 20. Data-mode progress (range 2^64) shows the rate, the nonces tried and the expected time to a
+#    find, not "0.00% of range  ETA >1y". The progress line needs a terminal: script(1) gives one.
+if command -v script >/dev/null 2>&1; then
+  timeout -s INT 3 script -qc "$OPKIT mine --device host --data forever --difficulty 60" /dev/null >progress.txt 2>&1
+  check "data-mode progress: nonces tried and expected time to a find" \
+    grep -q "nonces tried  a find expected every" progress.txt
+  check "data-mode progress: no percentage of a 2^64 range" bash -c "! grep -q '% of range' progress.txt"
+fi
 
 # 19. `compile -o` writes a temporary and renames: a failure leaves nothing behind, and a device
 #     destination is written in place, never replaced.

@@ -151,6 +151,35 @@ TEST(CpuBackendFaults, LaunchesBeyondCudaLimitsFailAsGpuLaunchesDo) {
   expect_launch_error(launch_error([&] { k.launch({.grid = 1, .block = 1, .shared_bytes = 1u << 20}, out, 1); }));
 }
 
+TEST(CpuBackendFaults, StaticSharedMemoryOverAGpusLimitIsACompileErrorAsPtxasMakesIt) {
+  // 400 KB of static shared memory used to compile and run; no GPU allows over 48 KiB.
+  try {
+    cpu().compile(opkit::Program("__global__ void big(int* o) { __shared__ char s[400000]; s[threadIdx.x] = 1; "
+                                 "o[0] = s[0]; }")
+                      .name("big_shared.cu"));
+    FAIL() << "400000 bytes of static shared memory compiled";
+  } catch (const opkit::Error& e) {
+    EXPECT_EQ(e.kind(), opkit::Errc::compile) << e.what();
+    EXPECT_EQ(e.kernel(), "big");
+    EXPECT_NE(e.message().find("uses too much shared data (400000 bytes, 49152 max)"), std::string::npos) << e.what();
+  }
+  // Exactly the limit is fine, counted per kernel (another kernel's array is not this one's), and
+  // static plus dynamic shared memory must fit a block's 227 KiB at launch, as on a GPU.
+  const opkit::Module module = cpu().compile(opkit::Program(R"cuda(
+    namespace ns { __global__ void at_limit(int* o) { __shared__ int s[12288]; s[threadIdx.x] = 4; o[0] = s[0]; } }
+    __global__ void beside(int* o) { __shared__ int t[12288]; t[threadIdx.x] = 5; o[0] = t[0]; }
+  )cuda")
+                                                 .name("limit_shared.cu"));
+  opkit::Kernel at_limit = module.kernel("ns::at_limit");
+  EXPECT_EQ(at_limit.attributes().static_shared_bytes, 49152);
+  auto out = cpu().alloc<int>(1);
+  at_limit.launch({.grid = 1, .block = 1}, out);
+  EXPECT_EQ(out.to_host()[0], 4);
+  opkit::Error e = launch_error([&] { at_limit.launch({.grid = 1, .block = 1, .shared_bytes = 200 * 1024}, out); });
+  EXPECT_EQ(e.kind(), opkit::Errc::launch) << e.what();
+  EXPECT_EQ(e.code_name(), "CUDA_ERROR_INVALID_VALUE");
+}
+
 TEST(CpuBackendFaults, TrapEndsTheLaunchAndNamesTheThread) {
   auto out = cpu().alloc<int>(256);
   opkit::Error e = launch_error([&] { faults().kernel("trap_in_thread").launch({.grid = 4, .block = 64}, out, 133); });

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "cli_json.hpp"
 #include "cli_kernel_args.hpp"
 #include "cli_source_file.hpp"
+#include "cli_stop_signals.hpp"
 #include "commands.hpp"
 #include "opkit/opkit.hpp"
 
@@ -81,6 +83,10 @@ Kernel find_kernel(const Device& device, Program& program, const std::string& na
 }
 
 void run(const RunOptions& options, int& exit_code) {
+  // Ctrl-C / SIGTERM: every wait below polls the flag; a CPU-backend kernel is stopped, a GPU
+  // wait given up, and the error (Errc::interrupted, exit 130) says so.
+  StopSignals stop;
+  InterruptCheck interrupt([&] { return stop.requested(); });
   std::vector<KernelArg> args;
   for (const auto& spec : options.args) args.push_back(parse_kernel_arg(spec));
   LaunchConfig config{.grid = parse_dim3(options.grid, "--grid"),
@@ -91,7 +97,16 @@ void run(const RunOptions& options, int& exit_code) {
   Program program = load_program(options.source);
   if (options.kernel.find('<') != std::string::npos) program.name_expression(options.kernel);  // f<int>
   Device device = pick_device(options.device);
-  Kernel kernel = find_kernel(device, program, options.kernel);
+  // A terminal's Ctrl-C also reaches the CPU backend's host compiler, whose failure is then no
+  // compile error of the user's.
+  std::optional<Kernel> found;
+  try {
+    found = find_kernel(device, program, options.kernel);
+  } catch (const Error&) {
+    if (!stop.requested()) throw;
+  }
+  if (stop.requested()) throw Error(Errc::interrupted, "opkit run", "interrupted before the launch");
+  Kernel& kernel = *found;
 
   // The launch reads each argument through a pointer: buffers as their device address.
   std::vector<std::unique_ptr<ArgBuffer>> buffers(args.size());

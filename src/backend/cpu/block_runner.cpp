@@ -71,9 +71,11 @@ const opkit_cpu_runtime& BlockRunner::runtime() {
 }
 
 void BlockRunner::begin(const opkit_cpu_module& module, const opkit_cpu_kernel& kernel, void** args,
-                        const LaunchGeometry& geometry) {
+                        const LaunchGeometry& geometry, const SharedObject& object, const std::atomic<bool>& stop) {
   kernel_ = &kernel;
   args_ = args;
+  object_ = &object;
+  stop_ = &stop;
   block_dim_ = geometry.block;
   threads_per_block_ = std::uint64_t{geometry.block.x} * geometry.block.y * geometry.block.z;
   module.thread_vars(&vars_);
@@ -135,13 +137,15 @@ bool BlockRunner::run(Strand& strand) {
   t_current_strand = &strand;
   strand.fiber->resume();
   t_current_strand = nullptr;
-  return strand.state != State::faulted;
+  // A block whose launch is being stopped ends here, whatever its threads were doing: a kernel
+  // looping over __syncthreads stops at its next barrier without any signal.
+  return strand.state != State::faulted && strand.state != State::stopped && !stopping();
 }
 
 void BlockRunner::strand_main(void* raw) {
   auto* strand = static_cast<Strand*>(raw);
   BlockRunner* r = strand->runner;
-  while (r->next_thread_ < r->threads_per_block_) {
+  while (r->next_thread_ < r->threads_per_block_ && !r->stopping()) {
     ++r->next_thread_;
     strand->thread = r->next_thread_idx_;
     strand->state = State::running;
@@ -194,6 +198,16 @@ bool BlockRunner::leave_faulting_kernel(int signal, const siginfo_t* info) {
   r->fault_address_ = info->si_addr;
   r->fault_overflow_ = (signal == SIGSEGV || signal == SIGBUS) && strand->fiber->in_guard_page(info->si_addr);
   strand->state = State::faulted;
+  t_current_strand = nullptr;
+  strand->fiber->exit();
+}
+
+void BlockRunner::leave_stopped_kernel(const void* pc) {
+  auto* strand = static_cast<Strand*>(t_current_strand);
+  if (strand == nullptr) return;  // between kernels: the scheduler looks at the flag itself
+  BlockRunner* r = strand->runner;
+  if (r->stop_ == nullptr || !r->stopping() || !r->object_->contains_code(pc)) return;
+  strand->state = State::stopped;
   t_current_strand = nullptr;
   strand->fiber->exit();
 }

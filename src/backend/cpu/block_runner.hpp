@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "fiber.hpp"
 #include "opkit_cpu_abi.h"
+#include "shared_object.hpp"
 
 namespace opkit::cpu {
 
@@ -36,9 +38,12 @@ class BlockRunner {
   BlockRunner& operator=(const BlockRunner&) = delete;
 
   // Prepares this OS thread to run blocks of `kernel` (binds the module's thread-locals here).
+  // `object` holds the kernel's code; once `stop` is true the launch is being stopped (both
+  // outlive the launch's blocks on this thread).
   void begin(const opkit_cpu_module& module, const opkit_cpu_kernel& kernel, void** args,
-             const LaunchGeometry& geometry);
-  // Runs one block (linear index in the grid). False when a thread faulted; fault() says how.
+             const LaunchGeometry& geometry, const SharedObject& object, const std::atomic<bool>& stop);
+  // Runs one block (linear index in the grid). False when a thread faulted (fault() says how) or
+  // the launch is being stopped (the block is left where it was).
   bool run_block(std::uint64_t linear_block);
   // "block (1,0,0) thread (5,0,0): <what happened>"
   std::string fault() const;
@@ -48,9 +53,15 @@ class BlockRunner {
   // From a SIGSEGV/SIGBUS/SIGFPE/SIGILL handler: when a kernel fiber of this OS thread faulted,
   // records it and leaves the fiber (does not return); otherwise returns false.
   static bool leave_faulting_kernel(int signal, const siginfo_t* info);
+  // From the stop signal's handler (fault_signals.cpp), `pc` being where it interrupted this OS
+  // thread: when the launch is being stopped and `pc` is in the kernel's own code, leaves the
+  // kernel (does not return). Anywhere else (opkit's runtime, a library the kernel called, which
+  // may hold a lock) it returns, and the launch stops at the next barrier, thread or block, or at
+  // a later signal.
+  static void leave_stopped_kernel(const void* pc);
 
  private:
-  enum class State { running, at_barrier, finished, faulted };
+  enum class State { running, at_barrier, finished, faulted, stopped };
   struct Strand {
     std::unique_ptr<Fiber> fiber;
     BlockRunner* runner = nullptr;
@@ -63,9 +74,12 @@ class BlockRunner {
   static unsigned char* dynamic_shared();
   [[noreturn]] static void trap(const char* message);
   bool run(Strand& strand);
+  bool stopping() const { return stop_->load(std::memory_order_relaxed); }
 
   const opkit_cpu_kernel* kernel_ = nullptr;
   void** args_ = nullptr;
+  const SharedObject* object_ = nullptr;
+  const std::atomic<bool>* stop_ = nullptr;
   opkit_cpu_thread_vars vars_{};
   opkit_cpu_dim block_dim_{}, block_idx_{}, next_thread_idx_{};
   std::uint64_t threads_per_block_ = 0, next_thread_ = 0;

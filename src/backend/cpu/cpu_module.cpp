@@ -10,6 +10,7 @@
 #include "block_runner.hpp"
 #include "kernel_compiler.hpp"
 #include "opkit/error.hpp"
+#include "static_shared.hpp"
 #include "worker_pool.hpp"
 
 namespace opkit::cpu {
@@ -23,7 +24,7 @@ std::string dims(const Dim3& d) {
 
 // CUDA's launch limits, so that a launch that works here also works on a GPU, failing as a GPU
 // launch fails: a launch error (cuLaunchKernel's CUDA_ERROR_INVALID_VALUE), exit status 3.
-void check_geometry(const LaunchConfig& config, const std::string& kernel) {
+void check_geometry(const LaunchConfig& config, const std::string& kernel, std::size_t static_shared) {
   auto invalid = [&](const std::string& message) {
     return Error(Errc::launch, "CPU kernel launch", message)
         .with_code(1, "CUDA_ERROR_INVALID_VALUE")
@@ -35,9 +36,10 @@ void check_geometry(const LaunchConfig& config, const std::string& kernel) {
     throw invalid("block " + dims(config.block) + " exceeds CUDA's limits (1024 threads, z at most 64)");
   if (config.grid.x > 2147483647u || config.grid.y > 65535 || config.grid.z > 65535)
     throw invalid("grid " + dims(config.grid) + " exceeds CUDA's limits (x < 2^31, y and z at most 65535)");
-  if (config.shared_bytes > kMaxDynamicSharedBytes)
-    throw invalid("dynamic shared memory of " + std::to_string(config.shared_bytes) + " bytes exceeds the " +
-                  std::to_string(kMaxDynamicSharedBytes) + " bytes a block can have");
+  if (config.shared_bytes + static_shared > kMaxDynamicSharedBytes)
+    throw invalid("dynamic shared memory of " + std::to_string(config.shared_bytes) + " bytes (and " +
+                  std::to_string(static_shared) + " static) exceeds the " + std::to_string(kMaxDynamicSharedBytes) +
+                  " bytes a block can have");
 }
 
 }  // namespace
@@ -65,22 +67,31 @@ CpuModule::CpuModule(const CompiledProgram& program, unsigned max_workers) : max
         .with_source_name(program.source_name);
   table_->bind(&BlockRunner::runtime());
   object_ = std::move(object);
+  std::vector<std::string> kernels;
+  for (std::uint32_t i = 0; i < table_->kernel_count; ++i) kernels.emplace_back(table_->kernels[i].name);
+  static_shared_ = static_shared_bytes(program.binary, kernels);
 }
 
 std::shared_ptr<backend::Function> CpuModule::function(const std::string& symbol) {
   for (std::uint32_t i = 0; i < table_->kernel_count; ++i)
     if (symbol == table_->kernels[i].name)
-      return std::make_shared<CpuFunction>(object_, table_, &table_->kernels[i], max_workers_);
+      return std::make_shared<CpuFunction>(object_, table_, &table_->kernels[i], max_workers_,
+                                           static_shared_.count(symbol) != 0 ? static_shared_.at(symbol) : 0);
   return nullptr;
 }
 
 CpuFunction::CpuFunction(std::shared_ptr<const SharedObject> object, const opkit_cpu_module* table,
-                         const opkit_cpu_kernel* kernel, unsigned max_workers)
-    : object_(std::move(object)), table_(table), kernel_(kernel), max_workers_(max_workers) {}
+                         const opkit_cpu_kernel* kernel, unsigned max_workers, std::size_t static_shared_bytes)
+    : object_(std::move(object)),
+      table_(table),
+      kernel_(kernel),
+      max_workers_(max_workers),
+      static_shared_bytes_(static_shared_bytes) {}
 
 KernelAttributes CpuFunction::attributes() {
   KernelAttributes a;
   a.max_threads_per_block = 1024;
+  a.static_shared_bytes = static_cast<int>(static_shared_bytes_);
   return a;
 }
 
@@ -105,7 +116,7 @@ void CpuFunction::launch(const LaunchConfig& config, backend::Stream&, void** ar
                   "argument " + std::to_string(i) + " is " + std::to_string(sizes[i]) +
                       " bytes but the kernel's parameter is " + std::to_string(kernel_->param_sizes[i]) + " bytes")
           .with_kernel(name);
-  check_geometry(config, name);
+  check_geometry(config, name, static_shared_bytes_);
 
   // The caller's values may sit anywhere; the kernel reads them as their types.
   auto padded = [](std::size_t n) { return (n + kParamAlignment - 1) / kParamAlignment * kParamAlignment; };
@@ -134,32 +145,42 @@ void CpuFunction::launch(const LaunchConfig& config, backend::Stream&, void** ar
   const std::uint64_t chunk = std::max<std::uint64_t>(1, blocks / (std::uint64_t{workers} * 64));
   std::atomic<std::uint64_t> next{0};
   std::atomic<bool> failed{false};
+  std::atomic<bool> stopped{false};  // an interrupt: set by the pool, seen by every BlockRunner
   std::mutex fault_mutex;
   std::string fault;
   std::exception_ptr resource_error;  // a worker that could not run (no memory for a fiber)
-  pool.run(workers, [&](BlockRunner& runner) {
-    try {
-      runner.begin(*table_, *kernel_, aligned.data(), geometry);
-      while (!failed.load(std::memory_order_relaxed)) {
-        std::uint64_t first = next.fetch_add(chunk, std::memory_order_relaxed);
-        if (first >= blocks) return;
-        std::uint64_t last = std::min(first + chunk, blocks);
-        for (std::uint64_t b = first; b < last; ++b) {
-          if (runner.run_block(b)) continue;
+  pool.run(
+      workers,
+      [&](BlockRunner& runner) {
+        try {
+          runner.begin(*table_, *kernel_, aligned.data(), geometry, *object_, stopped);
+          while (!failed.load(std::memory_order_relaxed) && !stopped.load(std::memory_order_relaxed)) {
+            std::uint64_t first = next.fetch_add(chunk, std::memory_order_relaxed);
+            if (first >= blocks) return;
+            std::uint64_t last = std::min(first + chunk, blocks);
+            for (std::uint64_t b = first; b < last; ++b) {
+              if (runner.run_block(b)) continue;
+              if (stopped.load(std::memory_order_relaxed)) return;
+              std::lock_guard lock(fault_mutex);
+              if (fault.empty() && !resource_error) fault = runner.fault();
+              failed = true;
+              return;
+            }
+          }
+        } catch (...) {
           std::lock_guard lock(fault_mutex);
-          if (fault.empty() && !resource_error) fault = runner.fault();
+          if (fault.empty() && !resource_error) resource_error = std::current_exception();
           failed = true;
-          return;
         }
-      }
-    } catch (...) {
-      std::lock_guard lock(fault_mutex);
-      if (fault.empty() && !resource_error) resource_error = std::current_exception();
-      failed = true;
-    }
-  });
+      },
+      [&] { stopped = true; });
   if (resource_error) std::rethrow_exception(resource_error);
   if (failed) throw Error(Errc::launch, "CPU kernel launch", "kernel faulted in " + fault).with_kernel(name);
+  if (stopped)
+    throw Error(Errc::interrupted, "CPU kernel launch",
+                "interrupted: the kernel was stopped before its grid finished; its buffers hold what it wrote until "
+                "then, and the device stays usable")
+        .with_kernel(name);
 }
 
 }  // namespace opkit::cpu

@@ -2,6 +2,7 @@
 // launch that spreads a grid's blocks over the worker threads.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -23,14 +24,16 @@ class CpuModule final : public backend::Module {
   std::shared_ptr<const SharedObject> object_;
   const opkit_cpu_module* table_ = nullptr;
   unsigned max_workers_;
+  std::map<std::string, std::size_t> static_shared_;  // per kernel (static_shared.hpp)
 };
 
 class CpuFunction final : public backend::Function {
  public:
   CpuFunction(std::shared_ptr<const SharedObject> object, const opkit_cpu_module* table, const opkit_cpu_kernel* kernel,
-              unsigned max_workers);
+              unsigned max_workers, std::size_t static_shared_bytes);
   // Runs the whole grid before returning (CPU streams are synchronous). A fault, __trap, failed
   // assert or escaped exception in any thread stops the launch and throws Error(Errc::launch).
+  // An interrupt (opkit/interrupt.hpp) stops it and throws Error(Errc::interrupted).
   void launch(const LaunchConfig& config, backend::Stream& stream, void** args, const std::size_t* sizes,
               std::size_t count) override;
   KernelAttributes attributes() override;
@@ -41,6 +44,7 @@ class CpuFunction final : public backend::Function {
   const opkit_cpu_module* table_;
   const opkit_cpu_kernel* kernel_;
   unsigned max_workers_;
+  std::size_t static_shared_bytes_;
 };
 
 }  // namespace opkit::cpu

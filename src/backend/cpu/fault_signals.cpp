@@ -3,6 +3,8 @@
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -43,7 +45,60 @@ void on_fault(int signal, siginfo_t* info, void* context) {
   }
 }
 
+constexpr int kStopSignal = SIGURG;
+int g_stop_token;  // its address is the value our stop signals carry
+struct sigaction g_previous_stop;
+
+// The instruction the signal interrupted; null where the machine's context layout is not known
+// here (then only the cooperative stops work: barriers, thread and block boundaries).
+const void* interrupted_pc(const void* context) {
+  const auto* uc = static_cast<const ucontext_t*>(context);
+#if defined(__x86_64__)
+  return reinterpret_cast<const void*>(uc->uc_mcontext.gregs[REG_RIP]);  // NOLINT(performance-no-int-to-ptr)
+#elif defined(__aarch64__)
+  return reinterpret_cast<const void*>(uc->uc_mcontext.pc);  // NOLINT(performance-no-int-to-ptr)
+#else
+  (void)uc;
+  return nullptr;
+#endif
+}
+
+void on_stop(int signal, siginfo_t* info, void* context) {
+  if (info->si_code == SI_QUEUE && info->si_pid == getpid() && info->si_value.sival_ptr == &g_stop_token) {
+    BlockRunner::leave_stopped_kernel(interrupted_pc(context));  // does not return when it left
+    return;
+  }
+  const struct sigaction& previous = g_previous_stop;
+  if ((previous.sa_flags & SA_SIGINFO) != 0 && previous.sa_sigaction != nullptr) {
+    previous.sa_sigaction(signal, info, context);
+  } else if (previous.sa_handler != SIG_IGN && previous.sa_handler != SIG_DFL) {
+    previous.sa_handler(signal);
+  }  // SIGURG's default action is to ignore it
+}
+
 }  // namespace
+
+void install_stop_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction action;
+    std::memset(&action, 0, sizeof action);
+    action.sa_sigaction = &on_stop;
+    // As for faults, the handler may leave by switching fibers, so nothing may stay blocked; a
+    // system call the kernel made (printf's write) is restarted when the handler returns. It runs
+    // on the interrupted stack (the fiber's, which AddressSanitizer knows as the current one),
+    // not the alternate stack: leaving it is then a plain Fiber::exit(), as from __trap().
+    action.sa_flags = SA_SIGINFO | SA_NODEFER | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(kStopSignal, &action, &g_previous_stop);
+  });
+}
+
+void signal_stop(pthread_t worker) {
+  union sigval value;
+  value.sival_ptr = &g_stop_token;
+  pthread_sigqueue(worker, kStopSignal, value);
+}
 
 void install_fault_handlers() {
 #ifndef OPKIT_CPU_ASAN

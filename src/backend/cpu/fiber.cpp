@@ -1,5 +1,7 @@
 // Fiber stacks and context switches (see fiber.hpp). Under AddressSanitizer every switch is
 // announced to it, and a reused stack is unpoisoned, or ASan would misreport the fibers' frames.
+// Built where valgrind's header exists (OPKIT_CPU_VALGRIND, from CMake), each stack is registered
+// with valgrind, which otherwise takes a switch for a huge frame and reports the fibers' accesses.
 #include "fiber.hpp"
 
 #include <sys/mman.h>
@@ -28,6 +30,9 @@
 #ifdef OPKIT_CPU_ASAN
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
+#endif
+#ifdef OPKIT_CPU_VALGRIND
+#include <valgrind/valgrind.h>
 #endif
 
 #ifdef OPKIT_CPU_ASM_FIBERS
@@ -144,9 +149,15 @@ Fiber::Fiber(std::size_t stack_bytes, std::size_t index) : contexts_(std::make_u
     throw Error(Errc::memory, "CPU backend", "cannot map a fiber stack: " + std::generic_category().message(errno));
   mapping_ = static_cast<unsigned char*>(p);
   mprotect(mapping_, guard_bytes(), PROT_NONE);
+#ifdef OPKIT_CPU_VALGRIND
+  valgrind_stack_ = VALGRIND_STACK_REGISTER(mapping_ + guard_bytes(), mapping_ + mapping_bytes_);
+#endif
 }
 
 Fiber::~Fiber() {
+#ifdef OPKIT_CPU_VALGRIND
+  VALGRIND_STACK_DEREGISTER(valgrind_stack_);
+#endif
   if (mapping_ != nullptr) munmap(mapping_, mapping_bytes_);
 }
 

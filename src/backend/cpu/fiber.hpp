@@ -37,7 +37,8 @@ class Fiber {
  private:
   unsigned char* mapping_ = nullptr;  // guard region, then the stack
   std::size_t mapping_bytes_ = 0, stack_bytes_ = 0;
-  std::size_t top_offset_ = 0;  // bytes left unused at the top (cache colouring)
+  std::size_t top_offset_ = 0;   // bytes left unused at the top (cache colouring)
+  unsigned valgrind_stack_ = 0;  // the stack's id under valgrind (see fiber.cpp)
   std::unique_ptr<Contexts> contexts_;
 };
 

@@ -13,13 +13,15 @@
 #include "opkit_cpu_abi.h"
 #include "opkit_embedded.hpp"
 #include "process.hpp"
+#include "static_shared.hpp"
 #include "temp_dir.hpp"
 
 namespace opkit::cpu {
 namespace {
 
-// Bump when kernel_source.cpp changes the code it generates: it is part of the cache key.
-constexpr int kGeneratorVersion = 1;
+// Bump when kernel_source.cpp changes the code it generates, or a compiled object is checked
+// anew (2: static shared memory): it is part of the cache key.
+constexpr int kGeneratorVersion = 2;
 
 // Flags for both passes (the preprocessor sees the macros they define, e.g. __OPTIMIZE__).
 // No strict aliasing: CUDA code routinely reinterprets shared memory and vector loads. No FMA
@@ -283,6 +285,16 @@ CompiledProgram compile_kernels(const ProgramSpec& spec, const HostCompiler& cxx
   out.log = replace_all(pre.output + code.output, prefix, "");
   while (!out.log.empty() && out.log.back() == '\n') out.log.pop_back();
   for (const auto& name : kernels) out.lowered_names[name] = name;
+  // As ptxas refuses a kernel over a GPU's static shared memory, so does the CPU backend.
+  for (const auto& [kernel, bytes] : static_shared_bytes(out.binary, kernels)) {
+    if (bytes <= kMaxStaticSharedBytes) continue;
+    std::string message = "kernel " + kernel + " uses too much shared data (" + std::to_string(bytes) + " bytes, " +
+                          std::to_string(kMaxStaticSharedBytes) + " max): no GPU allows more static __shared__ memory";
+    throw Error(Errc::compile, "CPU backend", message)
+        .with_log(message)
+        .with_source_name(spec.name)
+        .with_kernel(kernel);
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -64,6 +65,40 @@ SharedObject::SharedObject(const std::vector<std::uint8_t>& bytes) {
     release();
     throw Error(Errc::load, "dlopen", message);
   }
+  record_segments();
+}
+
+// From the loader's program headers of this object (matched by its link map's base and name).
+void SharedObject::record_segments() {
+  link_map* map = nullptr;
+  if (dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return;
+  struct Search {
+    const link_map* map;
+    SharedObject* self;
+  } search{map, this};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* raw) {
+        auto* s = static_cast<Search*>(raw);
+        if (info->dlpi_addr != s->map->l_addr || info->dlpi_name == nullptr ||
+            std::strcmp(info->dlpi_name, s->map->l_name) != 0)
+          return 0;
+        for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+          if (ph.p_type == PT_TLS) s->self->tls_bytes_ = ph.p_memsz;
+          if (ph.p_type != PT_LOAD || (ph.p_flags & PF_X) == 0 || s->self->code_ranges_ == kMaxCodeRanges) continue;
+          s->self->code_begin_[s->self->code_ranges_] = info->dlpi_addr + ph.p_vaddr;
+          s->self->code_end_[s->self->code_ranges_++] = info->dlpi_addr + ph.p_vaddr + ph.p_memsz;
+        }
+        return 1;
+      },
+      &search);
+}
+
+bool SharedObject::contains_code(const void* pc) const noexcept {
+  const auto address = reinterpret_cast<std::uintptr_t>(pc);
+  for (std::size_t i = 0; i < code_ranges_; ++i)
+    if (address >= code_begin_[i] && address < code_end_[i]) return true;
+  return false;
 }
 
 SharedObject::~SharedObject() {

@@ -3,6 +3,7 @@
 // until dlclose, so that no later load can reuse its path (glibc would return the old library).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -20,13 +21,26 @@ class SharedObject {
 
   void* symbol(const char* name) const;  // nullptr when absent
 
+  // Whether `pc` is in the object's executable segments: there runs the kernel's code (its CUDA
+  // source and the shim's inline functions), which takes no lock, so a stopped kernel may be left
+  // at any such address. Async-signal-safe (reads what the constructor recorded).
+  bool contains_code(const void* pc) const noexcept;
+  // Bytes of the object's thread-local segment (PT_TLS): the kernels' static __shared__ variables
+  // and the shim's few launch variables.
+  std::size_t tls_bytes() const noexcept { return tls_bytes_; }
+
  private:
   void release() noexcept;
+  void record_segments();
 
   void* handle_ = nullptr;
   int fd_ = -1;
   std::string file_;  // only for the temporary-file fallback
   std::string dir_;
+  static constexpr std::size_t kMaxCodeRanges = 4;
+  std::uintptr_t code_begin_[kMaxCodeRanges] = {}, code_end_[kMaxCodeRanges] = {};
+  std::size_t code_ranges_ = 0;
+  std::size_t tls_bytes_ = 0;
 };
 
 }  // namespace opkit::cpu

@@ -10,7 +10,8 @@ namespace opkit::cpu {
 
 class TempDir {
  public:
-  // Created under $TMPDIR (else /tmp) as <prefix>XXXXXX. Throws Error(Errc::io) on failure.
+  // Created under $TMPDIR (else /tmp) as <prefix><pid>-XXXXXX. Throws Error(Errc::io) on failure.
+  // The first one of a process removes such folders that dead processes left (temp_dir.cpp).
   explicit TempDir(const char* prefix);
   ~TempDir();
   TempDir(const TempDir&) = delete;

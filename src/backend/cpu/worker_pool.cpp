@@ -17,6 +17,7 @@
 
 #include "fault_signals.hpp"
 #include "opkit/error.hpp"
+#include "opkit/interrupt.hpp"
 
 namespace opkit::cpu {
 
@@ -127,7 +128,8 @@ WorkerPool& WorkerPool::instance() {
   return *pool;
 }
 
-void WorkerPool::run(unsigned workers, const std::function<void(BlockRunner&)>& body) {
+void WorkerPool::run(unsigned workers, const std::function<void(BlockRunner&)>& body,
+                     const std::function<void()>& stop) {
   if (workers == 0) return;
   if (workers > size_) workers = size_;
   std::lock_guard launch_lock(shared_->launch);
@@ -149,7 +151,27 @@ void WorkerPool::run(unsigned workers, const std::function<void(BlockRunner&)>& 
   shared_->remaining = workers;
   ++shared_->generation;
   shared_->wake.notify_all();
-  shared_->done.wait(lock, [&] { return shared_->remaining == 0; });
+  const auto finished = [&] { return shared_->remaining == 0; };
+  if (!interrupt_check_installed() || !stop) {
+    shared_->done.wait(lock, finished);
+  } else {
+    bool stopping = false;
+    while (!shared_->done.wait_for(lock, kInterruptPollInterval, finished)) {
+      if (!stopping) {
+        lock.unlock();  // the check may take a while (Python takes its lock to run signal handlers)
+        stopping = interrupt_requested();
+        if (stopping) {
+          install_stop_handler();
+          stop();
+        }
+        lock.lock();
+        if (!stopping) continue;
+      }
+      // Again every interval: a worker that was outside kernel code when signalled (in the
+      // runtime, or in a library call that may hold a lock) is left alone until a later one.
+      for (unsigned i = 0; i < shared_->active; ++i) signal_stop(shared_->threads[i].native_handle());
+    }
+  }
   shared_->body = nullptr;
   shared_->active = 0;
 }

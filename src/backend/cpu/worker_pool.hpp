@@ -21,7 +21,11 @@ class WorkerPool {
   // Runs body(runner) on `workers` threads of the pool (at most size()) and waits for all of
   // them. One call at a time: concurrent callers queue. `body` must not throw (it runs on the
   // pool's threads; an escaping exception would end the process).
-  void run(unsigned workers, const std::function<void(BlockRunner&)>& body);
+  // While the calling thread has an InterruptCheck (opkit/interrupt.hpp) the wait polls it; when
+  // it asks to stop, `stop()` is called once (the bodies must then return soon: BlockRunner leaves
+  // its block once it sees the flag that `stop` sets) and the workers are signalled out of kernel
+  // code until every body has returned. run() itself returns normally: the caller says why.
+  void run(unsigned workers, const std::function<void(BlockRunner&)>& body, const std::function<void()>& stop = {});
 
   // Waits for a launch in progress, then ends and joins the threads. Never throws.
   ~WorkerPool();

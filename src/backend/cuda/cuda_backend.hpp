@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -119,6 +120,12 @@ class CudaDevice final : public backend::Device {
   void note_launch(const std::string* symbol) { last_launch_.store(symbol, std::memory_order_relaxed); }
   // Like check(), but names the most recently launched kernel for errors that kernels cause.
   void check_async(CUresult rc, const char* stage);
+  // A synchronizing wait that answers the thread's InterruptCheck (opkit/interrupt.hpp): with one,
+  // `query` (cuStreamQuery, cuEventQuery) is polled until it stops saying CUDA_ERROR_NOT_READY,
+  // the check every kInterruptPollInterval, and a stop throws Error(Errc::interrupted); without
+  // one, `block` (the driver's own blocking wait) is called. Errors go through check_async.
+  void wait(const char* stage, const std::function<CUresult()>& query, const std::function<CUresult()>& block);
+  void synchronize_default_stream();
 
  private:
   std::shared_ptr<CudaDevice> self();

@@ -1,8 +1,11 @@
 // CudaDevice: context, memory, compilation and module loading for one GPU.
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "cubin_params.hpp"
 #include "cuda_backend.hpp"
+#include "opkit/interrupt.hpp"
 
 namespace opkit::cuda {
 namespace {
@@ -130,6 +133,29 @@ void* CudaDevice::allocate(std::size_t bytes) {
   return reinterpret_cast<void*>(ptr);  // NOLINT(performance-no-int-to-ptr): a CUdeviceptr is an address
 }
 
+void CudaDevice::wait(const char* stage, const std::function<CUresult()>& query,
+                      const std::function<CUresult()>& block) {
+  if (!interrupt_check_installed()) return check_async(block(), stage);
+  // Yield at first (a short kernel is seen at once), then sleep 100 us between queries: a wait of
+  // minutes costs next to no CPU, and a Ctrl-C is seen within kInterruptPollInterval.
+  auto next_check = std::chrono::steady_clock::now() + kInterruptPollInterval;
+  for (int polls = 0;; ++polls) {
+    const CUresult rc = query();
+    if (rc != CUDA_ERROR_NOT_READY) return check_async(rc, stage);
+    if (std::chrono::steady_clock::now() >= next_check) {
+      if (interrupt_requested())
+        throw Error(Errc::interrupted, stage,
+                    "interrupted while waiting for the GPU; the work already queued keeps running (a GPU kernel "
+                    "cannot be stopped from the host), and the next wait for it waits again");
+      next_check = std::chrono::steady_clock::now() + kInterruptPollInterval;
+    }
+    if (polls < 64)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
 void CudaDevice::deallocate(void* ptr) noexcept {
   if (ptr == nullptr) return;
   CUcontext current = nullptr;
@@ -141,6 +167,9 @@ void CudaDevice::copy(void* dst, const void* src, std::size_t bytes, CopyKind ki
   if (bytes == 0) return;
   make_current();
   if (stream == nullptr) {
+    // A synchronous copy first waits for the work before it on the default stream: that wait (a
+    // kernel that runs for minutes) is the one to make interruptible.
+    if (interrupt_check_installed()) synchronize_default_stream();
     switch (kind) {
       case CopyKind::host_to_device:
         return check_async(api_.cuMemcpyHtoD(device_ptr(dst), src, bytes), "cuMemcpyHtoD");
@@ -148,7 +177,7 @@ void CudaDevice::copy(void* dst, const void* src, std::size_t bytes, CopyKind ki
         return check_async(api_.cuMemcpyDtoH(dst, device_ptr(src), bytes), "cuMemcpyDtoH");
       case CopyKind::device_to_device:
         check_async(api_.cuMemcpyDtoD(device_ptr(dst), device_ptr(src), bytes), "cuMemcpyDtoD");
-        return check_async(api_.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+        return synchronize_default_stream();
     }
   }
   CUstream s = static_cast<CudaStream*>(stream)->handle();
@@ -181,7 +210,13 @@ void CudaDevice::fill(void* dst, std::uint32_t pattern, std::size_t pattern_byte
     default:
       throw Error(Errc::invalid_argument, "fill", "pattern size must be 1, 2 or 4 bytes");
   }
-  if (stream == nullptr) check_async(api_.cuStreamSynchronize(nullptr), "cuStreamSynchronize");
+  if (stream == nullptr) synchronize_default_stream();
+}
+
+void CudaDevice::synchronize_default_stream() {
+  wait(
+      "cuStreamSynchronize", [&] { return api_.cuStreamQuery(nullptr); },
+      [&] { return api_.cuStreamSynchronize(nullptr); });
 }
 
 std::size_t CudaDevice::free_memory() {
@@ -212,6 +247,10 @@ std::shared_ptr<backend::Event> CudaDevice::create_event() {
 
 void CudaDevice::synchronize() {
   make_current();
+  // There is no context-wide query: the default stream (where work goes unless the caller names
+  // a stream) is waited for interruptibly, then the context. Work stuck on another stream is
+  // interruptible through that stream's synchronize().
+  if (interrupt_check_installed()) synchronize_default_stream();
   check_async(api_.cuCtxSynchronize(), "cuCtxSynchronize");
 }
 

@@ -12,7 +12,10 @@ CudaStream::~CudaStream() {
 
 void CudaStream::synchronize() {
   device_.make_current();
-  device_.check_async(device_.api().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  const DriverApi& api = device_.api();
+  device_.wait(
+      "cuStreamSynchronize", [&] { return api.cuStreamQuery(stream_); },
+      [&] { return api.cuStreamSynchronize(stream_); });
 }
 
 CudaEvent::CudaEvent(std::shared_ptr<CudaDevice> device) : device_(std::move(device)) {
@@ -30,7 +33,9 @@ void CudaEvent::record(backend::Stream& stream) {
 }
 
 void CudaEvent::synchronize() {
-  device_->check_async(device_->api().cuEventSynchronize(event_), "cuEventSynchronize");
+  const DriverApi& api = device_->api();
+  device_->wait(
+      "cuEventSynchronize", [&] { return api.cuEventQuery(event_); }, [&] { return api.cuEventSynchronize(event_); });
 }
 
 float CudaEvent::elapsed_ms_since(backend::Event& start) {

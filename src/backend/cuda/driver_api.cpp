@@ -61,10 +61,12 @@ LoadedDriver load_driver() {
   l.bind(a.cuStreamCreate, "cuStreamCreate", missing);
   l.bind(a.cuStreamDestroy, "cuStreamDestroy_v2", missing);
   l.bind(a.cuStreamSynchronize, "cuStreamSynchronize", missing);
+  l.bind(a.cuStreamQuery, "cuStreamQuery", missing);
   l.bind(a.cuEventCreate, "cuEventCreate", missing);
   l.bind(a.cuEventDestroy, "cuEventDestroy_v2", missing);
   l.bind(a.cuEventRecord, "cuEventRecord", missing);
   l.bind(a.cuEventSynchronize, "cuEventSynchronize", missing);
+  l.bind(a.cuEventQuery, "cuEventQuery", missing);
   // cuEventElapsedTime_v2 exists from CUDA 12.8; older drivers only have the original.
   a.cuEventElapsedTime = reinterpret_cast<decltype(a.cuEventElapsedTime)>(l.symbol("cuEventElapsedTime_v2"));
   if (a.cuEventElapsedTime == nullptr) l.bind(a.cuEventElapsedTime, "cuEventElapsedTime", missing);

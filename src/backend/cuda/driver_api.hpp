@@ -76,10 +76,12 @@ struct DriverApi {
   CUresult (*cuStreamCreate)(CUstream*, unsigned);
   CUresult (*cuStreamDestroy)(CUstream);
   CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuStreamQuery)(CUstream);  // CUDA_SUCCESS when idle, CUDA_ERROR_NOT_READY while busy
   CUresult (*cuEventCreate)(CUevent*, unsigned);
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventQuery)(CUevent);
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent);
   // Optional (CUDA >= 12.4): lets launches check argument count and sizes. May be null.
   CUresult (*cuFuncGetParamInfo)(CUfunction, std::size_t, std::size_t*, std::size_t*);
