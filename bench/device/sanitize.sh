@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU machine: compute-sanitizer over every operator kernel (SHA-256 fixed and variable
-# length, sha256d, Bitcoin and data-mode mining) through the conformance suite on cuda:0, plus the
-# core and kernel-semantics cases, and the CLI's GPU paths with compute-sanitizer's default options.
-#   memcheck  : Sha256, Mine, Core, KernelSemantics on cuda_0
-#   racecheck, synccheck, initcheck : Sha256, Mine and the shared-memory KernelSemantics cases
+# length, sha256d, Bitcoin and data-mode mining with its candidate buffer, AES-CTR/GCM,
+# ChaCha20(-Poly1305), LZ4 compress and decompress) through the conformance suite on cuda:0, plus
+# the core and kernel-semantics cases, and the CLI's GPU paths with compute-sanitizer's defaults.
+#   memcheck  : every operator, Core, KernelSemantics on cuda_0
+#   racecheck, synccheck, initcheck : every operator and the shared-memory KernelSemantics cases
 #   CLI (memcheck, API errors reported): hash --lines, mine --data, mine --header, run
 # The suite runs with --report-api-errors no because some cases provoke API errors on purpose
 # (an unknown kernel name); the CLI runs keep the default, so an API error of opkit's own (the old
@@ -23,7 +24,7 @@ fi
 cmake --preset release -DOPKIT_WERROR=OFF >/dev/null &&
   cmake --build --preset release -j 16 --target opkit_conformance_tests opkit_cli 2>&1 | tail -1 || exit 3
 
-operators='On/Sha256.*/cuda_0:On/Mine.*/cuda_0'
+operators='On/Sha256.*/cuda_0:On/Mine.*/cuda_0:On/MineCandidates.*/cuda_0:On/Ciphers.*/cuda_0:On/Lz4.*/cuda_0'
 shared='On/KernelSemantics.SharedMemoryTreeReductionMatchesHostSum/cuda_0:On/KernelSemantics.TiledTransposeWithTwoDimensionalBlocks/cuda_0:On/KernelSemantics.DynamicSharedMemoryIsPerBlock/cuda_0:On/KernelSemantics.SyncthreadsCountAndOr/cuda_0:On/KernelSemantics.ExitedThreadsDoNotHoldBarriers/cuda_0'
 declare -A filter=(
   [memcheck]="$operators:On/Core.*/cuda_0:On/KernelSemantics.*/cuda_0"
@@ -35,7 +36,7 @@ export OPKIT_TEST_DEVICES=cuda:0 OPKIT_CACHE_DIR="$OUT/cache"
 start=$(date +%s)
 for tool in memcheck racecheck synccheck initcheck; do
   (
-    timeout 270 compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 99 \
+    timeout ${SANITIZE_TIMEOUT_S:-400} compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 99 \
       $B/tests/opkit_conformance_tests --gtest_filter="${filter[$tool]}" >"$OUT/sanitize_$tool.txt" 2>&1
     echo $? >"$OUT/sanitize_$tool.rc"
   ) &
@@ -45,12 +46,20 @@ done
 opkit=$B/tools/opkit/opkit
 printf '__global__ void k(float* a, int n) { int i = threadIdx.x; if (i < n) a[i] = 2.0f * i; }\n' >"$OUT/k.cu"
 genesis=0100000000000000000000000000000000000000000000000000000000000000000000003ba3edfd7a7b12b27ac72c3e67768f617fc81bc3888a51323a9fb8aa4b1e5e4a29ab5f49ffff001d1dac2b7c
+key32=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 cli_cases=(
   "hash-lines|hash --lines --device cuda $OUT/k.cu"
   "mine-data|mine --device cuda --data sanitize --difficulty 16 --quiet"
   "mine-header|mine --device cuda --header $genesis --start 2083236000 --count 10000 --quiet"
   "run|run $OUT/k.cu --kernel k --device cuda --block 64 --arg out:f32:64 --arg i32:64"
+  "encrypt-gcm|encrypt --device cuda --cipher aes-256-gcm -K $key32 --iv 000102030405060708090a0b $OUT/data.bin $OUT/data.gcm"
+  "decrypt-gcm|decrypt --device cuda --cipher aes-256-gcm -K $key32 --iv 000102030405060708090a0b $OUT/data.gcm $OUT/data.out"
+  "encrypt-chacha|encrypt --device cuda --cipher chacha20-poly1305 -K $key32 --iv 000102030405060708090a0b $OUT/data.bin $OUT/data.ccp"
+  "lz4-compress|lz4 --device cuda -f $OUT/data.bin"
+  "lz4-decompress|lz4 --device cuda -d -f $OUT/data.bin.lz4"
 )
+head -c 3000000 "$(command -v cmake)" >"$OUT/data.bin"  # compressible, not a multiple of any block size
+cp "$OUT/data.bin" "$OUT/data.orig"
 : >"$OUT/sanitize_cli.txt"
 cli_errors=0
 for entry in "${cli_cases[@]}"; do
@@ -62,6 +71,13 @@ for entry in "${cli_cases[@]}"; do
   echo "cli $name: exit $rc, ${errors:-?} errors" >>"$OUT/sanitize_cli.txt"
   if [ "$rc" != 0 ] || [ "${errors:-1}" != 0 ]; then cli_errors=$((cli_errors + 1)); fi
 done
+# The round trips must give the input back (the decompress case overwrote data.bin from data.bin.lz4).
+for pair in "data.orig data.out" "data.orig data.bin"; do
+  set -- $pair
+  cmp -s "$OUT/$1" "$OUT/$2" && echo "cli round trip $2: identical" >>"$OUT/sanitize_cli.txt" ||
+    { echo "cli round trip $2: DIFFERS" >>"$OUT/sanitize_cli.txt"; cli_errors=$((cli_errors + 1)); }
+done
+rm -f "$OUT"/data.*
 wait
 
 echo "== compute-sanitizer, $(($(date +%s) - start)) s (logs in $OUT/sanitize_*.txt)"
