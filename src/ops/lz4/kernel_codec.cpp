@@ -71,7 +71,19 @@ class KernelCodec final : public BlockCodec {
       if (status[i] != LZ4K_OK)
         throw_block_error(blocks[i], status_problem(status[i], slot_offsets[i + 1] - slot_offsets[i]));
     const std::vector<std::uint32_t> sizes = download(d_sizes.view(), count);
-    if (!slots.empty()) BufferView<std::uint8_t>(out).subview(0, slots.size()).copy_to(slots);
+    // Only the decoded bytes come back: a short block's slot tail was never written (copying it
+    // would hand the host stale device memory). Runs of full slots go in one copy, so a frame of
+    // full blocks and a short last one takes one or two.
+    const BufferView<std::uint8_t> decoded(out);
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::size_t end = slot_offsets[i] + sizes[i];
+      const bool full = end == slot_offsets[i + 1];
+      if (!full || i + 1 == count) {
+        if (end > run) decoded.subview(run, end - run).copy_to(slots.subspan(run, end - run));
+        run = slot_offsets[i + 1];
+      }
+    }
     return {sizes.begin(), sizes.end()};
   }
 
