@@ -99,7 +99,8 @@ for run in $(for t in $tools; do for g in ${groups[$t]}; do echo "${t}_$g"; done
   tool=${run%%_*} g=${run#*_}
   log="$OUT/sanitize_$run.txt"
   rc=$(cat "$OUT/sanitize_$run.rc" 2>/dev/null || echo '?')
-  errors=$(grep -oE 'ERROR SUMMARY: [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
+  # racecheck prints no ERROR SUMMARY: its count is the hazards (errors and warnings) it found.
+  errors=$(grep -oE 'ERROR SUMMARY: [0-9]+|RACECHECK SUMMARY: [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
   passed=$(grep -oE '\[  PASSED  \] [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
   failed=$(grep -cE '^\[  FAILED  \] On/' "$log")
   printf '%-10s %-8s %5s %7s %7s %7s\n' "$tool" "$g" "$rc" "${errors:-?}" "${passed:-0}" "$failed"
