@@ -10,25 +10,57 @@ struct alignas(16) cipher_vec4 {
   unsigned int x, y, z, w;
 };
 
-// Rotation left by a constant: the GPU compiles it to one funnel shift (or a byte permute for
-// 16 and 8); host compilers to one rotate instruction.
+// Rotation left by a constant: the GPU compiles it to one funnel shift (SHF.L.W); host compilers
+// to one rotate instruction.
 template <int N>
 CIPHER_FN unsigned int chacha20_rotl(unsigned int x) {
   return (x << N) | (x >> (32 - N));
 }
 
-#define CHACHA20_QR(a, b, c, d) \
-  a += b;                       \
-  d = chacha20_rotl<16>(d ^ a); \
-  c += d;                       \
-  b = chacha20_rotl<12>(b ^ c); \
-  a += b;                       \
-  d = chacha20_rotl<8>(d ^ a);  \
-  c += d;                       \
-  b = chacha20_rotl<7>(b ^ c)
+// The rotation by 7 on the GPU's FMA pipe instead of the ALU pipe: x * 2^7 (low word) plus
+// umulhi(x, 2^7) (the 7 bits shifted out) is the rotated word (the two parts share no bit). The
+// additions already run on the FMA pipe (IMAD.IADD), the XORs and other rotations on the ALU pipe
+// (LOP3, SHF.L.W): a block is about 663 ALU and 331 FMA issue slots, and moving the 80 rotations
+// by 7 gives about 576 and 571 (IMAD.HI takes two slots), so both pipes carry the block. The
+// multiplier is read from constant memory because ptxas turns a multiply by a literal power of
+// two back into a shift (an ALU funnel shift).
+// The CPU backend runs the same code (so that CI exercises it).
+__constant__ unsigned int chacha20_rotl7_multiplier = 1u << 7;
+CIPHER_FN unsigned int chacha20_rotl7_fma(unsigned int x) {
+  const unsigned int m = chacha20_rotl7_multiplier;
+  return x * m + __umulhi(x, m);
+}
+
+#define CHACHA20_QR(a, b, c, d, ROTL7) \
+  a += b;                              \
+  d = chacha20_rotl<16>(d ^ a);        \
+  c += d;                              \
+  b = chacha20_rotl<12>(b ^ c);        \
+  a += b;                              \
+  d = chacha20_rotl<8>(d ^ a);         \
+  c += d;                              \
+  b = ROTL7(b ^ c)
+
+#define CHACHA20_DOUBLE_ROUND(x, ROTL7)         \
+  CHACHA20_QR(x[0], x[4], x[8], x[12], ROTL7);  \
+  CHACHA20_QR(x[1], x[5], x[9], x[13], ROTL7);  \
+  CHACHA20_QR(x[2], x[6], x[10], x[14], ROTL7); \
+  CHACHA20_QR(x[3], x[7], x[11], x[15], ROTL7); \
+  CHACHA20_QR(x[0], x[5], x[10], x[15], ROTL7); \
+  CHACHA20_QR(x[1], x[6], x[11], x[12], ROTL7); \
+  CHACHA20_QR(x[2], x[7], x[8], x[13], ROTL7);  \
+  CHACHA20_QR(x[3], x[4], x[9], x[14], ROTL7)
 
 // Keystream block for (key words k[0..8), block counter, nonce words n[0..3)) into ks[0..16),
-// little-endian words as RFC 8439 serializes them.
+// little-endian words as RFC 8439 serializes them. The first FMA_DOUBLE_ROUNDS of the 10 double
+// rounds rotate by 7 on the FMA pipe (chacha20_rotl7_fma): 10 where the block is all the thread
+// does (chacha20_xor), fewer where the kernel's other work (Poly1305's multiplies) already loads
+// the FMA pipe, 0 where speed does not matter.
+#define CHACHA20_FMA_DOUBLE_ROUNDS 10
+// With Poly1305 over every block (ChaCha20-Poly1305): 4 evens out the two pipes of the bulk main
+// loop (SASS, sm_90: 11.6 ALU and 11.7 FMA slots per byte; 0: 12.0 and 10.3; 10: 11.1 and 13.8).
+#define CHACHA20_AEAD_FMA_DOUBLE_ROUNDS 4
+template <int FMA_DOUBLE_ROUNDS = 0>
 CIPHER_FN void chacha20_block(unsigned int ks[16], const unsigned int k[8], unsigned int counter,
                               const unsigned int n[3]) {
   const unsigned int init[16] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, k[0],    k[1], k[2], k[3],
@@ -38,14 +70,11 @@ CIPHER_FN void chacha20_block(unsigned int ks[16], const unsigned int k[8], unsi
   for (int i = 0; i < 16; ++i) x[i] = init[i];
 #pragma unroll
   for (int round = 0; round < 10; ++round) {
-    CHACHA20_QR(x[0], x[4], x[8], x[12]);
-    CHACHA20_QR(x[1], x[5], x[9], x[13]);
-    CHACHA20_QR(x[2], x[6], x[10], x[14]);
-    CHACHA20_QR(x[3], x[7], x[11], x[15]);
-    CHACHA20_QR(x[0], x[5], x[10], x[15]);
-    CHACHA20_QR(x[1], x[6], x[11], x[12]);
-    CHACHA20_QR(x[2], x[7], x[8], x[13]);
-    CHACHA20_QR(x[3], x[4], x[9], x[14]);
+    if (round < FMA_DOUBLE_ROUNDS) {
+      CHACHA20_DOUBLE_ROUND(x, chacha20_rotl7_fma);
+    } else {
+      CHACHA20_DOUBLE_ROUND(x, chacha20_rotl<7>);
+    }
   }
 #pragma unroll
   for (int i = 0; i < 16; ++i) ks[i] = x[i] + init[i];
@@ -90,10 +119,14 @@ CIPHER_FN void cipher_store16(unsigned char* p, const cipher_vec4& v) {
   }
 }
 
-// The first `n` (< 16) bytes at p, zero-padded to 16, as words (the message tail).
+// The first `n` (<= 16) bytes at p, zero-padded to 16, as words (the message tail). Unrolled with
+// a predicate per byte, so that the words stay in registers: a loop with a run-time index into
+// the word array would put it in local memory.
 CIPHER_FN cipher_vec4 cipher_load_partial(const unsigned char* p, unsigned int n) {
   unsigned int w[4] = {0, 0, 0, 0};
-  for (unsigned int i = 0; i < n; ++i) w[i / 4] |= static_cast<unsigned int>(p[i]) << (8 * (i % 4));
+#pragma unroll
+  for (unsigned int i = 0; i < 16; ++i)
+    if (i < n) w[i / 4] |= static_cast<unsigned int>(p[i]) << (8 * (i % 4));
   cipher_vec4 v;
   v.x = w[0], v.y = w[1], v.z = w[2], v.w = w[3];
   return v;
@@ -101,7 +134,9 @@ CIPHER_FN cipher_vec4 cipher_load_partial(const unsigned char* p, unsigned int n
 
 CIPHER_FN void cipher_store_partial(unsigned char* p, const cipher_vec4& v, unsigned int n) {
   const unsigned int w[4] = {v.x, v.y, v.z, v.w};
-  for (unsigned int i = 0; i < n; ++i) p[i] = static_cast<unsigned char>(w[i / 4] >> (8 * (i % 4)));
+#pragma unroll
+  for (unsigned int i = 0; i < 16; ++i)
+    if (i < n) p[i] = static_cast<unsigned char>(w[i / 4] >> (8 * (i % 4)));
 }
 
 // v with bytes [n, 16) cleared (n <= 16); masks, no branch on n's value per byte.
