@@ -135,6 +135,30 @@ extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys
   }
 }
 
+// Block k (k < 32) of the transposed state s, XORed with the last round key (k0..k3) and with the
+// 16 bytes at src + 16 * Stride * k, to dst at the same offset: all 32 blocks whole, 16-byte
+// aligned. Eight loads are issued before the first of their stores: in and out may be the same
+// buffer, so the compiler may not move a load above an earlier store itself, and one load at a
+// time would wait for memory 32 times.
+template <unsigned int Stride>
+__device__ __forceinline__ void aes_ctr_xor_blocks(const unsigned char* src, unsigned char* dst, const aes_word* s,
+                                                   aes_word k0, aes_word k1, aes_word k2, aes_word k3) {
+  const uint4* in4 = reinterpret_cast<const uint4*>(src);
+  uint4* out4 = reinterpret_cast<uint4*>(dst);
+#pragma unroll
+  for (int g = 0; g < 32; g += 8) {
+    uint4 x[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) x[k] = in4[Stride * (g + k)];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int b = g + k;
+      out4[Stride * b] =
+          make_uint4(x[k].x ^ s[b] ^ k0, x[k].y ^ s[32 + b] ^ k1, x[k].z ^ s[64 + b] ^ k2, x[k].w ^ s[96 + b] ^ k3);
+    }
+  }
+}
+
 // Thread u covers 32 blocks of one message. stride 1: blocks 32 v .. 32 v + 31 of the message's
 // unit v (batch). stride 32: a warp covers 1024 consecutive blocks and lane t of it the blocks
 // t, t + 32, ... (bulk: each store instruction of a warp writes 512 consecutive bytes).
@@ -212,27 +236,40 @@ __device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsig
     s[j] = bit ^ (Masked ? key_masks.mask(0, j) : key_bits.mask(0, j));
   }
   if (Masked)
-    aes_encrypt_rounds(s, key_masks, static_cast<int>(st.rounds));
+    aes_encrypt_rounds<false>(s, key_masks, static_cast<int>(st.rounds));
   else
-    aes_encrypt_rounds(s, key_bits, static_cast<int>(st.rounds));
+    aes_encrypt_rounds<false>(s, key_bits, static_cast<int>(st.rounds));
   aes_transpose_state(s);
+  // The last AddRoundKey, left out above: word g of every block gets the last round key's word g.
+  const unsigned int* last_key = st.round_keys + 4 * st.rounds;
+  const aes_word k0 = last_key[0], k1 = last_key[1], k2 = last_key[2], k3 = last_key[3];
 
   const unsigned char* src = in + start;
   unsigned char* dst = out + start;
   const bool aligned =
       ((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst)) & 15) == 0;
+  if (aligned && 16 * (first + 31ull * stride + 1) <= length) {
+    // All 32 blocks whole and aligned (every unit of an aligned message but the last): 16-byte
+    // loads and stores at constant offsets from one address, no per-block checks.
+    if (stride == 32)
+      aes_ctr_xor_blocks<32>(src + 16 * first, dst + 16 * first, s, k0, k1, k2, k3);
+    else
+      aes_ctr_xor_blocks<1>(src + 16 * first, dst + 16 * first, s, k0, k1, k2, k3);
+    return;
+  }
 #pragma unroll
   for (int k = 0; k < 32; ++k) {
     const unsigned long long d = first + static_cast<unsigned long long>(stride) * k;
     if (d >= blocks) continue;
     const unsigned long long at = 16 * d;
+    const aes_word w0 = s[k] ^ k0, w1 = s[32 + k] ^ k1, w2 = s[64 + k] ^ k2, w3 = s[96 + k] ^ k3;
     if (aligned && at + 16 <= length) {
       const uint4 x = *reinterpret_cast<const uint4*>(src + at);
-      *reinterpret_cast<uint4*>(dst + at) = make_uint4(x.x ^ s[k], x.y ^ s[32 + k], x.z ^ s[64 + k], x.w ^ s[96 + k]);
+      *reinterpret_cast<uint4*>(dst + at) = make_uint4(x.x ^ w0, x.y ^ w1, x.z ^ w2, x.w ^ w3);
     } else {
       // Unaligned buffers or the last, partial block: byte by byte.
-      const unsigned long long lo = (static_cast<unsigned long long>(s[32 + k]) << 32) | s[k];
-      const unsigned long long hi = (static_cast<unsigned long long>(s[96 + k]) << 32) | s[64 + k];
+      const unsigned long long lo = (static_cast<unsigned long long>(w1) << 32) | w0;
+      const unsigned long long hi = (static_cast<unsigned long long>(w3) << 32) | w2;
       const unsigned int n = length - at < 16 ? static_cast<unsigned int>(length - at) : 16u;
       for (unsigned int i = 0; i < n; ++i) {
         const unsigned long long ks = i < 8 ? lo >> (8 * i) : hi >> (8 * (i - 8));
