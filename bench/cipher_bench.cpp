@@ -170,7 +170,7 @@ struct Bench {
     const opkit::Kernel kernel = ops::detail::cipher_kernel(gpu, program, "chacha20_xor");
     const opkit::Kernel tail = ops::detail::cipher_kernel(gpu, program, "chacha20_xor_tail");
     const unsigned long long bytes = host_in.size(), blocks = bytes / 64;  // whole blocks; the tail kernel the rest
-    const auto grid = static_cast<std::uint32_t>((blocks + 255) / 256);
+    const auto grid = static_cast<std::uint32_t>(((blocks + 63) / 64 * 32 + 255) / 256);  // 2 blocks per thread
     const double ms = median_ms(gpu, stream, reps, [&] {
       const auto* src = static_cast<const std::uint8_t*>(in.data());
       const auto* p = static_cast<const std::uint8_t*>(device_params.data());

@@ -132,18 +132,10 @@ __device__ __forceinline__ void aes_encrypt_rounds(aes_word* s, const Keys& keys
   aes_shift_add<LastKey>(s, keys, rounds);
 }
 
-// Constants of the transpose's shifts by n = 1, 2, 4, read from constant memory (index n) so that
-// ptxas cannot rewrite the expressions that use them: the right-shift multipliers 2^(32 - n)
-// (a multiply by a literal power of two would become an ALU shift again) and the select masks
-// (with literal masks ptxas splits a bit select into two LOP3s, one per complementary mask).
-__constant__ unsigned int aes_shr_multiplier[5] = {0u, 1u << 31, 1u << 30, 0u, 1u << 28};
+// The select masks of the transpose's shifts by n = 1, 2, 4 (index n), read from constant memory:
+// with literal masks ptxas splits each bit select into two LOP3s (one per complementary mask).
 __constant__ unsigned int aes_transpose_low_mask[5] = {0u, 0x55555555u, 0x33333333u, 0u, 0x0f0f0f0fu};
 __constant__ unsigned int aes_transpose_high_mask[5] = {0u, 0xaaaaaaaau, 0xccccccccu, 0u, 0xf0f0f0f0u};
-
-// x >> n (n = 1, 2 or 4) on the FMA pipe: the high word of x * 2^(32 - n).
-__device__ __forceinline__ aes_word aes_shr(aes_word x, int n) {
-  return __umulhi(x, aes_shr_multiplier[n]);
-}
 
 // Transposes the 32x32 bit matrix a (a[j] bit k -> a[k] bit j). Applied to words 32 g .. 32 g + 31
 // of a state it turns bit planes into blocks: a[k] becomes little-endian word g of block k.
@@ -162,9 +154,10 @@ __device__ __forceinline__ void aes_transpose32(aes_word* a) {
     a[j] = __byte_perm(x, y, 0x6240);
     a[j + 8] = __byte_perm(x, y, 0x7351);
   }
-  // Shifts 4, 2, 1 as two bit selects (LOP3) per pair of words; the shifted copies come from the
-  // FMA pipe (IMAD.SHL, and IMAD.HI for the right shift: aes_shr), which the AES kernels leave
-  // nearly idle: 2 instead of 4 ALU instructions per pair.
+  // Shifts 4, 2, 1 as two bit selects (one LOP3 each) per pair of words, plus the two shifted
+  // copies (ptxas puts the left shift on the FMA pipe as IMAD.SHL): 3 ALU instructions per pair
+  // instead of 4. (The right shift as IMAD.HI would leave 2, but measurements on the H200 showed
+  // ALU work moved to IMAD.HI saving nothing: docs/performance.md.)
 #pragma unroll
   for (int shift = 4; shift >= 1; shift >>= 1) {
     const aes_word low = aes_transpose_low_mask[shift], high = aes_transpose_high_mask[shift];
@@ -172,8 +165,8 @@ __device__ __forceinline__ void aes_transpose32(aes_word* a) {
     for (int j = 0; j < 32; ++j) {
       if (j & shift) continue;
       const aes_word x = a[j], y = a[j + shift];
-      a[j] = x ^ ((x ^ (y << shift)) & high);              // x's low bits, y's low bits moved up
-      a[j + shift] = y ^ ((y ^ aes_shr(x, shift)) & low);  // y's high bits, x's high bits moved down
+      a[j] = x ^ ((x ^ (y << shift)) & high);         // x's low bits, y's low bits moved up
+      a[j + shift] = y ^ ((y ^ (x >> shift)) & low);  // y's high bits, x's high bits moved down
     }
   }
 }

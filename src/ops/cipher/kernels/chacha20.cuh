@@ -17,67 +17,88 @@ CIPHER_FN unsigned int chacha20_rotl(unsigned int x) {
   return (x << N) | (x >> (32 - N));
 }
 
-// The rotation by 7 on the GPU's FMA pipe instead of the ALU pipe: x * 2^7 (low word) plus
-// umulhi(x, 2^7) (the 7 bits shifted out) is the rotated word (the two parts share no bit). The
-// additions already run on the FMA pipe (IMAD.IADD), the XORs and other rotations on the ALU pipe
-// (LOP3, SHF.L.W): a block is about 663 ALU and 331 FMA issue slots, and moving the 80 rotations
-// by 7 gives about 576 and 571 (IMAD.HI takes two slots), so both pipes carry the block. The
-// multiplier is read from constant memory because ptxas turns a multiply by a literal power of
-// two back into a shift (an ALU funnel shift).
-// The CPU backend runs the same code (so that CI exercises it).
-__constant__ unsigned int chacha20_rotl7_multiplier = 1u << 7;
-CIPHER_FN unsigned int chacha20_rotl7_fma(unsigned int x) {
-  const unsigned int m = chacha20_rotl7_multiplier;
-  return x * m + __umulhi(x, m);
-}
+#define CHACHA20_QR(a, b, c, d) \
+  a += b;                       \
+  d = chacha20_rotl<16>(d ^ a); \
+  c += d;                       \
+  b = chacha20_rotl<12>(b ^ c); \
+  a += b;                       \
+  d = chacha20_rotl<8>(d ^ a);  \
+  c += d;                       \
+  b = chacha20_rotl<7>(b ^ c)
 
-#define CHACHA20_QR(a, b, c, d, ROTL7) \
-  a += b;                              \
-  d = chacha20_rotl<16>(d ^ a);        \
-  c += d;                              \
-  b = chacha20_rotl<12>(b ^ c);        \
-  a += b;                              \
-  d = chacha20_rotl<8>(d ^ a);         \
-  c += d;                              \
-  b = ROTL7(b ^ c)
-
-#define CHACHA20_DOUBLE_ROUND(x, ROTL7)         \
-  CHACHA20_QR(x[0], x[4], x[8], x[12], ROTL7);  \
-  CHACHA20_QR(x[1], x[5], x[9], x[13], ROTL7);  \
-  CHACHA20_QR(x[2], x[6], x[10], x[14], ROTL7); \
-  CHACHA20_QR(x[3], x[7], x[11], x[15], ROTL7); \
-  CHACHA20_QR(x[0], x[5], x[10], x[15], ROTL7); \
-  CHACHA20_QR(x[1], x[6], x[11], x[12], ROTL7); \
-  CHACHA20_QR(x[2], x[7], x[8], x[13], ROTL7);  \
-  CHACHA20_QR(x[3], x[4], x[9], x[14], ROTL7)
-
-// Keystream block for (key words k[0..8), block counter, nonce words n[0..3)) into ks[0..16),
-// little-endian words as RFC 8439 serializes them. The first FMA_DOUBLE_ROUNDS of the 10 double
-// rounds rotate by 7 on the FMA pipe (chacha20_rotl7_fma): 10 where the block is all the thread
-// does (chacha20_xor), fewer where the kernel's other work (Poly1305's multiplies) already loads
-// the FMA pipe, 0 where speed does not matter.
-#define CHACHA20_FMA_DOUBLE_ROUNDS 10
-// With Poly1305 over every block (ChaCha20-Poly1305): 4 evens out the two pipes of the bulk main
-// loop (SASS, sm_90: 11.6 ALU and 11.7 FMA slots per byte; 0: 12.0 and 10.3; 10: 11.1 and 13.8).
-#define CHACHA20_AEAD_FMA_DOUBLE_ROUNDS 4
-template <int FMA_DOUBLE_ROUNDS = 0>
-CIPHER_FN void chacha20_block(unsigned int ks[16], const unsigned int k[8], unsigned int counter,
-                              const unsigned int n[3]) {
+// The initial state: constants, key words k[0..8), block counter, nonce words n[0..3).
+CIPHER_FN void chacha20_init(unsigned int x[16], const unsigned int k[8], unsigned int counter,
+                             const unsigned int n[3]) {
   const unsigned int init[16] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u, k[0],    k[1], k[2], k[3],
                                  k[4],        k[5],        k[6],        k[7],        counter, n[0], n[1], n[2]};
-  unsigned int x[16];
 #pragma unroll
   for (int i = 0; i < 16; ++i) x[i] = init[i];
+}
+
+// The 20 rounds split in two: the first column round's quarter rounds on columns 1..3, which do
+// not involve the counter (word 12) and so are the same for every block of a message, then the
+// rest (column 0, the first diagonal round, nine double rounds). The quarter rounds of one round
+// touch disjoint words, so doing column 0 last changes nothing.
+CIPHER_FN void chacha20_rounds_counter_free(unsigned int x[16]) {
+  CHACHA20_QR(x[1], x[5], x[9], x[13]);
+  CHACHA20_QR(x[2], x[6], x[10], x[14]);
+  CHACHA20_QR(x[3], x[7], x[11], x[15]);
+}
+
+CIPHER_FN void chacha20_rounds_rest(unsigned int x[16]) {
 #pragma unroll
   for (int round = 0; round < 10; ++round) {
-    if (round < FMA_DOUBLE_ROUNDS) {
-      CHACHA20_DOUBLE_ROUND(x, chacha20_rotl7_fma);
-    } else {
-      CHACHA20_DOUBLE_ROUND(x, chacha20_rotl<7>);
+    if (round != 0) {
+      CHACHA20_QR(x[1], x[5], x[9], x[13]);
+      CHACHA20_QR(x[2], x[6], x[10], x[14]);
+      CHACHA20_QR(x[3], x[7], x[11], x[15]);
     }
+    CHACHA20_QR(x[0], x[4], x[8], x[12]);
+    CHACHA20_QR(x[0], x[5], x[10], x[15]);
+    CHACHA20_QR(x[1], x[6], x[11], x[12]);
+    CHACHA20_QR(x[2], x[7], x[8], x[13]);
+    CHACHA20_QR(x[3], x[4], x[9], x[14]);
   }
+}
+
+// Keystream block for (key words k[0..8), block counter, nonce words n[0..3)) into ks[0..16),
+// little-endian words as RFC 8439 serializes them.
+CIPHER_FN void chacha20_block(unsigned int ks[16], const unsigned int k[8], unsigned int counter,
+                              const unsigned int n[3]) {
+  unsigned int init[16], x[16];
+  chacha20_init(init, k, counter, n);
+#pragma unroll
+  for (int i = 0; i < 16; ++i) x[i] = init[i];
+  chacha20_rounds_counter_free(x);
+  chacha20_rounds_rest(x);
 #pragma unroll
   for (int i = 0; i < 16; ++i) ks[i] = x[i] + init[i];
+}
+
+// Two keystream blocks (counters c0 and c1) that share the counter-free quarter rounds: 24 ALU
+// instructions fewer per pair (ptxas does not find this itself; it sometimes moves a part of
+// that work to the uniform datapath).
+CIPHER_FN void chacha20_block_pair(unsigned int ks0[16], unsigned int ks1[16], const unsigned int k[8], unsigned int c0,
+                                   unsigned int c1, const unsigned int n[3]) {
+  unsigned int init[16], shared[16];
+  chacha20_init(init, k, c0, n);
+#pragma unroll
+  for (int i = 0; i < 16; ++i) shared[i] = init[i];
+  chacha20_rounds_counter_free(shared);
+  unsigned int x[16];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) x[i] = shared[i];
+  chacha20_rounds_rest(x);
+#pragma unroll
+  for (int i = 0; i < 16; ++i) ks0[i] = x[i] + init[i];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) x[i] = shared[i];
+  x[12] = c1;
+  chacha20_rounds_rest(x);
+  init[12] = c1;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) ks1[i] = x[i] + init[i];
 }
 
 // 16 bytes at p as four little-endian words: one 128-bit load when p is 16-byte aligned

@@ -26,8 +26,7 @@ CIPHER_FN void chacha20_message(const unsigned char* in, unsigned char* out, uns
                                 poly1305_elem* h, const poly1305_mul_by& r) {
   unsigned int ks[16];
   for (unsigned long long at = 0; at < n; at += 64u) {
-    chacha20_block<AEAD ? CHACHA20_AEAD_FMA_DOUBLE_ROUNDS : CHACHA20_FMA_DOUBLE_ROUNDS>(
-        ks, key, counter + (unsigned int)(at / 64u), nonce);
+    chacha20_block(ks, key, counter + (unsigned int)(at / 64u), nonce);
     if (at + 64u <= n) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
