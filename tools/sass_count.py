@@ -7,6 +7,9 @@ hash sets the speed limit: rate <= SMs * 64 * clock / alu_per_hash.
 
 usage: sass_count.py KERNEL.cubin [--per N] [--kernel NAME] [--sms 132] [--clock-ghz 1.98] [--json]
   --per N    divide by N (hashes per thread, or blocks per thread) to print per-hash counts
+  --range A:B  (hex addresses, repeatable) also count only the instructions in these ranges: the
+             path one thread runs, read off the disassembly (e.g. the aligned path of a kernel
+             that also holds byte-by-byte code for partial blocks)
 Instructions inside loops (a backward branch) are reported per loop, since the static count of a
 loop body runs once per iteration. Needs cuobjdump (CUDA toolkit) on PATH or $CUOBJDUMP.
 """
@@ -123,7 +126,9 @@ def main():
     ap.add_argument("--sms", type=int, default=132)
     ap.add_argument("--clock-ghz", type=float, default=1.98)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--range", action="append", default=[], help="START:END in hex (inclusive), repeatable")
     args = ap.parse_args()
+    ranges = [tuple(int(x, 16) for x in r.split(":")) for r in args.range]
 
     kernels = parse(disassemble(args.cubin))
     if not kernels:
@@ -139,6 +144,11 @@ def main():
             lops, lpipes = count(instructions, start, end)
             entry["loops"].append({"start": hex(start), "end": hex(end), "ops": dict(lops.most_common()),
                                    "pipes": dict(lpipes), **summary(lpipes, args.per, args.sms, args.clock_ghz)})
+        if ranges:
+            picked = [i for i in instructions if any(a <= i[0] <= b for a, b in ranges)]
+            rops, rpipes = count(picked)
+            entry["ranges"] = {"ranges": args.range, "ops": dict(rops.most_common()), "pipes": dict(rpipes),
+                               **summary(rpipes, args.per, args.sms, args.clock_ghz)}
         report[name] = entry
 
     if args.json:
@@ -158,6 +168,10 @@ def main():
         for loop in entry["loops"]:
             print(f"  loop {loop['start']}..{loop['end']} (per iteration): ALU {loop['alu_per_hash']:.1f}, "
                   f"FMA {loop['fma_per_hash']:.1f}, all {loop['issue_per_hash']:.1f}")
+        if "ranges" in entry:
+            r = entry["ranges"]
+            print(f"  ranges {' '.join(r['ranges'])}: ALU {r['alu_per_hash']:.2f}, FMA {r['fma_per_hash']:.2f}, "
+                  f"all {r['issue_per_hash']:.2f} (" + ", ".join(f"{k}={v}" for k, v in sorted(r["pipes"].items())) + ")")
 
 
 if __name__ == "__main__":

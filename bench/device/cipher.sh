@@ -63,9 +63,11 @@ if [ -x "$cuobjdump" ]; then
       awk '/per hash/ {s = $5 + 0} /loop/ && $6 + 0 > a {a = $6 + 0} END {print s, a + 0}'
   }
   read -r aes_static aes_round <<<"$(sass "$OUT/aes.cubin" aes_ctr_masked 512)"
-  read -r cc_static _ <<<"$(sass "$OUT/chacha20_bulk.cubin" chacha20_xor 64)"
-  # Dynamic count, aligned bulk: the code outside loops once (an upper bound: it also holds the
-  # unaligned byte-by-byte paths that aligned data skips) plus the round loop Nr - 1 times.
+  read -r cc_static _ <<<"$(sass "$OUT/chacha20_bulk.cubin" chacha20_xor 128)"  # 2 blocks per thread
+  # Dynamic count, aligned bulk: the code outside loops once (for AES an upper bound: it also holds
+  # the unaligned byte-by-byte paths that aligned data skips; chacha20_xor has none) plus the round
+  # loop Nr - 1 times. The aligned path alone: tools/sass_count.py --range (see
+  # bench/results/2026-12-03-cipher-sass.md).
   for c in "aes-128-ctr 9 $aes_static $aes_round" "aes-256-ctr 13 $aes_static $aes_round" "chacha20 0 $cc_static 0"; do
     set -- $c
     awk -v c="$1" -v r="$2" -v s="$3" -v l="$4" -v mhz="$clock_mhz" 'BEGIN {

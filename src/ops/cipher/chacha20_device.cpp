@@ -93,11 +93,17 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
   auto kernel = [&](const char* name) { return cipher_kernel(device, program, name); };
   const std::uint8_t* params_ptr = secret.data();
   if (!aead) {
-    const std::uint64_t blocks = (bytes + 63) / 64;
+    // Whole blocks in the main kernel (two per thread, 32 threads per 64 blocks), the last partial
+    // block (if any) in a one-thread kernel.
+    const std::uint64_t blocks = bytes / 64;
     if (blocks != 0)
       kernel("chacha20_xor")
-          .launch({.grid = blocks_for(blocks), .block = block_threads, .stream = stream}, in, out,
-                  static_cast<unsigned long long>(bytes), params_ptr);
+          .launch({.grid = blocks_for((blocks + 63) / 64 * 32), .block = block_threads, .stream = stream}, in, out,
+                  static_cast<unsigned long long>(blocks), params_ptr);
+    if (bytes % 64 != 0)
+      kernel("chacha20_xor_tail")
+          .launch({.grid = 1, .block = 1, .stream = stream}, in, out, static_cast<unsigned long long>(bytes),
+                  params_ptr);
     synchronize(device, stream);
     return;
   }

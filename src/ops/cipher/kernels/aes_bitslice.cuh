@@ -102,8 +102,8 @@ __device__ __forceinline__ void aes_shift_mix_add(aes_word* s, const Keys& keys,
   for (int j = 0; j < 128; ++j) s[j] = out[j];
 }
 
-// ShiftRows and AddRoundKey of the last round (no MixColumns).
-template <class Keys>
+// ShiftRows and (LastKey) AddRoundKey of the last round (no MixColumns).
+template <bool LastKey, class Keys>
 __device__ __forceinline__ void aes_shift_add(aes_word* s, const Keys& keys, int round) {
   aes_word out[128];
 #pragma unroll
@@ -113,12 +113,15 @@ __device__ __forceinline__ void aes_shift_add(aes_word* s, const Keys& keys, int
 #pragma unroll
       for (int b = 0; b < 8; ++b) out[8 * (r + 4 * c) + b] = s[8 * aes_shifted_byte(r, c) + b];
 #pragma unroll
-  for (int j = 0; j < 128; ++j) s[j] = out[j] ^ keys.mask(round, j);
+  for (int j = 0; j < 128; ++j) s[j] = LastKey ? out[j] ^ keys.mask(round, j) : out[j];
 }
 
 // Encrypts the 32 bitsliced blocks in s with `rounds` rounds (10, 12, 14). The first AddRoundKey
-// (round key 0) is the caller's: it may be folded into building s.
-template <class Keys>
+// (round key 0) is the caller's: it may be folded into building s. LastKey false leaves out the
+// last AddRoundKey too: the caller XORs the last round key's words into the blocks after the
+// transpose (the key is the same in all 32 blocks), where it joins the XOR with the data in one
+// 3-input LOP3 (128 instructions fewer per 32 blocks).
+template <bool LastKey = true, class Keys>
 __device__ __forceinline__ void aes_encrypt_rounds(aes_word* s, const Keys& keys, int rounds) {
 #pragma unroll 1
   for (int r = 1; r < rounds; ++r) {
@@ -126,8 +129,13 @@ __device__ __forceinline__ void aes_encrypt_rounds(aes_word* s, const Keys& keys
     aes_shift_mix_add(s, keys, r);
   }
   aes_sub_bytes(s);
-  aes_shift_add(s, keys, rounds);
+  aes_shift_add<LastKey>(s, keys, rounds);
 }
+
+// The select masks of the transpose's shifts by n = 1, 2, 4 (index n), read from constant memory:
+// with literal masks ptxas splits each bit select into two LOP3s (one per complementary mask).
+__constant__ unsigned int aes_transpose_low_mask[5] = {0u, 0x55555555u, 0x33333333u, 0u, 0x0f0f0f0fu};
+__constant__ unsigned int aes_transpose_high_mask[5] = {0u, 0xaaaaaaaau, 0xccccccccu, 0u, 0xf0f0f0f0u};
 
 // Transposes the 32x32 bit matrix a (a[j] bit k -> a[k] bit j). Applied to words 32 g .. 32 g + 31
 // of a state it turns bit planes into blocks: a[k] becomes little-endian word g of block k.
@@ -146,15 +154,19 @@ __device__ __forceinline__ void aes_transpose32(aes_word* a) {
     a[j] = __byte_perm(x, y, 0x6240);
     a[j + 8] = __byte_perm(x, y, 0x7351);
   }
+  // Shifts 4, 2, 1 as two bit selects (one LOP3 each) per pair of words, plus the two shifted
+  // copies (ptxas puts the left shift on the FMA pipe as IMAD.SHL): 3 ALU instructions per pair
+  // instead of 4. (The right shift as IMAD.HI would leave 2, but measurements on the H200 showed
+  // ALU work moved to IMAD.HI saving nothing: docs/performance.md.)
 #pragma unroll
   for (int shift = 4; shift >= 1; shift >>= 1) {
-    const aes_word m = shift == 4 ? 0x0f0f0f0fu : shift == 2 ? 0x33333333u : 0x55555555u;
+    const aes_word low = aes_transpose_low_mask[shift], high = aes_transpose_high_mask[shift];
 #pragma unroll
     for (int j = 0; j < 32; ++j) {
       if (j & shift) continue;
-      const aes_word t = ((a[j] >> shift) ^ a[j + shift]) & m;
-      a[j + shift] ^= t;
-      a[j] ^= t << shift;
+      const aes_word x = a[j], y = a[j + shift];
+      a[j] = x ^ ((x ^ (y << shift)) & high);         // x's low bits, y's low bits moved up
+      a[j + shift] = y ^ ((y ^ (x >> shift)) & low);  // y's high bits, x's high bits moved down
     }
   }
 }

@@ -1,12 +1,13 @@
 // Bulk ChaCha20 and ChaCha20-Poly1305 over one message split across the whole device.
 //
-// chacha20_xor: one thread per 64-byte keystream block (block counter = first counter + index),
-// 16-byte loads and stores. chacha20_poly1305_*: each thread of the main kernel en/decrypts one
-// 256-byte piece and evaluates Poly1305 over its 16 ciphertext blocks; pieces are combined in a
-// shared-memory tree per thread block (Poly(A || B) = Poly(A) * r^|B| + Poly(B)), the block
-// results by the finish kernel, which also takes the last (possibly short) piece, the AAD and the
-// length block, and writes the tag. Pieces are aligned to the right (leading empty pieces), so
-// every combined part has a power-of-two length and its multiplier is a table entry r^(2^e).
+// chacha20_xor: one thread per whole 64-byte keystream block (block counter = first counter +
+// index), 16-byte loads and stores; chacha20_xor_tail: the last partial block.
+// chacha20_poly1305_*: each thread of the main kernel en/decrypts one 256-byte piece and
+// evaluates Poly1305 over its 16 ciphertext blocks; pieces are combined in a shared-memory tree
+// per thread block (Poly(A || B) = Poly(A) * r^|B| + Poly(B)), the block results by the finish
+// kernel, which also takes the last (possibly short) piece, the AAD and the length block, and
+// writes the tag. Pieces are aligned to the right (leading empty pieces), so every combined part
+// has a power-of-two length and its multiplier is a table entry r^(2^e).
 //
 // Compile-time parameters (-D):
 //   ALIGNED   1: in and out are 16-byte aligned (vector loads); 0 (default): byte loads
@@ -66,14 +67,35 @@ CIPHER_FN void chacha20_xor_block(const unsigned char* in, unsigned char* out, u
   }
 }
 
-__global__ void chacha20_xor(const unsigned char* in, unsigned char* out, unsigned long long n,
+// Whole 64-byte blocks only (the host launches 32 threads per 64 blocks, rounded up;
+// chacha20_xor_tail takes the last n % 64 bytes), two per thread: warp w takes blocks 64 w ..
+// 64 w + 63, lane l blocks 64 w + l and 64 w + 32 + l, so each 16-byte load or store of the warp
+// touches the same 16 bytes of 32 consecutive blocks (as with one block per thread). The pair
+// shares its counter-free quarter rounds (chacha20_shared_start). With no partial-block path here,
+// the kernel's SASS is exactly the work that tools/sass_count.py counts.
+__global__ void chacha20_xor(const unsigned char* in, unsigned char* out, unsigned long long blocks,
                              const chacha20_params* params) {
-  const unsigned long long index = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const unsigned long long at = index * 64u;
-  if (at >= n) return;
+  const unsigned long long thread = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned long long first = (thread >> 5) * 64u + (thread & 31u), second = first + 32u;
+  if (first >= blocks) return;
+  unsigned int key[8], nonce[3], counter, init[16], shared[16], ks[16];
+  chacha20_load_params(params, key, nonce, &counter);
+  chacha20_shared_start(init, shared, key, nonce);
+  cipher_vec4 unused[4];
+  chacha20_block_from(ks, init, shared, counter + (unsigned int)first);
+  chacha20_xor_block(in, out, first * 64u, first * 64u + 64u, ks, unused);
+  chacha20_block_from(ks, init, shared, counter + (unsigned int)second);
+  if (second < blocks) chacha20_xor_block(in, out, second * 64u, second * 64u + 64u, ks, unused);
+}
+
+// The last n % 64 (> 0) bytes of an n-byte message: one thread, byte by byte.
+__global__ void chacha20_xor_tail(const unsigned char* in, unsigned char* out, unsigned long long n,
+                                  const chacha20_params* params) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
   unsigned int key[8], nonce[3], counter, ks[16];
   chacha20_load_params(params, key, nonce, &counter);
-  chacha20_block(ks, key, counter + (unsigned int)index, nonce);
+  const unsigned long long at = n & ~63ull;
+  chacha20_block(ks, key, counter + (unsigned int)(at / 64u), nonce);
   cipher_vec4 unused[4];
   chacha20_xor_block(in, out, at, n, ks, unused);
 }
@@ -131,11 +153,12 @@ __global__ void __launch_bounds__(BLOCK)
   poly1305_elem h = poly1305_zero();
   if (v >= pad && v - pad < full_pieces) {
     const unsigned long long piece = v - pad;
-    unsigned int k[8], nonce[3], counter, ks[16];
+    unsigned int k[8], nonce[3], counter, init[16], shared[16], ks[16];
     chacha20_load_params(params, k, nonce, &counter);
+    chacha20_shared_start(init, shared, k, nonce);  // once for the piece's 4 blocks
     const poly1305_mul_by r = poly1305_multiplier(key->power[0]);
     for (int c = 0; c < 4; ++c) {
-      chacha20_block(ks, k, 1u + (unsigned int)(piece * 4u) + (unsigned int)c, nonce);
+      chacha20_block_from(ks, init, shared, 1u + (unsigned int)(piece * 4u) + (unsigned int)c);
       cipher_vec4 ct[4];
       const unsigned long long at = piece * PIECE_BYTES + 64u * c;
       chacha20_xor_block(in, out, at, at + 64u, ks, ct);
