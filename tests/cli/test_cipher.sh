@@ -6,13 +6,9 @@
 # bad input exits 2.
 # Usage: tests/cli/test_cipher.sh path/to/opkit   (exit 77: skipped, no openssl)
 set -u
-opkit=$(realpath "${1:?usage: test_cipher.sh path/to/opkit}")
 command -v openssl >/dev/null || { echo "skip: no openssl"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-failures=0
-pass=0
+. "$(dirname "$0")/cli_test_lib.sh"
+cli_test_begin test_cipher.sh "$@"
 
 ok() { pass=$((pass + 1)); }
 fail() { failures=$((failures + 1)); echo "FAIL: $*"; }

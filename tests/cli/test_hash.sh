@@ -5,36 +5,11 @@
 # is one) the GPU.
 # Usage: tests/cli/test_hash.sh path/to/opkit   (exit 77: skipped, no sha256sum)
 set -u
-opkit=$(realpath "${1:?usage: test_hash.sh path/to/opkit}")
 command -v sha256sum >/dev/null || { echo "skip: no sha256sum"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-failures=0
-pass=0
+. "$(dirname "$0")/cli_test_lib.sh"
+. "$(dirname "$0")/sha256sum_same.sh"
+cli_test_begin test_hash.sh "$@"
 check_escape_fix=""  # a sed script for the reference output of --check; see below
-
-# Runs `opkit hash ARGS` and `sha256sum ARGS` (the same args, minus opkit-only ones) and compares.
-same() {
-  local label=$1; shift
-  "$opkit" hash "$@" >opkit.out 2>opkit.err </dev/null; local opkit_rc=$?
-  sha256sum "$@" >ref.out 2>ref.err </dev/null; local ref_rc=$?
-  sed -i 's/^sha256sum: /opkit: /' ref.err
-  [ -n "$check_escape_fix" ] && sed -i "$check_escape_fix" ref.out
-  if cmp -s opkit.out ref.out && cmp -s opkit.err ref.err && [ "$opkit_rc" = "$ref_rc" ]; then
-    pass=$((pass + 1))
-  else
-    failures=$((failures + 1))
-    echo "FAIL: $label (exit opkit $opkit_rc, sha256sum $ref_rc)"
-    diff <(cat -A ref.out) <(cat -A opkit.out) | head -10
-    diff <(cat -A ref.err) <(cat -A opkit.err) | head -10
-  fi
-}
-
-check() {  # check LABEL CONDITION-COMMAND...
-  local label=$1; shift
-  if "$@"; then pass=$((pass + 1)); else failures=$((failures + 1)); echo "FAIL: $label"; fi
-}
 
 # Files: empty, small, exactly one block, a few MiB (streamed), awkward names.
 : >empty
@@ -144,5 +119,4 @@ fi
 "$opkit" hash --algo md5 abc >/dev/null 2>&1; rc=$?
 check "unknown --algo is a usage error (exit 2)" [ "$rc" = 2 ]
 
-echo "$pass passed, $failures failed"
-[ "$failures" = 0 ]
+cli_test_end

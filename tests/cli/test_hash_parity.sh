@@ -6,31 +6,11 @@
 # stderr (program name replaced) and the exit status with sha256sum run on the same arguments.
 # Usage: tests/cli/test_hash_parity.sh path/to/opkit   (exit 77: skipped, no sha256sum)
 set -u
-opkit=$(realpath "${1:?usage: test_hash_parity.sh path/to/opkit}")
 command -v sha256sum >/dev/null || { echo "skip: no sha256sum"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-pass=0
-failures=0
+. "$(dirname "$0")/cli_test_lib.sh"
+. "$(dirname "$0")/sha256sum_same.sh"
+cli_test_begin test_hash_parity.sh "$@"
 
-same() {  # same LABEL ARGS...: opkit hash ARGS and sha256sum ARGS behave alike
-  local label=$1
-  shift
-  "$opkit" hash "$@" >opkit.out 2>opkit.err </dev/null
-  local opkit_rc=$?
-  sha256sum "$@" >ref.out 2>ref.err </dev/null
-  local ref_rc=$?
-  sed -i 's/^sha256sum: /opkit: /' ref.err
-  if cmp -s opkit.out ref.out && cmp -s opkit.err ref.err && [ "$opkit_rc" = "$ref_rc" ]; then
-    pass=$((pass + 1))
-  else
-    failures=$((failures + 1))
-    echo "FAIL: $label (exit opkit $opkit_rc, sha256sum $ref_rc)"
-    diff <(cat -A ref.out) <(cat -A opkit.out) | head -10
-    diff <(cat -A ref.err) <(cat -A opkit.err) | head -10
-  fi
-}
 
 printf 'abc' >abc
 printf 'x' >"$(printf 'new\nline')"
@@ -85,5 +65,4 @@ assert files[0] == {"file": "abc", "digest": sys.argv[1]}, files
 assert files[1]["file"] == "caf\ufffd", files
 PY
 
-echo "$pass passed, $failures failed"
-[ "$failures" = 0 ]
+cli_test_end

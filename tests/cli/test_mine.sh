@@ -4,19 +4,10 @@
 # exits 2 with one message; Ctrl-C stops within a second, prints where to resume, exits 130.
 # Usage: tests/cli/test_mine.sh path/to/opkit   (exit 77: skipped, no sha256sum)
 set -u
-opkit=$(realpath "${1:?usage: test_mine.sh path/to/opkit}")
 command -v sha256sum >/dev/null || { echo "skip: no sha256sum"; exit 77; }
 data_dir=$(realpath "${OPKIT_TEST_DATA_DIR:-$(dirname "$0")/../data}")
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-failures=0
-pass=0
-
-check() {  # check LABEL CONDITION-COMMAND...
-  local label=$1; shift
-  if "$@"; then pass=$((pass + 1)); else failures=$((failures + 1)); echo "FAIL: $label"; fi
-}
+. "$(dirname "$0")/cli_test_lib.sh"
+cli_test_begin test_mine.sh "$@"
 mine() { "$opkit" mine --device host --quiet "$@" >out 2>err </dev/null; rc=$?; }
 
 # Bitcoin mode: every real header, 2^20 nonces around its nonce.
@@ -74,14 +65,7 @@ check "bad device: exit 2" [ "$?" = 2 ]
 check "bad device: message" grep -q "'tpu' is not a device for opkit mine; use one of: auto, host, all, cuda" err
 
 # Ctrl-C: a search that cannot finish stops within a second, says where to resume, exits 130.
-"$opkit" mine --device host --quiet --data "forever" --difficulty 200 --start 1000 --count 1000000000000 >out 2>err </dev/null &
-pid=$!
-sleep 1
-kill -INT "$pid"
-stopped_at=$(date +%s%N)
-wait "$pid"
-rc=$?
-elapsed_ms=$((($(date +%s%N) - stopped_at) / 1000000))
+interrupt_after 1 INT "$opkit" mine --device host --quiet --data "forever" --difficulty 200 --start 1000 --count 1000000000000
 check "ctrl-c: exit 130" [ "$rc" = 130 ]
 check "ctrl-c: stopped within a second (${elapsed_ms} ms)" [ "$elapsed_ms" -lt 1000 ]
 check "ctrl-c: resume hint" grep -q "resume with --start [0-9]" err
@@ -92,5 +76,4 @@ check "ctrl-c: resume point past the start" [ "${resume:-0}" -gt 1000 ]
 remaining=$(sed -n 's/.*resume with --start [0-9]* --count \([0-9]*\)$/\1/p' err)
 check "ctrl-c: resume count is the rest of the range" [ "$((resume + ${remaining:-0}))" = 1000000001000 ]
 
-echo "$pass passed, $failures failed"
-[ "$failures" = 0 ]
+cli_test_end

@@ -6,20 +6,12 @@
 # ntime roll as documented; bad job files exit 2 naming the field; Ctrl-C stops within a second.
 # Usage: tests/cli/test_mine_job.sh path/to/opkit   (exit 77: skipped, no python3)
 set -u
-opkit=$(realpath "${1:?usage: test_mine_job.sh path/to/opkit}")
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 here=$(realpath "$(dirname "$0")")
 data_dir=$(realpath "${OPKIT_TEST_DATA_DIR:-$here/../data}")
 checker=$here/../stratum/check_job_shares.py
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cd "$work"
-failures=0
-pass=0
-check() {  # check LABEL CONDITION-COMMAND...
-  local label=$1; shift
-  if "$@"; then pass=$((pass + 1)); else failures=$((failures + 1)); echo "FAIL: $label"; fi
-}
+. "$here/cli_test_lib.sh"
+cli_test_begin test_mine_job.sh "$@"
 mine() { "$opkit" mine --quiet "$@" >out 2>err </dev/null; rc=$?; }
 
 # Real block 100000: extranonce2 02 is the real coinbase's byte; the share target is the block's.
@@ -93,17 +85,9 @@ check "--shares 0: exit 2" [ "$rc" = 2 ]
 
 # Ctrl-C: stops within a second and says where it got to.
 python3 -c "import json; j=json.load(open('$job')); j['difficulty']=1e6; print(json.dumps(j))" >hard.json
-"$opkit" mine --quiet --job hard.json --device host >out 2>err </dev/null &
-pid=$!
-sleep 1
-kill -INT "$pid"
-stopped_at=$(date +%s%N)
-wait "$pid"
-rc=$?
-elapsed_ms=$((($(date +%s%N) - stopped_at) / 1000000))
+interrupt_after 1 INT "$opkit" mine --quiet --job hard.json --device host
 check "ctrl-c: exit 130" [ "$rc" = 130 ]
 check "ctrl-c: stopped within a second (${elapsed_ms} ms)" [ "$elapsed_ms" -lt 1000 ]
 check "ctrl-c: where it got to" grep -q "interrupted in job j7 at extranonce2 0000, ntime 504e86b9: nonces \[0, [0-9]*\] of that header were searched" err
 
-echo "$pass passed, $failures failed"
-[ "$failures" = 0 ]
+cli_test_end

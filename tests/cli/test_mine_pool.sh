@@ -7,19 +7,12 @@
 # options (exit 2); Ctrl-C (exit 130 within a second, saying where it got to).
 # Usage: tests/cli/test_mine_pool.sh path/to/opkit   (exit 77: skipped, no python3)
 set -u
-opkit=$(realpath "${1:?usage: test_mine_pool.sh path/to/opkit}")
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 pool_py=$(realpath "$(dirname "$0")/../stratum/test_pool.py")
-work=$(mktemp -d)
+. "$(dirname "$0")/cli_test_lib.sh"
+cli_test_begin test_mine_pool.sh "$@"
 pool_pid=
-trap '[ -n "$pool_pid" ] && kill "$pool_pid" 2>/dev/null; rm -rf "$work"' EXIT
-cd "$work"
-failures=0
-pass=0
-check() {  # check LABEL CONDITION-COMMAND...
-  local label=$1; shift
-  if "$@"; then pass=$((pass + 1)); else failures=$((failures + 1)); echo "FAIL: $label"; fi
-}
+cli_test_cleanup_hook='[ -n "$pool_pid" ] && kill "$pool_pid" 2>/dev/null'
 
 start_pool() {  # start_pool SCENARIO: the pool in the background, its port in $port
   rm -f port report
@@ -111,19 +104,11 @@ check "no --user: message" grep -q -- "--pool needs --user NAME" err
 
 # Ctrl-C while mining for the pool.
 start_pool accept
-timeout 60 "$opkit" mine --pool "stratum+tcp://127.0.0.1:$port" --user w1 --device host --quiet >out 2>err </dev/null &
-pid=$!
-sleep 2
-kill -INT "$pid"
-stopped_at=$(date +%s%N)
-wait "$pid"
-rc=$?
-elapsed_ms=$((($(date +%s%N) - stopped_at) / 1000000))
+interrupt_after 2 INT timeout 60 "$opkit" mine --pool "stratum+tcp://127.0.0.1:$port" --user w1 --device host --quiet
 stop_pool
 check "ctrl-c: exit 130" [ "$rc" = 130 ]
 check "ctrl-c: stopped within a second (${elapsed_ms} ms)" [ "$elapsed_ms" -lt 1000 ]
 check "ctrl-c: where it got to" grep -q "interrupted after .* accepted, .* rejected, .*; last job a1, extranonce2 " err
 check "ctrl-c: the pool's checks passed" [ "$pool_rc" = 0 ]
 
-echo "$pass passed, $failures failed"
-[ "$failures" = 0 ]
+cli_test_end
