@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "cli_progress.hpp"
 #include "opkit/ops/pow.hpp"
 
 namespace opkit::cli {
@@ -13,7 +14,6 @@ namespace opkit::cli {
 // large for that (data mode's 2^64) the percentage means nothing: rate, nonces tried and, given
 // `hashes_per_find` (2^BITS in data mode; 0 if unknown), the expected time to a find.
 std::function<void(const ops::MineProgress&)> terminal_progress(double hashes_per_find = 0);
-void clear_progress();
 
 // Prints the result on stdout (and, when interrupted, how to resume on stderr).
 void print_result(const ops::MineResult& result, const ops::NonceRange& range, bool json);

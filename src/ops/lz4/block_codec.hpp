@@ -26,9 +26,8 @@ class BlockCodec {
   // holds only part of it). With verify, checks every block checksum present. Throws naming the
   // first bad block.
   virtual std::vector<std::size_t> decode(std::span<const std::uint8_t> input, std::size_t input_base,
-                                          std::span<const BlockRef> blocks,
-                                          std::span<const std::size_t> slot_offsets, std::span<std::uint8_t> slots,
-                                          bool verify) = 0;
+                                          std::span<const BlockRef> blocks, std::span<const std::size_t> slot_offsets,
+                                          std::span<std::uint8_t> slots, bool verify) = 0;
 };
 
 std::unique_ptr<BlockCodec> host_block_codec();

@@ -124,7 +124,8 @@ FrameScanner::Step FrameScanner::lz4_block(FrameBytes& in) {
   if (word == 0) {  // EndMark, then the content checksum
     std::size_t end = start + 4;
     if (frame_.settings.content_checksum) {
-      if (!have(in, end, 4, [&] { return where(frame_index(), frame_.offset); }, "content checksum"))
+      if (!have(
+              in, end, 4, [&] { return where(frame_index(), frame_.offset); }, "content checksum"))
         return Step::more;
       frame_.content_checksum = read32(in, end);
       end += 4;

@@ -44,9 +44,8 @@ class KernelCodec final : public BlockCodec {
   }
 
   std::vector<std::size_t> decode(std::span<const std::uint8_t> input, std::size_t input_base,
-                                  std::span<const BlockRef> blocks,
-                                  std::span<const std::size_t> slot_offsets, std::span<std::uint8_t> slots,
-                                  bool verify) override {
+                                  std::span<const BlockRef> blocks, std::span<const std::size_t> slot_offsets,
+                                  std::span<std::uint8_t> slots, bool verify) override {
     const std::size_t count = blocks.size();
     if (count == 0) return {};
     const Device& device = lz4_.device();

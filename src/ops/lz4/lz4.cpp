@@ -66,8 +66,8 @@ void Lz4FrameWriter::write(std::span<const std::uint8_t> data, std::vector<std::
     hashed = std::async(s.options.device ? std::launch::async : std::launch::deferred,
                         [&] { XXH32_update(s.hash.get(), data.data(), data.size()); });
   for (std::size_t at = 0; at < data.size(); at += chunk_bytes)
-    s.codec->encode(data.subspan(at, std::min(chunk_bytes, data.size() - at)), block_bytes(),
-                    s.options.block_checksums, out);
+    s.codec->encode(data.subspan(at, std::min(chunk_bytes, data.size() - at)), block_bytes(), s.options.block_checksums,
+                    out);
   if (hashed.valid()) hashed.get();
   s.written += data.size();
 }

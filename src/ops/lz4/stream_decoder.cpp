@@ -106,7 +106,8 @@ struct Lz4StreamDecoder::State {
   void flush(std::span<const std::uint8_t> window) {
     if (pending.empty()) return;
     scratch.resize(slots.back());
-    const std::vector<std::size_t> sizes = codec->decode(window, base, pending, slots, scratch, options.verify_checksums);
+    const std::vector<std::size_t> sizes =
+        codec->decode(window, base, pending, slots, scratch, options.verify_checksums);
     std::size_t packed = 0;
     for (std::size_t i = 0; i < pending.size(); ++i) {
       limit(pending[i], packed + sizes[i]);
