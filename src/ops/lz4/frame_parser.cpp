@@ -10,6 +10,10 @@ namespace opkit::ops::lz4 {
 
 ParsedInput parse_frames(std::span<const std::uint8_t> input) {
   WindowBytes bytes(input, 0, true);
+  return parse_frames(bytes);
+}
+
+ParsedInput parse_frames(FrameBytes& bytes) {
   FrameScanner scanner;
   ParsedInput out;
   for (;;) {

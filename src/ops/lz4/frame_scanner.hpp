@@ -76,4 +76,7 @@ class FrameScanner {
   std::size_t skip_from_ = 0, skip_left_ = 0;  // a skippable frame's data
 };
 
+// The whole structure of a complete input (parse_frames of a buffer is this over WindowBytes).
+ParsedInput parse_frames(FrameBytes& bytes);
+
 }  // namespace opkit::ops::lz4
