@@ -16,10 +16,11 @@
 //
 // Device memory in and out (the overloads on BufferView): the data's device runs opkit's kernels
 // and the result stays there. One buffer gives one frame; a batch of buffers gives a batch of
-// frames in one launch per step (the nvCOMP batched case). The host still parses each frame's
-// structure (a copy of the compressed bytes comes down for that), computes content checksums
-// (a copy of the data comes down: turn content_checksum off where that costs too much) and
-// decodes linked-block frames with liblz4.
+// frames in one launch per step (the nvCOMP batched case). Decompression finds the block index
+// on the device (a kernel walks the block headers; only the bytes the frame parser checks, about
+// 32 per block, come down); the host still computes content checksums (a copy of the data comes
+// down: turn content_checksum / verify_checksums off where that costs too much) and decodes
+// linked-block frames with liblz4 (the frame comes down for those).
 #pragma once
 
 #include <cstddef>
