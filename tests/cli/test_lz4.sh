@@ -4,7 +4,10 @@
 # concatenated frames) decodes with `opkit lz4 -d`, and every option combination opkit writes
 # decodes with `lz4 -d`; default output names, refusal to overwrite, -f, --rm, -t, stdin/stdout,
 # --json, corrupt input (exit 2), on the host engine and the CPU backend's kernels (and the GPU
-# when there is one).
+# when there is one). Streaming: random files of many batches round trip with `lz4` both ways
+# (files and stdin/stdout), peak RSS stays bounded by the batch (/usr/bin/time) on inputs several
+# times larger, also for hostile frames (a huge declared content size, endless blocks), and
+# Ctrl-C leaves no output behind.
 # Usage: tests/cli/test_lz4.sh path/to/opkit   (exit 77: skipped, no lz4 tool)
 set -u
 opkit=$(realpath "${1:?usage: test_lz4.sh path/to/opkit}")
@@ -93,6 +96,106 @@ done
 "$opkit" lz4 -d -c --max-size 1000 good.lz4 >/dev/null 2>err; rc=$?
 expect "--max-size: exit 2 (got $rc)" test "$rc" = 2
 cp text notlz4 && "$opkit" lz4 -d notlz4 2>/dev/null; expect "missing suffix: exit 2" test $? = 2
+
+# Streaming: inputs of many batches (--batch-mib 4 or 5; blocks straddle the reads), fresh random
+# data mixed with text so that blocks are both raw and compressed.
+{ head -c 9000000 /dev/urandom; for i in $(seq 1 4); do cat text; done; head -c 6000000 /dev/urandom; yes opkit | head -c 7000000; } >stream
+for d in $devices; do
+  for opts in "-B7" "-B4 -BX" "-B6 --content-size" "-B5 --no-frame-crc"; do
+    for mib in 4 5; do
+      "$opkit" lz4 -q -c --batch-mib $mib --device "$d" $opts stream >s.lz4 2>err
+      lz4 -q -d -c s.lz4 >got 2>/dev/null
+      expect "stream: opkit $opts --batch-mib $mib --device $d -> lz4 -d: $(head -c 200 err)" cmp -s got stream
+    done
+    lz4 -q -c ${opts/--no-frame-crc/} stream >r.lz4
+    "$opkit" lz4 -q -d -c --batch-mib 5 --device "$d" r.lz4 >got 2>err
+    expect "stream: lz4 $opts -> opkit -d --batch-mib 5 --device $d: $(head -c 200 err)" cmp -s got stream
+  done
+  lz4 -q -c -BD -B4 stream | "$opkit" lz4 -q -d --batch-mib 4 --device "$d" | cmp -s - stream
+  expect "stream: linked blocks through stdin/stdout on $d" test "${PIPESTATUS[*]}" = "0 0 0"
+  cat stream | "$opkit" lz4 -q --batch-mib 4 --device "$d" --content-size | lz4 -q -d | cmp -s - stream
+  expect "stream: stdin to stdout on $d (no content size: unknown)" test "${PIPESTATUS[*]}" = "0 0 0 0"
+done
+"$opkit" lz4 -q -f --batch-mib 4 stream && "$opkit" lz4 -q -d -c stream.lz4 | cmp -s - stream
+expect "stream: FILE.lz4 through the temporary" test "${PIPESTATUS[*]}" = "0 0"
+
+# Bounded memory: doubling the input (160 MB, then 320 MB: 40 and 80 batches of 4 MiB) adds
+# under 8 MiB to the peak RSS on every engine (the CPU backend's fiber stacks and arenas reach
+# their plateau within the first 160 MB), and the host engine's peak stays under 48 MiB in all.
+# A whole-file read would add the file, several times over.
+if [ -x /usr/bin/time ]; then
+  rss() { /usr/bin/time -f %M -o rss.kb "$@" >/dev/null 2>rss.err; echo "$? $(tail -1 rss.kb)"; }
+  { head -c 100000000 /dev/urandom; yes "bounded memory line $RANDOM" | head -c 60000000; } >huge
+  cat huge huge >double
+  lz4 -q -c -B7 -BX huge >huge.lz4
+  lz4 -q -c -B7 -BX double >double.lz4
+  for d in $devices; do
+    read -r _ base < <(rss "$opkit" lz4 -q -c -B7 --batch-mib 4 --device "$d" huge)
+    read -r rc kb < <(rss "$opkit" lz4 -q -c -B7 --batch-mib 4 --device "$d" double)
+    expect "bounded: compress 320 MB on $d: exit $rc, $((kb - base)) KiB over 160 MB's peak" \
+      test "$rc" = 0 -a $((kb - base)) -lt 8192
+    [ "$d" = host ] && expect "bounded: compress on host: $kb KiB peak, under 48 MiB" test "$kb" -lt 49152
+    read -r _ base < <(rss "$opkit" lz4 -q -t --batch-mib 4 --device "$d" huge.lz4)
+    read -r rc kb < <(rss "$opkit" lz4 -q -t --batch-mib 4 --device "$d" double.lz4)
+    expect "bounded: decompress 320 MB on $d: exit $rc, $((kb - base)) KiB over 160 MB's peak" \
+      test "$rc" = 0 -a $((kb - base)) -lt 8192
+    [ "$d" = host ] && expect "bounded: decompress on host: $kb KiB peak, under 48 MiB" test "$kb" -lt 49152
+  done
+  # Hostile: a header declaring 2^62 bytes, then 400 copies of a 4 MiB block of zeros (1.6 GiB of
+  # output from 6 MB, endless as far as memory is concerned) and no end: streamed in the same
+  # bounded memory, then an error.
+  head -c 4194304 /dev/zero | lz4 -q -c -B7 --no-frame-crc >zero.lz4
+  python3 - <<'PY'
+import struct
+def xxh32(data, seed=0):
+    p1, p2, p3, p4, p5, m = 2654435761, 2246822519, 3266489917, 668265263, 374761393, 0xFFFFFFFF
+    rotl = lambda x, r: ((x << r) | (x >> (32 - r))) & m
+    i, n = 0, len(data)
+    if n >= 16:
+        v = [(seed + p1 + p2) & m, (seed + p2) & m, seed, (seed - p1) & m]
+        while i + 16 <= n:
+            for k in range(4):
+                v[k] = rotl((v[k] + struct.unpack_from('<I', data, i + 4 * k)[0] * p2) & m, 13) * p1 & m
+            i += 16
+        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & m
+    else:
+        h = (seed + p5) & m
+    h = (h + n) & m
+    while i + 4 <= n:
+        h = rotl((h + struct.unpack_from('<I', data, i)[0] * p3) & m, 17) * p4 & m
+        i += 4
+    while i < n:
+        h = rotl((h + data[i] * p5) & m, 11) * p1 & m
+        i += 1
+    h ^= h >> 15; h = h * p2 & m; h ^= h >> 13; h = h * p3 & m; h ^= h >> 16
+    return h
+zero = open('zero.lz4', 'rb').read()
+block = zero[7:-4]  # the frame's one block: size word and data
+descriptor = bytes([0x68, 0x70]) + struct.pack('<Q', 1 << 62)
+with open('hostile.lz4', 'wb') as f:
+    f.write(struct.pack('<I', 0x184D2204) + descriptor + bytes([(xxh32(descriptor) >> 8) & 0xFF]))
+    f.write(block * 400)
+PY
+  read -r rc kb < <(rss "$opkit" lz4 -q -t --batch-mib 4 hostile.lz4)
+  expect "hostile frame: exit $rc (want 2), $kb KiB peak, under 48 MiB" test "$rc" = 2 -a "$kb" -lt 49152
+  expect "hostile frame: names the truncation" grep -q "truncated" rss.err
+  "$opkit" lz4 -q -d -c --max-size 100000000 hostile.lz4 >/dev/null 2>err; rc=$?
+  expect "hostile frame: --max-size refuses the content size (exit $rc)" grep -q "exceeds the output limit" err
+else
+  echo "note: no /usr/bin/time, bounded-memory checks skipped"
+fi
+
+# Ctrl-C between batches: exit 130, no output file and no temporary left.
+mkfifo slow
+timeout 60 "$opkit" lz4 -q -f --batch-mib 1 slow & pid=$!
+exec 3>slow
+head -c 3000000 /dev/urandom >&3
+sleep 1
+kill -INT $pid
+wait $pid; rc=$?
+exec 3>&-
+expect "Ctrl-C: exit 130 (got $rc)" test "$rc" = 130
+expect "Ctrl-C: no output, no temporary" test ! -e slow.lz4 -a -z "$(ls -A | grep opkit-tmp)"
 
 echo "$pass passed, $failures failed (devices: $devices)"
 [ "$failures" = 0 ]

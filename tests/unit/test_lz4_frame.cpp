@@ -5,6 +5,8 @@
 #include <lz4.h>
 #include <xxhash.h>
 
+#include <random>
+
 #include "lz4/frame_format.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/lz4.hpp"
@@ -228,6 +230,83 @@ TEST(Lz4Frame, RefusesDictionaryIdsAndReservedBits) {
   Bytes dict = {0x04, 0x22, 0x4D, 0x18, 0x41, 0x40, 1, 2, 3, 4};
   dict.push_back(static_cast<std::uint8_t>(XXH32(&dict[4], 6, 0) >> 8));
   EXPECT_NE(decode_error(dict).find("dictionary"), std::string::npos);
+}
+
+// The stream decoder given its input in random pieces (the caller keeps what a call leaves and
+// appends the next piece) decodes every kind of frame liblz4 writes to the same bytes, with
+// small batches; and it fails on every truncation the whole-buffer decoder fails on.
+Bytes decode_in_pieces(const Bytes& frames, std::mt19937& rng, std::size_t batch) {
+  Bytes out;
+  opkit::ops::Lz4StreamDecoder decoder(
+      {}, [&out](std::span<const std::uint8_t> b) { out.insert(out.end(), b.begin(), b.end()); }, batch);
+  Bytes window;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t n = std::min<std::size_t>(frames.size() - at, 1 + rng() % 300000);
+    window.insert(window.end(), frames.begin() + static_cast<std::ptrdiff_t>(at),
+                  frames.begin() + static_cast<std::ptrdiff_t>(at + n));
+    at += n;
+    const bool last = at == frames.size();
+    const std::size_t done = decoder.decode(window, last);
+    window.erase(window.begin(), window.begin() + static_cast<std::ptrdiff_t>(done));
+    if (last) break;
+  }
+  EXPECT_TRUE(window.empty());
+  EXPECT_EQ(decoder.consumed(), frames.size());
+  EXPECT_EQ(decoder.produced(), out.size());
+  return out;
+}
+
+TEST(Lz4Frame, StreamDecoderTakesAnyPiecesOfEveryFrameKind) {
+  const std::uint32_t seed = std::random_device()();
+  std::mt19937 rng(seed);
+  const Bytes data = periodic_bytes(3000000, seed);
+  Bytes stream, expected;
+  for (int id = 4; id <= 7; ++id)
+    for (int flags = 0; flags < 8; ++flags) {
+      FramePrefs p;
+      p.block_size_id = id;
+      p.linked = flags & 1;
+      p.block_checksum = flags & 2;
+      p.content_size = flags & 4;
+      const Bytes frame = liblz4_compress(data, p);
+      EXPECT_EQ(decode_in_pieces(frame, rng, 1 << 20), data) << "seed " << seed << " id " << id << " flags " << flags;
+      if (flags == 5) {
+        stream.insert(stream.end(), frame.begin(), frame.end());
+        expected.insert(expected.end(), data.begin(), data.end());
+      }
+    }
+  const Bytes skippable = {0x5A, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 9, 9, 9};
+  stream.insert(stream.end(), skippable.begin(), skippable.end());
+  const Bytes legacy = legacy_frame(text_bytes(9000000, seed));
+  stream.insert(stream.end(), legacy.begin(), legacy.end());
+  const Bytes tail = text_bytes(9000000, seed);
+  expected.insert(expected.end(), tail.begin(), tail.end());
+  EXPECT_EQ(decode_in_pieces(stream, rng, 4 << 20), expected) << "seed " << seed;
+  for (std::size_t n = 1; n < stream.size(); n += 1 + rng() % 400000)
+    EXPECT_THROW(decode_in_pieces(Bytes(stream.begin(), stream.begin() + static_cast<std::ptrdiff_t>(n)), rng, 1 << 20),
+                 opkit::Error)
+        << n;
+}
+
+// The frame writer fed whole blocks at a time writes the frame lz4_compress writes in one go.
+TEST(Lz4Frame, FrameWriterInPiecesWritesTheOneShotFrame) {
+  const Bytes data = text_bytes(5000000, std::random_device()());
+  Lz4CompressOptions o;
+  o.block_checksums = true;
+  o.content_size = true;
+  opkit::ops::Lz4FrameWriter writer(o, data.size());
+  Bytes frame;
+  for (std::size_t at = 0; at < data.size(); at += 3 * writer.block_bytes())
+    writer.write(std::span<const std::uint8_t>(data).subspan(at, std::min(3 * writer.block_bytes(), data.size() - at)),
+                 frame);
+  writer.finish(frame);
+  EXPECT_EQ(frame, compress(data, o));
+  EXPECT_EQ(liblz4_decompress(frame), data);
+  opkit::ops::Lz4FrameWriter short_writer(o, data.size() + 1);  // declares a byte more than it gets
+  Bytes out;
+  short_writer.write(data, out);
+  EXPECT_THROW(short_writer.finish(out), opkit::Error);
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ Lz4DecompressOptions decode_on_cpu_backend() {
 
 TEST(Lz4Kernels, EveryKernelCompilesUnderNvrtc) {
   OPKIT_REQUIRE_NVRTC();
-  for (const char* file : {"lz4_compress.cu", "lz4_decompress.cu", "lz4_xxh32.cu", "lz4_gather.cu"}) {
+  for (const char* file : {"lz4_compress.cu", "lz4_decompress.cu", "lz4_xxh32.cu", "lz4_gather.cu", "lz4_scatter.cu",
+                           "lz4_frame_scan.cu"}) {
     auto compiled = opkit::compile(opkit::ops::lz4::kernel_program(file), opkit::Target::cuda("sm_90"));
     EXPECT_FALSE(compiled.binary.empty()) << file;
   }

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <system_error>
 
+#include "cli_stop_signals.hpp"
 #include "opkit/error.hpp"
 
 namespace opkit::cli {
@@ -39,11 +40,14 @@ InputFile::~InputFile() {
 std::size_t InputFile::read_full(std::span<std::uint8_t> buffer) {
   std::size_t got = 0;
   while (got < buffer.size()) {
-    const std::size_t n = std::fread(buffer.data() + got, 1, buffer.size() - got, file_);
-    got += n;
-    if (n == 0) {
-      if (std::ferror(file_)) throw Error(Errc::io, path_, "read failed: " + std::generic_category().message(errno));
-      break;
+    got += std::fread(buffer.data() + got, 1, buffer.size() - got, file_);
+    if (std::ferror(file_)) {
+      if (errno != EINTR) throw Error(Errc::io, path_, "read failed: " + std::generic_category().message(errno));
+      // A signal (StopSignals installs no SA_RESTART): stop at a Ctrl-C, else read on.
+      std::clearerr(file_);
+      if (stop_requested()) break;
+    } else if (got < buffer.size()) {
+      break;  // the end of the input
     }
   }
   return got;

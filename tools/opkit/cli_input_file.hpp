@@ -19,7 +19,8 @@ class InputFile {
   ~InputFile();
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
-  // Fills buffer unless the input ends first; returns the bytes read.
+  // Fills buffer unless the input ends first (or a stop is requested: cli_stop_signals.hpp);
+  // returns the bytes read.
   std::size_t read_full(std::span<std::uint8_t> buffer);
 
  private:

@@ -3,20 +3,24 @@
 // where they overlap, on opkit's LZ4 operator. Every positional argument is an input (as
 // `lz4 -m`); none, or "-", is stdin. Outputs: FILE.lz4, or FILE without .lz4 for -d; -c (or
 // stdin) writes stdout. An existing output is refused without -f; each output is written to a
-// temporary file and renamed into place. Files are read whole into memory.
+// temporary file and renamed into place. Data streams through in batches (--batch-mib, default
+// 64): memory is bounded by the batch, not the file (lz4_stream.hpp).
+
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cli_device.hpp"
-#include "cli_input_file.hpp"
-#include "cli_output_file.hpp"
+#include "cli_stop_signals.hpp"
 #include "commands.hpp"
+#include "lz4_stream.hpp"
 #include "opkit/device.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/lz4.hpp"
@@ -24,15 +28,14 @@
 namespace opkit::cli {
 namespace {
 
-using Bytes = std::vector<std::uint8_t>;
-
 struct Lz4Command {
   bool compress = false, decompress = false, test = false, to_stdout = false, force = false;
   bool keep = false, remove = false, level1 = false, content_size = false, no_frame_crc = false;
   bool json = false, quiet = false;
   std::vector<std::string> block_flags;  // "4".."7", "X", "D"
   std::string device = "host";
-  std::size_t max_size = 0;
+  std::size_t max_size = 0;  // 0: no limit
+  std::size_t batch_mib = ops::lz4_stream_batch_bytes >> 20;
   std::vector<std::string> files;
 };
 
@@ -54,13 +57,6 @@ std::optional<Device> pick_device(const std::string& text) {
       return request.devices.front();
   }
   return std::nullopt;
-}
-
-// Written through a temporary beside the output and renamed into place (cli_output_file.hpp).
-void write_output(const std::string& path, const Bytes& data) {
-  OutputFile output(path);
-  output.write(data);
-  output.commit();
 }
 
 bool ends_with_lz4(const std::string& s) {
@@ -86,6 +82,8 @@ void run_lz4(Lz4Command& cmd, int& exit_code) {
   const std::optional<Device> device = pick_device(cmd.device);
   zopt.device = device;
   if (cmd.files.empty()) cmd.files.push_back("-");
+  if (cmd.batch_mib == 0 || cmd.batch_mib > 4096) throw Error(Errc::invalid_argument, "--batch-mib", "must be 1..4096");
+  const StopSignals stop;  // Ctrl-C / SIGTERM end the command between batches (lz4_stream.hpp)
 
   nlohmann::json report = nlohmann::json::array();
   for (const std::string& file : cmd.files) {
@@ -102,42 +100,50 @@ void run_lz4(Lz4Command& cmd, int& exit_code) {
       if (!cmd.force && std::filesystem::exists(output))
         throw Error(Errc::invalid_argument, "opkit lz4", output + " already exists (use -f to overwrite)");
     }
-    const Bytes in = read_whole_file(file);
+    const Lz4Job job{.input = file,
+                     .output = cmd.test ? "" : (output.empty() ? "-" : output),
+                     .batch_bytes = cmd.batch_mib << 20,
+                     .progress = !cmd.json && !cmd.quiet && isatty(STDERR_FILENO) != 0};
     const auto t0 = std::chrono::steady_clock::now();
-    Bytes out;
+    Lz4Totals totals;
     if (decode) {
       ops::Lz4DecompressOptions dopt;
       dopt.device = device;
-      dopt.max_output = cmd.max_size != 0 ? cmd.max_size : std::max(ops::lz4_default_max_output, 16 * in.size());
+      // Memory is bounded by the batch whatever the frames say, so by default nothing else is.
+      dopt.max_output = cmd.max_size != 0 ? cmd.max_size : std::numeric_limits<std::size_t>::max();
       try {
-        out = ops::lz4_decompress(in, dopt);
+        totals = lz4_decompress_stream(job, dopt);
       } catch (const Error& e) {
+        if (e.stage() != "lz4 frame") throw;
         throw Error(e.kind(), "opkit lz4", (stdin_input ? std::string("stdin") : file) + ": " + e.message());
       }
     } else {
-      out = ops::lz4_compress(in, zopt);
+      totals = lz4_compress_stream(job, zopt);
+    }
+    if (totals.interrupted) {
+      std::fprintf(stderr, "opkit lz4: interrupted in %s after %llu bytes; %s\n", stdin_input ? "stdin" : file.c_str(),
+                   static_cast<unsigned long long>(totals.in),
+                   cmd.test         ? "not fully tested"
+                   : output.empty() ? "stdout has what was written so far"
+                                    : "its output was not written");
+      exit_code = 130;
+      return;
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!cmd.test) {
-      if (output.empty()) {
-        write_output("-", out);
-      } else {
-        write_output(output, out);
-        if (cmd.remove) std::filesystem::remove(file);
-      }
-    }
-    const std::size_t raw = decode ? out.size() : in.size(), packed = decode ? in.size() : out.size();
+    if (!cmd.test && !output.empty() && cmd.remove) std::filesystem::remove(file);
+    const std::uint64_t raw = decode ? totals.out : totals.in, packed = decode ? totals.in : totals.out;
     nlohmann::json entry = {{"file", file},
                             {"output", cmd.test ? "" : (output.empty() ? "-" : output)},
                             {"mode", cmd.test ? "test" : (decode ? "decompress" : "compress")},
-                            {"bytes_in", in.size()},
-                            {"bytes_out", out.size()},
+                            {"bytes_in", totals.in},
+                            {"bytes_out", totals.out},
                             {"ratio", packed ? static_cast<double>(raw) / static_cast<double>(packed) : 0.0},
                             {"seconds", seconds},
                             {"gbps", seconds > 0 ? static_cast<double>(raw) / seconds / 1e9 : 0.0}};
     report.push_back(entry);
     if (!cmd.json && !cmd.quiet && (!output.empty() || cmd.test))
-      std::fprintf(stderr, "%s: %zu -> %zu bytes (ratio %.3f)%s\n", file.c_str(), in.size(), out.size(),
+      std::fprintf(stderr, "%s: %llu -> %llu bytes (ratio %.3f)%s\n", file.c_str(),
+                   static_cast<unsigned long long>(totals.in), static_cast<unsigned long long>(totals.out),
                    entry["ratio"].get<double>(), cmd.test ? ", ok" : "");
   }
   if (cmd.json) std::printf("%s\n", report.dump(2).c_str());
@@ -166,7 +172,9 @@ void add_lz4_command(CLI::App& app, int& exit_code) {
   c->add_flag("--no-frame-crc", cmd->no_frame_crc, "Write no content checksum");
   c->add_option("--device", cmd->device,
                 "host (liblz4, default), auto, cpu[:0] (kernels on the CPU backend), cuda[:N]");
-  c->add_option("--max-size", cmd->max_size, "Refuse to decompress more bytes (default: 1 GiB or 16x the input)");
+  c->add_option("--max-size", cmd->max_size, "Refuse to decompress more bytes per input (default: no limit)");
+  c->add_option("--batch-mib", cmd->batch_mib,
+                "Data per batch in MiB (default 64); memory stays within about 3 batches + 8 MiB");
   c->add_flag("--json", cmd->json, "Print one JSON array: per file bytes in/out, ratio, seconds, GB/s");
   c->add_flag("-q,--quiet", cmd->quiet, "No summary lines on stderr");
   c->add_option("files", cmd->files, "Inputs (none or -: stdin)");

@@ -55,19 +55,17 @@ std::function<void(const ops::MineProgress&)> terminal_progress(double hashes_pe
       const std::string expected = p.rate > 0 && hashes_per_find > 0
                                        ? "  a find expected every " + duration_text(hashes_per_find / p.rate)
                                        : std::string();
-      std::fprintf(stderr, "\r\033[K%s  %.4g nonces tried%s", rate_text(p.rate).c_str(), done, expected.c_str());
+      char text[64];
+      std::snprintf(text, sizeof text, "  %.4g nonces tried", done);
+      show_progress(rate_text(p.rate) + text + expected);
     } else {
       const double percent = total > 0 ? 100.0 * done / total : 0;
       const std::string eta = p.rate > 0 ? duration_text((total - done) / p.rate) : "?";
-      std::fprintf(stderr, "\r\033[K%s  %.2f%% of range  ETA %s", rate_text(p.rate).c_str(), percent, eta.c_str());
+      char text[64];
+      std::snprintf(text, sizeof text, "  %.2f%% of range  ETA ", percent);
+      show_progress(rate_text(p.rate) + text + eta);
     }
-    std::fflush(stderr);
   };
-}
-
-void clear_progress() {
-  std::fprintf(stderr, "\r\033[K");
-  std::fflush(stderr);
 }
 
 void print_result(const ops::MineResult& r, const ops::NonceRange& range, bool json) {

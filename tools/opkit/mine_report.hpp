@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "cli_progress.hpp"
 #include "opkit/ops/pow.hpp"
 
 namespace opkit::cli {
@@ -14,7 +15,6 @@ namespace opkit::cli {
 // large for that (data mode's 2^64) the percentage means nothing: rate, nonces tried and, given
 // `hashes_per_find` (2^BITS in data mode; 0 if unknown), the expected time to a find.
 std::function<void(const ops::MineProgress&)> terminal_progress(double hashes_per_find = 0);
-void clear_progress();
 
 // "12.34 MH/s".
 std::string rate_text(double hashes_per_second);

@@ -16,14 +16,17 @@
 //
 // Device memory in and out (the overloads on BufferView): the data's device runs opkit's kernels
 // and the result stays there. One buffer gives one frame; a batch of buffers gives a batch of
-// frames in one launch per step (the nvCOMP batched case). The host still parses each frame's
-// structure (a copy of the compressed bytes comes down for that), computes content checksums
-// (a copy of the data comes down: turn content_checksum off where that costs too much) and
-// decodes linked-block frames with liblz4.
+// frames in one launch per step (the nvCOMP batched case). Decompression finds the block index
+// on the device (a kernel walks the block headers; only the bytes the frame parser checks, about
+// 32 per block, come down); the host still computes content checksums (a copy of the data comes
+// down: turn content_checksum / verify_checksums off where that costs too much) and decodes
+// linked-block frames with liblz4 (the frame comes down for those).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -59,6 +62,60 @@ struct Lz4DecompressOptions {
 std::vector<std::uint8_t> lz4_compress(std::span<const std::uint8_t> data, const Lz4CompressOptions& options = {});
 std::vector<std::uint8_t> lz4_decompress(std::span<const std::uint8_t> frames,
                                          const Lz4DecompressOptions& options = {});
+
+// Streaming: a frame written, and frames read, a piece at a time, in memory bounded by the pieces
+// (and one batch of blocks) rather than by the data; `opkit lz4` works this way. lz4_compress and
+// lz4_decompress above are these with the whole buffer as one piece.
+//
+// Lz4FrameWriter: one frame. write() appends the header (first call) and the blocks of `data` to
+// `out`; every piece but the last should be a multiple of block_bytes() (a shorter piece ends a
+// block early: still a valid frame, a slightly worse ratio). With options.content_size the header
+// declares `content_size`, which must then be given and is checked against the bytes written.
+class Lz4FrameWriter {
+ public:
+  explicit Lz4FrameWriter(const Lz4CompressOptions& options, std::optional<std::uint64_t> content_size = std::nullopt);
+  ~Lz4FrameWriter();
+  Lz4FrameWriter(const Lz4FrameWriter&) = delete;
+  Lz4FrameWriter& operator=(const Lz4FrameWriter&) = delete;
+  void write(std::span<const std::uint8_t> data, std::vector<std::uint8_t>& out);
+  // The end mark and content checksum; throws Error(invalid_argument) if the data written is not
+  // the declared content size.
+  void finish(std::vector<std::uint8_t>& out);
+  std::size_t block_bytes() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// The batch of independent blocks Lz4StreamDecoder decodes at once: at most this much room for
+// their decoded bytes (see lz4::decoded_cap), and never less than one block.
+inline constexpr std::size_t lz4_stream_batch_bytes = std::size_t{64} << 20;
+
+// Lz4StreamDecoder: concatenated frames, fed in windows. decode(window, last) scans the input
+// bytes from consumed() on, decodes every block wholly inside the window and hands the decoded
+// bytes, in order, to the sink; it returns how many leading bytes of the window it is done with.
+// The caller drops those, appends more input, and calls again; with last, the window is the rest
+// of the input, and the call decodes it all or throws. Memory: the caller's window, plus room for
+// one batch (batch_bytes, or one block's decoded_cap if larger: at most 8 MiB) and 64 KiB of
+// history for linked blocks, whatever sizes the frames declare. A window always holds a whole
+// block once it reaches 4 MiB + 8 bytes (8 MiB + 4 in a legacy frame). Errors as
+// lz4_decompress's; after one the decoder is spent.
+class Lz4StreamDecoder {
+ public:
+  using Sink = std::function<void(std::span<const std::uint8_t>)>;
+  Lz4StreamDecoder(const Lz4DecompressOptions& options, Sink sink, std::size_t batch_bytes = lz4_stream_batch_bytes);
+  ~Lz4StreamDecoder();
+  Lz4StreamDecoder(const Lz4StreamDecoder&) = delete;
+  Lz4StreamDecoder& operator=(const Lz4StreamDecoder&) = delete;
+  std::size_t decode(std::span<const std::uint8_t> window, bool last);
+  std::uint64_t consumed() const;  // input bytes done with
+  std::uint64_t produced() const;  // decoded bytes handed to the sink
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
 
 // Results of the batch forms: item i is bytes[offsets[i], offsets[i + 1]).
 struct Lz4Batch {

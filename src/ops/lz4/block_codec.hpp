@@ -21,11 +21,13 @@ class BlockCodec {
   virtual void encode(std::span<const std::uint8_t> input, std::size_t block_bytes, bool block_checksums,
                       std::vector<std::uint8_t>& section) = 0;
   // Decodes blocks (independent, in input order, consecutive in the input) into
-  // slots[slot_offsets[i], slot_offsets[i + 1]) and returns their decoded sizes. With verify,
-  // checks every block checksum present. Throws naming the first bad block.
-  virtual std::vector<std::size_t> decode(std::span<const std::uint8_t> input, std::span<const BlockRef> blocks,
-                                          std::span<const std::size_t> slot_offsets, std::span<std::uint8_t> slots,
-                                          bool verify) = 0;
+  // slots[slot_offsets[i], slot_offsets[i + 1]) and returns their decoded sizes. input[0] is
+  // input byte input_base (blocks' offsets count from the input's start: a stream's window
+  // holds only part of it). With verify, checks every block checksum present. Throws naming the
+  // first bad block.
+  virtual std::vector<std::size_t> decode(std::span<const std::uint8_t> input, std::size_t input_base,
+                                          std::span<const BlockRef> blocks, std::span<const std::size_t> slot_offsets,
+                                          std::span<std::uint8_t> slots, bool verify) = 0;
 };
 
 std::unique_ptr<BlockCodec> host_block_codec();

@@ -1,6 +1,7 @@
 // The device-memory forms of lz4_compress / lz4_decompress (include/opkit/ops/lz4.hpp): the
 // blocks of every item of a batch go through one launch per step (compress, hash, gather;
-// hash, decode, pack); frame headers, block layouts and content checksums are host work.
+// scan, hash, decode, pack). The frames' block index is found on the device (device_scan.hpp) and
+// checked on the host; frame headers, block layouts and content checksums are host work.
 #include <xxhash.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "lz4/block_codec.hpp"
 #include "lz4/device_lz4.hpp"
+#include "lz4/device_scan.hpp"
 #include "lz4/frame_format.hpp"
 #include "lz4/kernels/lz4_status.h"
 #include "opkit/error.hpp"
@@ -19,6 +21,8 @@ namespace {
 
 using lz4::BlockRef;
 using lz4::FrameRef;
+using lz4::from_base;
+using lz4::lowest;
 using Items = std::span<const BufferView<const std::uint8_t>>;
 
 constexpr std::size_t pack_piece = std::size_t{1} << 20;  // bytes per packing entry (one thread block)
@@ -49,18 +53,6 @@ void for_item(std::size_t i, std::size_t n, F&& body) {
     if (n == 1) throw;
     throw Error(e.kind(), e.stage(), "batch item " + std::to_string(i) + ": " + e.message());
   }
-}
-
-// The byte offset of p from base: items of a batch are addressed from the lowest one.
-unsigned long long from_base(const std::uint8_t* base, const std::uint8_t* p) {
-  return static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base));
-}
-
-const std::uint8_t* lowest(Items items) {
-  const std::uint8_t* base = nullptr;
-  for (const auto& item : items)
-    if (!item.empty() && (base == nullptr || std::less<>()(item.data(), base))) base = item.data();
-  return base;
 }
 
 // Host bytes that a scatter launch places: each piece goes to the device at dst.
@@ -95,8 +87,7 @@ struct Moves {
 
 // One item of a decompression batch.
 struct DecodePlan {
-  std::vector<std::uint8_t> host;  // the compressed bytes, for the parser
-  lz4::ParsedInput parsed;
+  lz4::ParsedInput parsed;            // found on the device (device_scan.hpp)
   std::vector<std::uint8_t> decoded;  // linked frames: decoded on the host
   bool on_host = false;
   std::size_t first = 0;                 // its first entry in the block tables
@@ -169,6 +160,7 @@ Lz4Batch lz4_decompress_batch(Items items, const Lz4DecompressOptions& options) 
   const std::uint8_t* base = lowest(items);
   const std::size_t n = items.size();
   std::vector<DecodePlan> plans(n);
+  lz4::DeviceFrameScan scan(engine, items);
   std::vector<const BlockRef*> refs;
   std::vector<unsigned long long> in_at, out_at;
   std::vector<std::uint32_t> in_len, caps;
@@ -177,8 +169,7 @@ Lz4Batch lz4_decompress_batch(Items items, const Lz4DecompressOptions& options) 
   for (std::size_t i = 0; i < n; ++i) {
     for_item(i, n, [&] {
       DecodePlan& p = plans[i];
-      p.host = lz4::download(items[i], items[i].size());
-      p.parsed = lz4::parse_frames(p.host);
+      p.parsed = scan.parse(i);
       std::uint64_t declared = 0;
       for (std::size_t f = 0; f < p.parsed.frames.size(); ++f) {
         const FrameRef& frame = p.parsed.frames[f];
@@ -192,10 +183,10 @@ Lz4Batch lz4_decompress_batch(Items items, const Lz4DecompressOptions& options) 
       }
       p.slot_lo = slots_total;
       p.first = refs.size();
-      if (p.on_host) {  // linked blocks: liblz4 in order, then up to the device
+      if (p.on_host) {  // linked blocks: down to the host, liblz4 in order, then up to the device
         Lz4DecompressOptions host = options;
         host.device.reset();
-        p.decoded = lz4_decompress(std::span<const std::uint8_t>(p.host), host);
+        p.decoded = lz4_decompress(lz4::download(items[i], items[i].size()), host);
         slots_total += p.decoded.size();
       } else {
         std::size_t room = 0, largest = 0;

@@ -18,6 +18,7 @@ constexpr unsigned decode_threads = 32;    // LZ4K_DECODE_THREADS
 constexpr unsigned compress_threads = 64;  // LZ4K_COMPRESS_THREADS
 constexpr unsigned copy_threads = 128;
 constexpr unsigned hash_threads = 128;
+constexpr unsigned scan_threads = 64;
 constexpr std::size_t small_block_limit = 65536 + 11;  // LZ4K_64K_LIMIT
 
 std::string embedded(const std::string& name) {
@@ -36,11 +37,12 @@ Program kernel_program(const std::string& file) {
   return Program(embedded("lz4/" + file))
       .name(file)
       .header("lz4_status.h", embedded("lz4/lz4_status.h"))
+      .header("lz4_scan.h", embedded("lz4/lz4_scan.h"))
       .header("xxh32.cuh", embedded("lz4/xxh32.cuh"));
 }
 
 struct DeviceKernels {
-  Kernel compress, compress_small, decompress, xxh32, gather, scatter;
+  Kernel compress, compress_small, decompress, xxh32, gather, scatter, frame_scan;
 };
 
 namespace {
@@ -80,7 +82,8 @@ DeviceKernels kernels_for(const Device& device, unsigned small_hash_log) {
           set.kernel(device, {"lz4_decompress.cu"}, "lz4_decompress"),
           set.kernel(device, {"lz4_xxh32.cu"}, "lz4_xxh32"),
           set.kernel(device, {"lz4_gather.cu"}, "lz4_gather"),
-          set.kernel(device, {"lz4_scatter.cu"}, "lz4_scatter")};
+          set.kernel(device, {"lz4_scatter.cu"}, "lz4_scatter"),
+          set.kernel(device, {"lz4_frame_scan.cu"}, "lz4_frame_scan")};
 }
 
 }  // namespace
@@ -204,6 +207,42 @@ void DeviceLz4::hash(const std::uint8_t* in, const BlockTable& table, std::uint3
   if (table.count == 0) return;
   k_->xxh32.launch({.grid = grid_of(table.count, hash_threads), .block = hash_threads, .stream = stream}, in,
                    table.in_at, table.in_len, static_cast<unsigned long long>(table.count), hashes);
+}
+
+DeviceLz4::Scan DeviceLz4::scan(const std::uint8_t* base, std::span<const unsigned long long> item_at,
+                                std::span<const unsigned long long> item_size) const {
+  const std::size_t count = item_at.size();
+  Scan out;
+  out.first.assign(1, 0);
+  if (count == 0) return out;
+  // Room for a record per KiB (plus a few): what frames of blocks compressing 64 KiB to 1 KiB or
+  // more need. Several items, or more records than that, take a second walk with the exact
+  // counts, so that the records come back in one copy, packed.
+  std::vector<unsigned long long> cap(count), at(count);
+  for (std::size_t i = 0; i < count; ++i) cap[i] = item_size[i] / 1024 + 16;
+  const DeviceBuffer<unsigned long long> d_at_items = upload(device_, item_at), d_size = upload(device_, item_size);
+  DeviceBuffer<unsigned long long> d_count = device_.alloc<unsigned long long>(count);
+  for (int pass = 0;; ++pass) {
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      at[i] = total;
+      total += cap[i];
+    }
+    const DeviceBuffer<unsigned long long> d_rec_at = upload(device_, std::span<const unsigned long long>(at)),
+                                           d_cap = upload(device_, std::span<const unsigned long long>(cap));
+    DeviceBuffer<Lz4ScanRecord> d_records = device_.alloc<Lz4ScanRecord>(std::max<std::size_t>(total, 1));
+    k_->frame_scan.launch({.grid = grid_of(count, scan_threads), .block = scan_threads}, base, d_at_items, d_size,
+                          static_cast<unsigned long long>(count), d_rec_at, d_cap, d_records, d_count);
+    const std::vector<unsigned long long> made = download(d_count.view(), count);
+    const bool packed = made == cap || (count == 1 && made[0] <= cap[0]);
+    if (pass == 1 || packed) {  // the second walk always fits: the counts do not change
+      const std::size_t n = at[count - 1] + made[count - 1];
+      out.records = download(d_records.view(), n);
+      for (std::size_t i = 0; i < count; ++i) out.first.push_back(at[i] + made[i]);
+      return out;
+    }
+    cap = made;
+  }
 }
 
 }  // namespace opkit::ops::lz4

@@ -3,12 +3,15 @@
 // for host data (kernel_codec.cpp) are built from them; bench/lz4_bench.cpp times them with events.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <type_traits>
 #include <vector>
 
 #include "lz4/frame_format.hpp"
+#include "lz4/kernels/lz4_scan.h"
 #include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
 #include "opkit/kernel.hpp"
@@ -77,6 +80,15 @@ class DeviceLz4 {
   // Decoded sizes and LZ4K_* statuses (kernels/lz4_status.h) per block.
   void decode(const std::uint8_t* in, const BlockTable& table, std::uint8_t* out, std::uint32_t* sizes,
               std::uint32_t* status, const Stream* stream = nullptr) const;
+  // lz4_frame_scan over items base[item_at[i], + item_size[i]): item i's records (the bytes where
+  // the frame parser will read) are records[first[i], first[i + 1]), in input order.
+  struct Scan {
+    std::vector<Lz4ScanRecord> records;
+    std::vector<std::size_t> first;
+  };
+  Scan scan(const std::uint8_t* base, std::span<const unsigned long long> item_at,
+            std::span<const unsigned long long> item_size) const;
+
   // xxHash32 of each block's stored bytes.
   void hash(const std::uint8_t* in, const BlockTable& table, std::uint32_t* hashes,
             const Stream* stream = nullptr) const;
@@ -85,6 +97,18 @@ class DeviceLz4 {
   Device device_;
   std::shared_ptr<const DeviceKernels> k_;
 };
+
+// Items of a batch are addressed from the lowest one: its data (null when all are empty), and
+// the byte offset of p from there.
+inline const std::uint8_t* lowest(std::span<const BufferView<const std::uint8_t>> items) {
+  const std::uint8_t* base = nullptr;
+  for (const auto& item : items)
+    if (!item.empty() && (base == nullptr || std::less<>()(item.data(), base))) base = item.data();
+  return base;
+}
+inline unsigned long long from_base(const std::uint8_t* base, const std::uint8_t* p) {
+  return static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p) - reinterpret_cast<std::uintptr_t>(base));
+}
 
 // Copies a host array into a new device buffer (at least one element, so that empty is valid).
 template <class T>

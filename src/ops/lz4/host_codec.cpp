@@ -59,9 +59,9 @@ class HostCodec final : public BlockCodec {
     }
   }
 
-  std::vector<std::size_t> decode(std::span<const std::uint8_t> input, std::span<const BlockRef> blocks,
-                                  std::span<const std::size_t> slot_offsets, std::span<std::uint8_t> slots,
-                                  bool verify) override {
+  std::vector<std::size_t> decode(std::span<const std::uint8_t> input, std::size_t input_base,
+                                  std::span<const BlockRef> blocks, std::span<const std::size_t> slot_offsets,
+                                  std::span<std::uint8_t> slots, bool verify) override {
     const std::size_t count = blocks.size();
     std::vector<std::size_t> sizes(count);
     std::vector<std::string> problems(count);
@@ -69,7 +69,7 @@ class HostCodec final : public BlockCodec {
 #pragma omp parallel for schedule(dynamic, 1)
     for (std::ptrdiff_t i = 0; i < n; ++i) {
       const BlockRef& b = blocks[i];
-      const std::uint8_t* from = input.data() + b.offset;
+      const std::uint8_t* from = input.data() + (b.offset - input_base);
       if (verify && b.checksum) {
         const std::uint32_t hash = XXH32(from, b.stored, 0);
         if (hash != *b.checksum) {

@@ -43,15 +43,15 @@ class KernelCodec final : public BlockCodec {
     packed.bytes.view().subview(0, packed.size).copy_to(std::span<std::uint8_t>(section.data() + start, packed.size));
   }
 
-  std::vector<std::size_t> decode(std::span<const std::uint8_t> input, std::span<const BlockRef> blocks,
-                                  std::span<const std::size_t> slot_offsets, std::span<std::uint8_t> slots,
-                                  bool verify) override {
+  std::vector<std::size_t> decode(std::span<const std::uint8_t> input, std::size_t input_base,
+                                  std::span<const BlockRef> blocks, std::span<const std::size_t> slot_offsets,
+                                  std::span<std::uint8_t> slots, bool verify) override {
     const std::size_t count = blocks.size();
     if (count == 0) return {};
     const Device& device = lz4_.device();
     const std::size_t lo = blocks.front().offset, hi = blocks.back().offset + blocks.back().stored;
     DeviceBuffer<std::uint8_t> in = device.alloc<std::uint8_t>(hi - lo);
-    in.copy_from(input.subspan(lo, hi - lo));
+    in.copy_from(input.subspan(lo - input_base, hi - lo));
     const DeviceLz4::BlockTable table = lz4_.table(blocks, lo, slot_offsets);
     const bool any_checksum = std::any_of(blocks.begin(), blocks.end(), [](const BlockRef& b) { return b.checksum; });
     if (verify && any_checksum) {  // a block that fails its checksum is not decoded
