@@ -38,7 +38,8 @@ struct Lz4Walk {
       const unsigned int len = left < LZ4K_SCAN_BYTES ? (unsigned int)left : LZ4K_SCAN_BYTES;
       r->at = at;
       r->len = len;
-      for (unsigned int j = 0; j < len; ++j) r->bytes[j] = in[at + j];
+      // The whole record is written (zeros past the item's end): it goes to the host as it is.
+      for (unsigned int j = 0; j < LZ4K_SCAN_BYTES; ++j) r->bytes[j] = j < len ? in[at + j] : 0;
     }
     ++n;
   }
