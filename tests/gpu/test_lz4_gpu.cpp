@@ -3,6 +3,8 @@
 // this under compute-sanitizer memcheck on the GPU machine: bench/device/lz4.sh does).
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "gpu/gpu_test.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/lz4.hpp"
@@ -66,7 +68,11 @@ TEST(Lz4Gpu, MutatedFramesFailWithAnError) {
       EXPECT_EQ(opkit::ops::lz4_decompress(mutant, d), reference) << round;
     } catch (const opkit::Error& e) {
       EXPECT_EQ(e.kind(), opkit::Errc::invalid_argument) << e.what();
-      EXPECT_FALSE(reference.has_value()) << round << ": " << e.message();
+      // opkit refuses a match offset of 0 (the block format forbids it); liblz4 1.9 copies from
+      // the output position itself and carries on, so there the two may disagree.
+      if (reference.has_value()) {
+        EXPECT_NE(e.message().find("a match offset of 0"), std::string::npos) << round << ": " << e.message();
+      }
     }
   }
 }
