@@ -211,8 +211,11 @@ def _cipher_info(op: str, cipher: str) -> dict:
     if info is None:
         try:
             info = dict(_opkit.cipher_info(cipher))
-        except _opkit.Error as error:
-            raise ValueError(f"{op}: {error}") from None
+        except _opkit.Error:
+            raise ValueError(
+                f"{op}: unknown cipher {cipher!r} (aes-128-ctr, aes-192-ctr, aes-256-ctr, aes-128-gcm, aes-192-gcm, "
+                "aes-256-gcm, chacha20, chacha20-poly1305)"
+            ) from None
         info["name"] = cipher.strip().lower()
         info = _cipher_infos.setdefault(cipher, info)
     return info
