@@ -29,7 +29,7 @@ import torch
 from . import _opkit
 from ._kernels import SourceModule, _Call, _dim3
 
-__all__ = ["decrypt", "encrypt", "kernel_op", "sha256", "sha256d"]
+__all__ = ["decrypt", "encrypt", "kernel_op", "lz4_compress", "lz4_decompress", "sha256", "sha256d"]
 
 DIGEST_BYTES = 32
 
@@ -407,6 +407,94 @@ def decrypt(x: torch.Tensor, *, cipher: str, key, iv, aad=None, tag=None, counte
     if tag is not None:
         raise ValueError(f"opkit.torch.decrypt: {cipher} has no tag")
     return encrypt(x, cipher=cipher, key=key, iv=iv, aad=aad, counter=counter, out=out)
+
+
+# ---- LZ4 ----
+#
+# One LZ4 frame (the `lz4` tool's format) of a contiguous uint8 tensor's bytes, and the bytes of the
+# concatenated frames in a 1-D uint8 tensor: both outputs are 1-D uint8 tensors on the input's
+# device whose length depends on the data, which their fake kernels say with an unbacked size
+# (torch.library.get_ctx().new_dynamic_size()), so torch.compile traces them without a graph break.
+# CPU tensors go through liblz4 on the host; CUDA tensors through opkit's kernels on their GPU.
+# Either way the frame structure is host work, so a CUDA call waits: for torch's current stream
+# (the input is ready), then for the result (its size is known). The CUDA result is opkit's
+# allocation handed to torch by DLPack, not the caching allocator's.
+
+_LZ4_BLOCK_IDS = {64 << 10: 4, 256 << 10: 5, 1 << 20: 6, 4 << 20: 7}
+
+
+def _check_lz4(op: str, x) -> None:
+    if x.dtype != torch.uint8:
+        raise ValueError(f"{op}: expected a uint8 tensor, got {x.dtype}")
+    if not x.is_contiguous():
+        raise ValueError(f"{op}: the tensor is not contiguous; pass x.contiguous()")
+    if x.device.type not in ("cpu", "cuda"):
+        raise ValueError(f"{op}: opkit compresses CPU and CUDA tensors, not {x.device.type} ones")
+
+
+def _lz4_run(op: str, call, x):
+    flat = x.reshape(-1)
+    try:
+        if x.is_cuda:
+            torch.cuda.current_stream(x.device).synchronize()
+            return torch.from_dlpack(call(flat))
+        return torch.from_numpy(call(flat.numpy()).reshape(-1))
+    except _opkit.Error as error:
+        raise type(error)(f"{op}: {error}") from None
+
+
+def _define_lz4():
+    def compress(x, block_size=64 << 10):
+        _check_lz4("opkit::lz4_compress", x)
+        block = _lz4_block_id(block_size)
+        return _lz4_run("opkit::lz4_compress", lambda a: _opkit.lz4_compress(a, block, False, True, False, None), x)
+
+    def compress_fake(x, block_size=64 << 10):
+        _check_lz4("opkit::lz4_compress", x)
+        _lz4_block_id(block_size)
+        return x.new_empty((torch.library.get_ctx().new_dynamic_size(),))
+
+    def decompress(frame, max_size=_opkit.lz4_default_max_output):
+        _check_lz4("opkit::lz4_decompress", frame)
+        _lz4_max_size(max_size)
+        return _lz4_run("opkit::lz4_decompress", lambda a: _opkit.lz4_decompress(a, max_size, True, None), frame)
+
+    def decompress_fake(frame, max_size=_opkit.lz4_default_max_output):
+        _check_lz4("opkit::lz4_decompress", frame)
+        _lz4_max_size(max_size)
+        return frame.new_empty((torch.library.get_ctx().new_dynamic_size(max=max_size),))
+
+    return (
+        _define("opkit::lz4_compress", "(Tensor x, int block_size=65536) -> Tensor", compress, compress_fake),
+        _define("opkit::lz4_decompress", f"(Tensor frame, int max_size={_opkit.lz4_default_max_output}) -> Tensor",
+                decompress, decompress_fake),
+    )
+
+
+def _lz4_block_id(block_size: int) -> int:
+    block = _LZ4_BLOCK_IDS.get(block_size)
+    if block is None:
+        raise ValueError(f"opkit::lz4_compress: block_size must be one of {sorted(_LZ4_BLOCK_IDS)}, got {block_size}")
+    return block
+
+
+def _lz4_max_size(max_size: int) -> None:
+    if max_size < 0:
+        raise ValueError(f"opkit::lz4_decompress: max_size must not be negative, got {max_size}")
+
+
+_lz4_compress_op, _lz4_decompress_op = _define_lz4()
+
+
+def lz4_compress(x: torch.Tensor, *, block_size: int = 64 << 10) -> torch.Tensor:
+    """One LZ4 frame of x's bytes (a contiguous uint8 tensor) as a 1-D uint8 tensor on x's device."""
+    return _lz4_compress_op(x, block_size)
+
+
+def lz4_decompress(frame: torch.Tensor, *, max_size: int = _opkit.lz4_default_max_output) -> torch.Tensor:
+    """The data of the concatenated LZ4 frames in a 1-D uint8 tensor; more than max_size bytes, a
+    malformed frame or a checksum that does not match raise opkit.Error."""
+    return _lz4_decompress_op(frame, max_size)
 
 
 # ---- User kernels as ops ----

@@ -303,3 +303,112 @@ def test_ciphers_say_they_have_no_gradient():
         torch.ops.opkit.encrypt(x, "aes-128-ctr", torch.zeros(16, dtype=torch.uint8), torch.zeros(16, dtype=torch.uint8))
     with pytest.raises(RuntimeError, match="floating point"):
         torch.zeros(16, dtype=torch.uint8).requires_grad_()
+
+
+# ---- LZ4 ----
+
+try:
+    import lz4.frame as lz4frame
+except ImportError:
+    lz4frame = None
+LZ4_TOOL = shutil.which("lz4")
+needs_lz4_reference = pytest.mark.skipif(lz4frame is None and LZ4_TOOL is None,
+                                         reason="no LZ4 reference (the lz4 package or the lz4 tool)")
+
+
+def lz4_reference_decompress(frame: bytes) -> bytes:
+    if lz4frame is not None:
+        return lz4frame.decompress(frame)
+    return subprocess.run([LZ4_TOOL, "-d", "-c"], input=frame, capture_output=True, check=True).stdout
+
+
+def lz4_reference_compress(data: bytes) -> bytes:
+    if lz4frame is not None:
+        return lz4frame.compress(data)
+    return subprocess.run([LZ4_TOOL, "-c"], input=data, capture_output=True, check=True).stdout
+
+
+def compressible(rng, n):
+    """Bytes with repeats (so LZ4 finds matches) and noise."""
+    words = rng.integers(0, 256, size=(16, 8), dtype=np.uint8)
+    data = words[rng.integers(0, 16, size=(n + 7) // 8)].reshape(-1)[:n].copy()
+    noise = rng.random(n) < 0.05
+    data[noise] = rng.integers(0, 256, size=int(noise.sum()), dtype=np.uint8)
+    return data
+
+
+@needs_lz4_reference
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("n", [0, 1, 100, 65536, 300_001])
+@pytest.mark.parametrize("block_size", [64 << 10, 4 << 20])
+def test_lz4_ops_equal_reference(rng, device, n, block_size):
+    data = compressible(rng, n)
+    x = torch.from_numpy(data).to(device)
+    frame = torch.ops.opkit.lz4_compress(x, block_size)
+    assert frame.device == x.device and frame.dtype == torch.uint8 and frame.dim() == 1
+    assert lz4_reference_decompress(host(frame)) == data.tobytes()
+    theirs = torch.from_numpy(np.frombuffer(lz4_reference_compress(data.tobytes()), np.uint8).copy()).to(device)
+    back = ot.lz4_decompress(theirs)
+    assert back.device == x.device and torch.equal(back, x)
+    assert torch.equal(torch.ops.opkit.lz4_decompress(frame), x)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_lz4_compresses_any_contiguous_shape_as_its_bytes(rng, device):
+    x = torch.from_numpy(compressible(rng, 6000).reshape(3, 20, 100)).to(device)
+    assert torch.equal(ot.lz4_decompress(ot.lz4_compress(x)), x.reshape(-1))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_opcheck_lz4_ops(rng, device):
+    x = torch.from_numpy(compressible(rng, 100_000)).to(device)
+    frame = torch.ops.opkit.lz4_compress(x)
+    torch.library.opcheck(torch.ops.opkit.lz4_compress.default, (x,))
+    torch.library.opcheck(torch.ops.opkit.lz4_compress.default, (x, 1 << 20))
+    torch.library.opcheck(torch.ops.opkit.lz4_decompress.default, (frame,))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_compiled_lz4_round_trip_is_one_graph(rng, device):
+    # The outputs' lengths are unbacked sizes. fullgraph=True traces them in one graph; without
+    # it, dynamo (by default) breaks the graph at a data-dependent output shape unless
+    # torch._dynamo.config.capture_dynamic_output_shape_ops is set, as explain() is here.
+    def f(x):
+        frame = torch.ops.opkit.lz4_compress(x ^ 0x0F)
+        return torch.ops.opkit.lz4_decompress(frame) ^ 0x0F, frame.numel()
+
+    x = torch.from_numpy(compressible(rng, 50_000)).to(device)
+    graphs = []
+
+    def counting(gm, inputs):
+        graphs.append(gm)
+        return torch._dynamo.backends.registry.lookup_backend(COMPILE_BACKEND)(gm, inputs)
+
+    torch._dynamo.reset()
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        assert torch._dynamo.explain(f)(x).graph_break_count == 0
+    torch._dynamo.reset()
+    back, size = torch.compile(f, fullgraph=True, backend=counting)(x)
+    assert len(graphs) == 1
+    assert torch.equal(back, x) and size == ot.lz4_compress(x ^ 0x0F).numel()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_lz4_bad_inputs_name_the_op(device):
+    with pytest.raises(ValueError, match="opkit::lz4_compress: expected a uint8 tensor, got torch.float32"):
+        torch.ops.opkit.lz4_compress(torch.zeros(8, device=device))
+    with pytest.raises(ValueError, match="opkit::lz4_compress: the tensor is not contiguous"):
+        torch.ops.opkit.lz4_compress(torch.zeros((8, 4), dtype=torch.uint8, device=device).t())
+    with pytest.raises(ValueError, match="opkit::lz4_compress: block_size must be one of"):
+        torch.ops.opkit.lz4_compress(torch.zeros(8, dtype=torch.uint8, device=device), 1000)
+    with pytest.raises(opkit.Error, match="opkit::lz4_decompress: .*"):
+        torch.ops.opkit.lz4_decompress(torch.arange(64, dtype=torch.uint8, device=device))
+    frame = ot.lz4_compress(torch.zeros(10_000, dtype=torch.uint8, device=device))
+    with pytest.raises(opkit.Error, match="opkit::lz4_decompress: "):
+        ot.lz4_decompress(frame, max_size=9_999)
+    assert ot.lz4_decompress(frame, max_size=10_000).numel() == 10_000
+
+
+def test_lz4_says_it_has_no_gradient():
+    with pytest.raises(ValueError, match="opkit::lz4_compress: expected a uint8 tensor"):
+        torch.ops.opkit.lz4_compress(torch.zeros(16, requires_grad=True))
