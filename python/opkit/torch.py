@@ -6,12 +6,20 @@ CUDA graphs. Importing this module imports torch; `import opkit` alone never doe
   (what a CUDA graph replays). sha256_offsets(data, offsets) / sha256d_offsets: message i is
   data[offsets[i]:offsets[i + 1]], offsets an int64 tensor of N + 1 entries.
   The Python wrappers sha256(x, offsets=None, out=None) / sha256d pick the right one.
+- torch.ops.opkit.encrypt(x, cipher, key, iv, counter=0) / encrypt_out(..., out, counter=0): AES-CTR
+  and ChaCha20 (their own inverse); aead_encrypt(x, cipher, key, iv, aad) -> (ciphertext, tag) and
+  aead_decrypt(x, cipher, key, iv, aad, tag), raising opkit.AuthenticationError for a bad tag.
+  Keys, IVs, AAD and tags are CPU uint8 tensors ([N, ...] for a batch of [N, L] rows). The Python
+  wrappers encrypt(x, cipher=, key=, iv=, ...) / decrypt(...) pick the op and also take bytes.
+- torch.ops.opkit.lz4_compress(x, block_size=65536) / lz4_decompress(frame, max_size=1 GiB): LZ4
+  frames, 1-D outputs of data-dependent length (unbacked sizes under torch.compile).
 - kernel_op(name, source, kernel=, outputs=, grid=, block=): a CUDA C++ kernel as a registered op.
 
 CUDA work is queued on torch's current stream of the tensors' device, without a host sync (except
-the variable-length form, which waits to check the offsets), and outputs come from torch's caching
-allocator. CPU tensors are hashed by OpenSSL on the host; kernel ops run on opkit's CPU backend.
-None of these ops has a gradient: hashes take integer tensors, which cannot require one, and
+the variable-length hash, which waits to check the offsets, the AEAD ops, which wait for the tag,
+and LZ4, whose frame structure is host work), and outputs come from torch's caching allocator
+(except LZ4's CUDA outputs, opkit allocations handed over by DLPack). CPU tensors are hashed by OpenSSL on the host; kernel ops run on opkit's CPU backend.
+None of these ops has a gradient: hashes, ciphers and LZ4 take uint8 tensors, which cannot require one, and
 backward through a kernel op's outputs raises an error naming the op.
 """
 
