@@ -15,7 +15,7 @@ jobs=$(nproc)
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv --system-site-packages "$venv"
 fi
-py="$venv/bin/python"
+py="$(cd "$venv" && pwd)/bin/python"  # absolute: the tests run from tests/python
 
 # Build requirements and test tools: fetched only when missing, so an offline machine that has
 # them installed works too.
@@ -33,7 +33,7 @@ CMAKE_BUILD_PARALLEL_LEVEL=$jobs "$py" -m pip install --quiet --no-build-isolati
   --config-settings=build-dir=build/python/{wheel_tag} .
 
 status=0
-(cd tests/python && "../../$py" -m pytest -ra -q -p no:cacheprovider .) || status=$?
+(cd tests/python && "$py" -m pytest -ra -q -p no:cacheprovider .) || status=$?
 if [ "$status" -eq 5 ]; then
   echo "opkit: pytest collected no tests" >&2
   exit 1

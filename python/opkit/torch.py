@@ -6,12 +6,20 @@ CUDA graphs. Importing this module imports torch; `import opkit` alone never doe
   (what a CUDA graph replays). sha256_offsets(data, offsets) / sha256d_offsets: message i is
   data[offsets[i]:offsets[i + 1]], offsets an int64 tensor of N + 1 entries.
   The Python wrappers sha256(x, offsets=None, out=None) / sha256d pick the right one.
+- torch.ops.opkit.encrypt(x, cipher, key, iv, counter=0) / encrypt_out(..., out, counter=0): AES-CTR
+  and ChaCha20 (their own inverse); aead_encrypt(x, cipher, key, iv, aad) -> (ciphertext, tag) and
+  aead_decrypt(x, cipher, key, iv, aad, tag), raising opkit.AuthenticationError for a bad tag.
+  Keys, IVs, AAD and tags are CPU uint8 tensors ([N, ...] for a batch of [N, L] rows). The Python
+  wrappers encrypt(x, cipher=, key=, iv=, ...) / decrypt(...) pick the op and also take bytes.
+- torch.ops.opkit.lz4_compress(x, block_size=65536) / lz4_decompress(frame, max_size=1 GiB): LZ4
+  frames, 1-D outputs of data-dependent length (unbacked sizes under torch.compile).
 - kernel_op(name, source, kernel=, outputs=, grid=, block=): a CUDA C++ kernel as a registered op.
 
 CUDA work is queued on torch's current stream of the tensors' device, without a host sync (except
-the variable-length form, which waits to check the offsets), and outputs come from torch's caching
-allocator. CPU tensors are hashed by OpenSSL on the host; kernel ops run on opkit's CPU backend.
-None of these ops has a gradient: hashes take integer tensors, which cannot require one, and
+the variable-length hash, which waits to check the offsets, the AEAD ops, which wait for the tag,
+and LZ4, whose frame structure is host work), and outputs come from torch's caching allocator
+(except LZ4's CUDA outputs, opkit allocations handed over by DLPack). CPU tensors are hashed by OpenSSL on the host; kernel ops run on opkit's CPU backend.
+None of these ops has a gradient: hashes, ciphers and LZ4 take uint8 tensors, which cannot require one, and
 backward through a kernel op's outputs raises an error naming the op.
 """
 
@@ -29,7 +37,7 @@ import torch
 from . import _opkit
 from ._kernels import SourceModule, _Call, _dim3
 
-__all__ = ["kernel_op", "sha256", "sha256d"]
+__all__ = ["decrypt", "encrypt", "kernel_op", "lz4_compress", "lz4_decompress", "sha256", "sha256d"]
 
 DIGEST_BYTES = 32
 
@@ -191,6 +199,310 @@ def sha256(x: torch.Tensor, *, offsets: torch.Tensor | None = None, out: torch.T
 def sha256d(x: torch.Tensor, *, offsets: torch.Tensor | None = None, out: torch.Tensor | None = None) -> torch.Tensor:
     """SHA-256(SHA-256(m)) of each message, as Bitcoin hashes; arguments as for sha256."""
     return _call(_sha256d_ops, x, offsets, out)
+
+
+# ---- Ciphers ----
+#
+# Data: a contiguous uint8 tensor on the CPU or a CUDA device; the result has its shape and device.
+# Keys, IVs, AAD and tags are contiguous CPU uint8 tensors (the cipher API reads them on the host;
+# AEAD tags come back to the host). One message: key [key_bytes], iv [iv_bytes], aad [A], tag [16];
+# x of any shape, encrypted as its bytes in order. A batch: key [N, key_bytes] and x [N, L], with
+# iv [N, iv_bytes], aad [N, A] (or empty: none) and tag [N, 16], one of each per row.
+
+TAG_BYTES = 16
+
+_cipher_infos: dict = {}
+
+
+def _cipher_info(op: str, cipher: str) -> dict:
+    info = _cipher_infos.get(cipher)
+    if info is None:
+        try:
+            info = dict(_opkit.cipher_info(cipher))
+        except _opkit.Error:
+            raise ValueError(
+                f"{op}: unknown cipher {cipher!r} (aes-128-ctr, aes-192-ctr, aes-256-ctr, aes-128-gcm, aes-192-gcm, "
+                "aes-256-gcm, chacha20, chacha20-poly1305)"
+            ) from None
+        info["name"] = cipher.strip().lower()
+        info = _cipher_infos.setdefault(cipher, info)
+    return info
+
+
+def _iv_sizes_ok(name: str, iv_bytes: int) -> tuple[bool, str]:
+    if name.endswith("-ctr"):
+        return iv_bytes == 16, "16 bytes (the initial counter block)"
+    if name.endswith("-gcm"):
+        return iv_bytes >= 1, "1 byte or more (12 recommended)"
+    if name == "chacha20":
+        return iv_bytes in (12, 16), "16 bytes (counter || nonce) or a 12-byte nonce"
+    return iv_bytes == 12, "12 bytes"
+
+
+def _host_bytes(op: str, what: str, t, shape_hint: str) -> None:
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{op}: {what} must be a CPU uint8 tensor {shape_hint}, got a {type(t).__name__}")
+    if t.dtype != torch.uint8 or t.device.type != "cpu":
+        raise ValueError(f"{op}: {what} must be a CPU uint8 tensor {shape_hint}, got {t.dtype} on {t.device}")
+    if not t.is_contiguous():
+        raise ValueError(f"{op}: {what} is not contiguous")
+
+
+def _check_cipher(op: str, x, cipher: str, key, iv, aad, tag, aead: bool, counter: int = 0):
+    """Checks an op's arguments (on real and fake tensors alike); returns (batch, rows, length)."""
+    info = _cipher_info(op, cipher)
+    if info["aead"] != aead:
+        other = "opkit::aead_encrypt / aead_decrypt" if info["aead"] else "opkit::encrypt (also decrypts)"
+        kind = "an AEAD" if info["aead"] else "not an AEAD"
+        raise ValueError(f"{op}: {cipher} is {kind}; use {other}")
+    if x.dtype != torch.uint8:
+        raise ValueError(f"{op}: expected a uint8 data tensor, got {x.dtype}")
+    if not x.is_contiguous():
+        raise ValueError(f"{op}: the data tensor is not contiguous; pass x.contiguous()")
+    if x.device.type not in ("cpu", "cuda"):
+        raise ValueError(f"{op}: opkit encrypts CPU and CUDA tensors, not {x.device.type} ones")
+    key_bytes = info["key_bytes"]
+    _host_bytes(op, "key", key, f"of [{key_bytes}] (or [N, {key_bytes}] for a batch)")
+    batch = key.dim() == 2
+    if key.dim() not in (1, 2) or key.shape[-1] != key_bytes:
+        raise ValueError(f"{op}: {cipher} takes a {key_bytes}-byte key: key must be [{key_bytes}] "
+                         f"(or [N, {key_bytes}] for a batch), got {tuple(key.shape)}")
+    if batch:
+        if x.dim() != 2 or x.shape[0] != key.shape[0]:
+            raise ValueError(f"{op}: a batch of {key.shape[0]} keys takes [{key.shape[0]}, L] data, got {tuple(x.shape)}")
+        rows, length = x.shape
+    else:
+        rows, length = 1, x.numel()
+    lead = (rows,) if batch else ()
+    _host_bytes(op, "iv", iv, "[iv_bytes]" + (" per row: [N, iv_bytes]" if batch else ""))
+    if iv.dim() != len(lead) + 1 or tuple(iv.shape[:-1]) != lead:
+        raise ValueError(f"{op}: iv must be {'[N, iv_bytes]' if batch else '[iv_bytes]'}, got {tuple(iv.shape)}")
+    ok, wanted = _iv_sizes_ok(info["name"], iv.shape[-1])
+    if not ok:
+        raise ValueError(f"{op}: {cipher} takes an IV of {wanted}, got {iv.shape[-1]} bytes")
+    if not 0 <= counter < 1 << 32:
+        raise ValueError(f"{op}: counter must be a 32-bit unsigned block counter, got {counter}")
+    if aad is not None:
+        _host_bytes(op, "aad", aad, "[A]" + (" per row: [N, A] (or empty)" if batch else ""))
+        if batch and not (aad.numel() == 0 or (aad.dim() == 2 and aad.shape[0] == rows)):
+            raise ValueError(f"{op}: a batch's aad must be [N, A] (or empty), got {tuple(aad.shape)}")
+        if not batch and aad.dim() != 1:
+            raise ValueError(f"{op}: aad must be 1-D, got {tuple(aad.shape)}")
+    if tag is not None:
+        _host_bytes(op, "tag", tag, f"of {list(lead) + [TAG_BYTES]}")
+        if tuple(tag.shape) != (*lead, TAG_BYTES):
+            raise ValueError(f"{op}: tag must be {list(lead) + [TAG_BYTES]}, got {tuple(tag.shape)}")
+    return batch, rows, length
+
+
+def _check_cipher_out(op: str, x, out) -> None:
+    if out.dtype != torch.uint8 or out.shape != x.shape or out.device != x.device or not out.is_contiguous():
+        raise ValueError(
+            f"{op}: out must be a contiguous uint8 tensor of the data's shape {tuple(x.shape)} on {x.device}, got "
+            f"{tuple(out.shape)} {out.dtype} on {out.device}"
+        )
+
+
+def _cipher_run(cipher, encrypt_, x, out, shape, key, iv, aad, tag, counter):
+    batch, rows, length = shape
+    gpu, stream = (_opkit_device(x.device), _stream_of(x.device)) if x.is_cuda else (None, 0)
+    aad_at, aad_bytes = (aad.data_ptr(), aad.numel()) if aad is not None else (0, 0)
+    tag_at, tag_bytes = (tag.data_ptr(), tag.numel()) if tag is not None else (0, 0)
+    _opkit.cipher_at(cipher, encrypt_, gpu, x.data_ptr(), out.data_ptr(), batch, rows, length, key.data_ptr(),
+                     key.numel(), iv.data_ptr(), iv.numel(), aad_at, aad_bytes, tag_at, tag_bytes, stream, counter)
+
+
+def _define_ciphers():
+    def encrypt(x, cipher, key, iv, counter=0):
+        shape = _check_cipher("opkit::encrypt", x, cipher, key, iv, None, None, False, counter)
+        out = torch.empty_like(x)
+        _cipher_run(cipher, True, x, out, shape, key, iv, None, None, counter)
+        return out
+
+    def encrypt_fake(x, cipher, key, iv, counter=0):
+        _check_cipher("opkit::encrypt", x, cipher, key, iv, None, None, False, counter)
+        return torch.empty_like(x)
+
+    def encrypt_out(x, cipher, key, iv, out, counter=0):
+        shape = _check_cipher("opkit::encrypt_out", x, cipher, key, iv, None, None, False, counter)
+        _check_cipher_out("opkit::encrypt_out", x, out)
+        _cipher_run(cipher, True, x, out, shape, key, iv, None, None, counter)
+
+    def encrypt_out_fake(x, cipher, key, iv, out, counter=0):
+        _check_cipher("opkit::encrypt_out", x, cipher, key, iv, None, None, False, counter)
+        _check_cipher_out("opkit::encrypt_out", x, out)
+
+    def tag_shape(x, key):
+        return (x.shape[0], TAG_BYTES) if key.dim() == 2 else (TAG_BYTES,)
+
+    def aead_encrypt(x, cipher, key, iv, aad):
+        shape = _check_cipher("opkit::aead_encrypt", x, cipher, key, iv, aad, None, True)
+        out = torch.empty_like(x)
+        tag = key.new_empty(tag_shape(x, key))  # host memory: the kernels hand tags to the host
+        _cipher_run(cipher, True, x, out, shape, key, iv, aad, tag, 0)
+        return out, tag
+
+    def aead_encrypt_fake(x, cipher, key, iv, aad):
+        _check_cipher("opkit::aead_encrypt", x, cipher, key, iv, aad, None, True)
+        return torch.empty_like(x), key.new_empty(tag_shape(x, key))
+
+    def aead_decrypt(x, cipher, key, iv, aad, tag):
+        shape = _check_cipher("opkit::aead_decrypt", x, cipher, key, iv, aad, tag, True)
+        out = torch.empty_like(x)
+        _cipher_run(cipher, False, x, out, shape, key, iv, aad, tag, 0)
+        return out
+
+    def aead_decrypt_fake(x, cipher, key, iv, aad, tag):
+        _check_cipher("opkit::aead_decrypt", x, cipher, key, iv, aad, tag, True)
+        return torch.empty_like(x)
+
+    return (
+        _define("opkit::encrypt", "(Tensor x, str cipher, Tensor key, Tensor iv, int counter=0) -> Tensor",
+                encrypt, encrypt_fake),
+        _define("opkit::encrypt_out",
+                "(Tensor x, str cipher, Tensor key, Tensor iv, Tensor(a!) out, int counter=0) -> ()",
+                encrypt_out, encrypt_out_fake),
+        _define("opkit::aead_encrypt",
+                "(Tensor x, str cipher, Tensor key, Tensor iv, Tensor aad) -> (Tensor, Tensor)",
+                aead_encrypt, aead_encrypt_fake),
+        _define("opkit::aead_decrypt",
+                "(Tensor x, str cipher, Tensor key, Tensor iv, Tensor aad, Tensor tag) -> Tensor",
+                aead_decrypt, aead_decrypt_fake),
+    )
+
+
+_encrypt_op, _encrypt_out_op, _aead_encrypt_op, _aead_decrypt_op = _define_ciphers()
+
+
+def _host_tensor(value):
+    """bytes (or a bytes-like object) as a CPU uint8 tensor; tensors pass through."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return torch.tensor(list(bytes(value)), dtype=torch.uint8)
+    return value
+
+
+def encrypt(x: torch.Tensor, *, cipher: str, key, iv, aad=None, counter: int = 0, out: torch.Tensor | None = None):
+    """Encrypts the uint8 tensor x on its device: the ciphertext, or (ciphertext, tag) for an AEAD
+    (aes-*-gcm, chacha20-poly1305; the tag a CPU tensor). key, iv, aad: CPU uint8 tensors or bytes
+    ([N, ...] tensors for a batch of [N, L] rows). out= (CTR and ChaCha20 only) writes a
+    preallocated tensor of x's shape and returns it."""
+    key, iv, aad = _host_tensor(key), _host_tensor(iv), _host_tensor(aad)
+    if _cipher_info("opkit.torch.encrypt", cipher)["aead"]:
+        if out is not None:
+            raise ValueError(f"opkit.torch.encrypt: out= is for CTR and ChaCha20; {cipher} allocates its outputs")
+        if aad is None:
+            aad = key.new_empty((0,))
+        return _aead_encrypt_op(x, cipher, key, iv, aad)
+    if aad is not None:
+        raise ValueError(f"opkit.torch.encrypt: {cipher} takes no aad")
+    if out is None:
+        return _encrypt_op(x, cipher, key, iv, counter)
+    _encrypt_out_op(x, cipher, key, iv, out, counter)
+    return out
+
+
+def decrypt(x: torch.Tensor, *, cipher: str, key, iv, aad=None, tag=None, counter: int = 0,
+            out: torch.Tensor | None = None):
+    """Decrypts x: for CTR and ChaCha20 the same as encrypt; an AEAD verifies tag= and raises
+    opkit.AuthenticationError when it does not match (releasing no plaintext)."""
+    key, iv, aad, tag = _host_tensor(key), _host_tensor(iv), _host_tensor(aad), _host_tensor(tag)
+    if _cipher_info("opkit.torch.decrypt", cipher)["aead"]:
+        if tag is None:
+            raise ValueError(f"opkit.torch.decrypt: {cipher} needs the tag (tag=)")
+        if out is not None:
+            raise ValueError(f"opkit.torch.decrypt: out= is for CTR and ChaCha20; {cipher} allocates its output")
+        return _aead_decrypt_op(x, cipher, key, iv, aad if aad is not None else key.new_empty((0,)), tag)
+    if tag is not None:
+        raise ValueError(f"opkit.torch.decrypt: {cipher} has no tag")
+    return encrypt(x, cipher=cipher, key=key, iv=iv, aad=aad, counter=counter, out=out)
+
+
+# ---- LZ4 ----
+#
+# One LZ4 frame (the `lz4` tool's format) of a contiguous uint8 tensor's bytes, and the bytes of the
+# concatenated frames in a 1-D uint8 tensor: both outputs are 1-D uint8 tensors on the input's
+# device whose length depends on the data, which their fake kernels say with an unbacked size
+# (torch.library.get_ctx().new_dynamic_size()), so torch.compile traces them without a graph break.
+# CPU tensors go through liblz4 on the host; CUDA tensors through opkit's kernels on their GPU.
+# Either way the frame structure is host work, so a CUDA call waits: for torch's current stream
+# (the input is ready), then for the result (its size is known). The CUDA result is opkit's
+# allocation handed to torch by DLPack, not the caching allocator's.
+
+_LZ4_BLOCK_IDS = {64 << 10: 4, 256 << 10: 5, 1 << 20: 6, 4 << 20: 7}
+
+
+def _check_lz4(op: str, x) -> None:
+    if x.dtype != torch.uint8:
+        raise ValueError(f"{op}: expected a uint8 tensor, got {x.dtype}")
+    if not x.is_contiguous():
+        raise ValueError(f"{op}: the tensor is not contiguous; pass x.contiguous()")
+    if x.device.type not in ("cpu", "cuda"):
+        raise ValueError(f"{op}: opkit compresses CPU and CUDA tensors, not {x.device.type} ones")
+
+
+def _lz4_run(op: str, call, x):
+    flat = x.reshape(-1)
+    try:
+        if x.is_cuda:
+            torch.cuda.current_stream(x.device).synchronize()
+            return torch.from_dlpack(call(flat))
+        return torch.from_numpy(call(flat.numpy()).reshape(-1))
+    except _opkit.Error as error:
+        raise type(error)(f"{op}: {error}") from None
+
+
+def _define_lz4():
+    def compress(x, block_size=64 << 10):
+        _check_lz4("opkit::lz4_compress", x)
+        block = _lz4_block_id(block_size)
+        return _lz4_run("opkit::lz4_compress", lambda a: _opkit.lz4_compress(a, block, False, True, False, None), x)
+
+    def compress_fake(x, block_size=64 << 10):
+        _check_lz4("opkit::lz4_compress", x)
+        _lz4_block_id(block_size)
+        return x.new_empty((torch.library.get_ctx().new_dynamic_size(),))
+
+    def decompress(frame, max_size=_opkit.lz4_default_max_output):
+        _check_lz4("opkit::lz4_decompress", frame)
+        _lz4_max_size(max_size)
+        return _lz4_run("opkit::lz4_decompress", lambda a: _opkit.lz4_decompress(a, max_size, True, None), frame)
+
+    def decompress_fake(frame, max_size=_opkit.lz4_default_max_output):
+        _check_lz4("opkit::lz4_decompress", frame)
+        _lz4_max_size(max_size)
+        return frame.new_empty((torch.library.get_ctx().new_dynamic_size(max=max_size),))
+
+    return (
+        _define("opkit::lz4_compress", "(Tensor x, int block_size=65536) -> Tensor", compress, compress_fake),
+        _define("opkit::lz4_decompress", f"(Tensor frame, int max_size={_opkit.lz4_default_max_output}) -> Tensor",
+                decompress, decompress_fake),
+    )
+
+
+def _lz4_block_id(block_size: int) -> int:
+    block = _LZ4_BLOCK_IDS.get(block_size)
+    if block is None:
+        raise ValueError(f"opkit::lz4_compress: block_size must be one of {sorted(_LZ4_BLOCK_IDS)}, got {block_size}")
+    return block
+
+
+def _lz4_max_size(max_size: int) -> None:
+    if max_size < 0:
+        raise ValueError(f"opkit::lz4_decompress: max_size must not be negative, got {max_size}")
+
+
+_lz4_compress_op, _lz4_decompress_op = _define_lz4()
+
+
+def lz4_compress(x: torch.Tensor, *, block_size: int = 64 << 10) -> torch.Tensor:
+    """One LZ4 frame of x's bytes (a contiguous uint8 tensor) as a 1-D uint8 tensor on x's device."""
+    return _lz4_compress_op(x, block_size)
+
+
+def lz4_decompress(frame: torch.Tensor, *, max_size: int = _opkit.lz4_default_max_output) -> torch.Tensor:
+    """The data of the concatenated LZ4 frames in a 1-D uint8 tensor; more than max_size bytes, a
+    malformed frame or a checksum that does not match raise opkit.Error."""
+    return _lz4_decompress_op(frame, max_size)
 
 
 # ---- User kernels as ops ----

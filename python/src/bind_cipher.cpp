@@ -11,9 +11,11 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "arrays.hpp"
 #include "bindings.hpp"
+#include "interruptible.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/cipher.hpp"
 
@@ -177,6 +179,83 @@ std::pair<nb::object, nb::bytes> batch(AnyArray data, const std::string& cipher_
   return {out.array, nb::bytes(new_tags.data(), new_tags.size())};
 }
 
+// The entry of the cipher ops of opkit.torch: raw addresses, because the caller already holds the
+// tensors, has checked their dtypes, shapes, contiguity and devices (and the key and IV sizes),
+// and allocated `out` (and the tag) through its own caching allocator. `rows` x `message_bytes`
+// bytes at `in` go to `out` (the same size; the same address or disjoint). One message
+// (batch false, rows 1): key, iv, aad and tag are that message's. A batch: key is rows x
+// key_bytes, iv rows x (iv_bytes / rows), aad rows x (aad_bytes / rows) (none when 0), tag rows x
+// 16. Key, IV, AAD and tag are host memory; the tag is written when encrypting an AEAD, verified
+// when decrypting one (a mismatch raises opkit.AuthenticationError and zeroes the output) and
+// unused (tag_bytes 0) for CTR and ChaCha20. `gpu` unset: host memory, through OpenSSL on the
+// host CPU. `gpu` set: device memory, queued on `stream` (the framework's current stream); an
+// AEAD waits for it, to bring the tag to (or the verdict from) the host. Waits answer Ctrl-C.
+void cipher_at(const std::string& cipher_name, bool encrypt, std::optional<Device> gpu, std::uintptr_t in,
+               std::uintptr_t out, bool batch, std::size_t rows, std::size_t message_bytes, std::uintptr_t key,
+               std::size_t key_bytes, std::uintptr_t iv, std::size_t iv_bytes, std::uintptr_t aad,
+               std::size_t aad_bytes, std::uintptr_t tag, std::size_t tag_bytes, std::uintptr_t stream,
+               std::uint32_t chacha20_counter) {
+  const ops::Cipher cipher = parse_cipher(cipher_name);
+  if (batch && rows == 0) return;
+  const auto host = [](std::uintptr_t at, std::size_t size) {
+    return Bytes(static_cast<const std::uint8_t*>(address(at)), size);
+  };
+  const std::size_t n = rows * message_bytes;
+  const auto* src = static_cast<const std::uint8_t*>(address(in));
+  auto* dst = static_cast<std::uint8_t*>(address(out));
+  auto* tag_at = static_cast<std::uint8_t*>(address(tag));
+  ops::CipherOptions options;
+  options.chacha20_counter = chacha20_counter;
+  std::optional<Stream> borrowed;
+  if (gpu) {
+    borrowed = gpu->borrow_stream(address(stream));
+    options.stream = &*borrowed;
+  }
+  // The AAD of row i is aad[i * row_aad, (i + 1) * row_aad).
+  std::vector<std::uint64_t> aad_offsets;
+  if (batch && aad_bytes != 0) {
+    aad_offsets.resize(rows + 1);
+    for (std::size_t i = 0; i <= rows; ++i) aad_offsets[i] = i * (aad_bytes / rows);
+  }
+  interruptible([&] {
+    if (!batch) {
+      const ops::CipherKey k{host(key, key_bytes), host(iv, iv_bytes), host(aad, aad_bytes)};
+      if (gpu) {
+        const BufferView<const std::uint8_t> from(*gpu, src, n);
+        const BufferView<std::uint8_t> to(*gpu, dst, n);
+        if (encrypt)
+          ops::encrypt(cipher, k, from, to, {tag_at, tag_bytes}, options);
+        else
+          ops::decrypt(cipher, k, from, to, host(tag, tag_bytes), options);
+      } else if (encrypt) {
+        ops::encrypt(cipher, k, Bytes(src, n), {dst, n}, {tag_at, tag_bytes}, options);
+      } else {
+        ops::decrypt(cipher, k, Bytes(src, n), {dst, n}, host(tag, tag_bytes), options);
+      }
+      return;
+    }
+    const ops::CipherBatch b{.count = rows,
+                             .message_bytes = message_bytes,
+                             .keys = host(key, key_bytes),
+                             .ivs = host(iv, iv_bytes),
+                             .iv_bytes = iv_bytes / rows,
+                             .aad = host(aad, aad_bytes),
+                             .aad_offsets = aad_offsets};
+    if (gpu) {
+      const BufferView<const std::uint8_t> from(*gpu, src, n);
+      const BufferView<std::uint8_t> to(*gpu, dst, n);
+      if (encrypt)
+        ops::encrypt_batch(cipher, b, from, to, {tag_at, tag_bytes}, options);
+      else
+        ops::decrypt_batch(cipher, b, from, to, host(tag, tag_bytes), options);
+    } else if (encrypt) {
+      ops::encrypt_batch(cipher, b, Bytes(src, n), {dst, n}, {tag_at, tag_bytes}, options);
+    } else {
+      ops::decrypt_batch(cipher, b, Bytes(src, n), {dst, n}, host(tag, tag_bytes), options);
+    }
+  });
+}
+
 nb::dict cipher_info(const std::string& name) {
   const ops::CipherTraits& t = ops::cipher_traits(parse_cipher(name));
   nb::dict info;
@@ -195,6 +274,12 @@ void bind_cipher(nb::module_& m) {
   m.def("cipher_batch", &batch, "data"_a, "cipher"_a, "encrypt"_a, "keys"_a, "ivs"_a, "tags"_a = nb::none(),
         "device"_a = nb::none(), "stream"_a = nb::none(), "chacha20_counter"_a = 0,
         "N messages of one length, each with its own key and IV: (output, new tags or b'').");
+  m.def("cipher_at", &cipher_at, "cipher"_a, "encrypt"_a, "gpu"_a.none(), "data"_a, "out"_a, "batch"_a, "rows"_a,
+        "message_bytes"_a, "key"_a, "key_bytes"_a, "iv"_a, "iv_bytes"_a, "aad"_a, "aad_bytes"_a, "tag"_a, "tag_bytes"_a,
+        "stream"_a, "chacha20_counter"_a,
+        "opkit.torch's entry: rows x message_bytes bytes at `data` encrypted or decrypted into `out` (checked "
+        "tensors' addresses; key, IV, AAD and tag at host addresses), on `gpu` and its stream handle `stream`, or "
+        "on the host CPU when gpu is None.");
   m.def("cipher_info", &cipher_info, "cipher"_a, "key_bytes, block_bytes and aead of a cipher name.");
 }
 
