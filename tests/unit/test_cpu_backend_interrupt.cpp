@@ -34,10 +34,11 @@ __global__ void spin_in_printf(unsigned long long* progress) {
     printf("%s", "");
   }
 }
-__global__ void count_to(unsigned long long* out, unsigned long long n) {
-  volatile unsigned long long i = 0;
-  while (i < n) i = i + 1;
-  atomicAdd(out, (unsigned long long)i);
+// Ends only once the caller writes *released: a launch that returns has polled the check.
+__global__ void wait_for_release(volatile unsigned int* released, unsigned long long* out) {
+  while (*released == 0) {
+  }
+  atomicAdd(out, 1ull);
 }
 __global__ void fill_ones(int* out) { out[blockIdx.x * blockDim.x + threadIdx.x] = 1; }
 )cuda";
@@ -108,14 +109,23 @@ TEST(CpuBackendInterrupt, AStoppedLaunchCanBeStoppedAgain) {
 }
 
 TEST(CpuBackendInterrupt, WithoutAStopTheCheckIsPolledAndTheLaunchCompletes) {
+  auto released = opkit::Device::cpu().alloc<unsigned int>(1);
   auto out = opkit::Device::cpu().alloc<unsigned long long>(1);
+  released.fill(0);
   out.fill(0);
-  StopAfter never(std::chrono::hours(1));
-  // Long enough (tens of ms at least) for the launch's wait to poll the check.
-  const unsigned long long per_thread = 3'000'000;
-  kernels().kernel("count_to").launch({.grid = 8, .block = 4}, out, per_thread);
-  EXPECT_EQ(out.to_host()[0], 8 * 4 * per_thread);
-  EXPECT_GT(never.calls.load(), 0);
+  // The kernel waits for the check itself, so the test does not depend on how fast this machine
+  // is: the launch can only complete after its wait has asked the check at least once. (CPU
+  // device memory is host memory, so the check can write the flag the kernel reads.)
+  std::atomic<int> calls{0};
+  std::atomic_ref<unsigned int> flag(*released.data());
+  opkit::InterruptCheck release_on_first_poll([&] {
+    ++calls;
+    flag.store(1);
+    return false;
+  });
+  kernels().kernel("wait_for_release").launch({.grid = 8, .block = 4}, released, out);
+  EXPECT_EQ(out.to_host()[0], 8u * 4u);
+  EXPECT_GT(calls.load(), 0);
 }
 
 TEST(InterruptCheck, TheInnermostCheckIsAskedAndAThrowingCheckMeansStop) {
