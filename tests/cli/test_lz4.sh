@@ -65,7 +65,7 @@ done
 
 # Names, overwrite refusal, -f, --rm, -t, stdin/stdout, --json.
 cp text t1 && cp binary t2
-"$opkit" lz4 -q t1 t2 && expect "FILE.lz4 names" test -s t1.lz4 -a -s t2.lz4 -a -f t1
+"$opkit" lz4 -q -m t1 t2 && expect "-m: FILE.lz4 names" test -s t1.lz4 -a -s t2.lz4 -a -f t1
 "$opkit" lz4 -q t1 2>err; rc=$?
 expect "refuses to overwrite (exit $rc)" test "$rc" = 2
 expect "refusal names the file" grep -q "t1.lz4 already exists" err
@@ -75,6 +75,22 @@ rm t1 && "$opkit" lz4 -q -d t1.lz4 && expect "-d strips .lz4" cmp -s t1 text
 "$opkit" lz4 -q -t t1.lz4 && ok || fail "-t accepts a good file"
 ls t1.tmp.* >/dev/null 2>&1 && fail "temporary file left behind" || ok
 cat text | "$opkit" lz4 | lz4 -q -d >got && expect "stdin to stdout" cmp -s got text
+
+# IN OUT, as the lz4 tool reads two names.
+"$opkit" lz4 -q text named.out && lz4 -q -d -c named.out >got && expect "IN OUT: OUT is the output" cmp -s got text
+expect "IN OUT: no IN.lz4 beside it" test ! -e text.lz4
+"$opkit" lz4 -q -d named.out named.txt && expect "-d IN OUT" cmp -s named.txt text
+"$opkit" lz4 -q text named.out 2>err; rc=$?
+test "$rc" = 2 && grep -q "named.out already exists" err && ok || fail "IN OUT: an existing OUT is refused (exit $rc)"
+"$opkit" lz4 -q -f text named.out && ok || fail "IN OUT: -f overwrites OUT"
+"$opkit" lz4 -q text - | lz4 -q -d >got && expect "IN -: stdout" cmp -s got text
+cat text | "$opkit" lz4 -q - named2.lz4 && lz4 -q -d -c named2.lz4 | cmp -s - text && ok || fail "- OUT: stdin to a file"
+"$opkit" lz4 -q -f text text 2>err; rc=$?
+test "$rc" = 2 && grep -q "both the input and the output" err && cmp -s text t1 && ok || fail "IN IN: refused (exit $rc)"
+"$opkit" lz4 -q t1 t2 t3 2>err; rc=$?
+test "$rc" = 2 && grep -q -- "-m" err && ok || fail "three names without -m: refused (exit $rc)"
+"$opkit" lz4 -q -c text named3 2>err; rc=$?
+test "$rc" = 2 && test ! -e named3 && ok || fail "-c with OUT: refused (exit $rc)"
 "$opkit" lz4 -c --json -B4 text 2>/dev/null >/dev/null
 "$opkit" lz4 -f --json -B4 text >json && expect "--json bytes_in" grep -q "\"bytes_in\": $(stat -c %s text)," json
 expect "--json ratio" grep -q '"ratio"' json

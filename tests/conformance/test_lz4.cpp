@@ -101,16 +101,8 @@ TEST_P(Lz4, FramesItWritesDecodeWithLiblz4) {
 TEST_P(Lz4, DecodesEveryFrameLiblz4Writes) {
   const std::uint32_t seed = fresh_seed();
   const Bytes data = periodic_bytes(700000, seed);
-  for (int id = 4; id <= 7; ++id)
-    for (int flags = 0; flags < 8; ++flags) {
-      FramePrefs p;
-      p.block_size_id = id;
-      p.linked = flags & 1;
-      p.block_checksum = flags & 2;
-      p.content_size = flags & 4;
-      EXPECT_EQ(decompress_on(target(), liblz4_compress(data, p)), data)
-          << "seed " << seed << " id " << id << " flags " << flags;
-    }
+  for (const FramePrefs& p : every_frame_kind())
+    EXPECT_EQ(decompress_on(target(), liblz4_compress(data, p)), data) << "seed " << seed << " " << describe(p);
 }
 
 TEST_P(Lz4, DecodesLegacyConcatenatedAndSkippableFrames) {

@@ -86,6 +86,31 @@ inline Bytes liblz4_compress(const Bytes& data, const FramePrefs& p) {
   return out;
 }
 
+// Every frame kind liblz4 writes: block sizes 64 KiB..4 MiB (ids 4..7), linked or independent
+// blocks, with or without block checksums and the content size; with `both_content_checksums`,
+// each also with and without the content checksum (otherwise always with it, lz4's default).
+inline std::vector<FramePrefs> every_frame_kind(bool both_content_checksums = false) {
+  std::vector<FramePrefs> kinds;
+  for (int id = 4; id <= 7; ++id)
+    for (int flags = 0; flags < (both_content_checksums ? 16 : 8); ++flags)
+      kinds.push_back({.block_size_id = id,
+                       .linked = (flags & 1) != 0,
+                       .block_checksum = (flags & 2) != 0,
+                       .content_checksum = !both_content_checksums || (flags & 8) != 0,
+                       .content_size = (flags & 4) != 0});
+  return kinds;
+}
+
+// "-B5 -BD -BX --content-size --no-frame-crc": the frame kind as lz4's options, for messages.
+inline std::string describe(const FramePrefs& p) {
+  std::string s = "-B" + std::to_string(p.block_size_id);
+  if (p.linked) s += " -BD";
+  if (p.block_checksum) s += " -BX";
+  if (p.content_size) s += " --content-size";
+  if (!p.content_checksum) s += " --no-frame-crc";
+  return s;
+}
+
 // liblz4's LZ4F_decompress over all concatenated frames (skippable ones included); nullopt where
 // liblz4 reports an error or the input ends inside a frame.
 inline std::optional<Bytes> liblz4_decompress(const Bytes& frames, std::size_t limit = std::size_t{64} << 20) {

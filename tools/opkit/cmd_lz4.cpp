@@ -1,9 +1,10 @@
 // `opkit lz4 [-z|-d|-t] [-c] [-f] [-k|--rm] [-1] [-B4..-B7] [-BX] [-BD] [--content-size]
-// [--no-frame-crc] [--device D] [--max-size N] [--json] [FILE...]`: the `lz4` command's options
-// where they overlap, on opkit's LZ4 operator. Every positional argument is an input (as
-// `lz4 -m`); none, or "-", is stdin. Outputs: FILE.lz4, or FILE without .lz4 for -d; -c (or
-// stdin) writes stdout. An existing output is refused without -f; each output is written to a
-// temporary file and renamed into place. Data streams through in batches (--batch-mib, default
+// [--no-frame-crc] [--device D] [--max-size N] [--json] [IN [OUT] | -m FILE...]`: the `lz4`
+// command's options where they overlap, on opkit's LZ4 operator. As `lz4`: one positional is the
+// input (none, or "-", is stdin); a second is the output ("-": stdout); -m makes every positional
+// an input. Default outputs: FILE.lz4, or FILE without .lz4 for -d; -c (or stdin) writes stdout.
+// An existing output is refused without -f; each output is written to a temporary file and
+// renamed into place. Data streams through in batches (--batch-mib, default
 // 64): memory is bounded by the batch, not the file (lz4_stream.hpp).
 
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +33,7 @@ namespace {
 struct Lz4Command {
   bool compress = false, decompress = false, test = false, to_stdout = false, force = false;
   bool keep = false, remove = false, level1 = false, content_size = false, no_frame_crc = false;
-  bool json = false, quiet = false;
+  bool json = false, quiet = false, multiple = false;
   std::vector<std::string> block_flags;  // "4".."7", "X", "D"
   std::string device = "host";
   std::size_t max_size = 0;  // 0: no limit
@@ -63,6 +65,22 @@ bool ends_with_lz4(const std::string& s) {
   return s.size() > 4 && s.compare(s.size() - 4, 4, ".lz4") == 0;
 }
 
+// `lz4 IN OUT`: without -m a second positional names the output, as the lz4 tool reads it (and
+// a third is refused rather than ignored, as lz4 does with a warning).
+std::optional<std::string> explicit_output(Lz4Command& cmd) {
+  if (cmd.multiple || cmd.files.size() < 2) return std::nullopt;
+  if (cmd.files.size() > 2)
+    throw Error(Errc::invalid_argument, "opkit lz4",
+                "more than two file names (IN OUT); give -m to process several inputs");
+  if (cmd.to_stdout) throw Error(Errc::invalid_argument, "opkit lz4", "give -c or an output file name, not both");
+  std::string output = cmd.files.back();
+  cmd.files.pop_back();
+  std::error_code ec;
+  if (output != "-" && cmd.files.front() != "-" && std::filesystem::equivalent(cmd.files.front(), output, ec))
+    throw Error(Errc::invalid_argument, "opkit lz4", output + " is both the input and the output");
+  return output;
+}
+
 void run_lz4(Lz4Command& cmd, int& exit_code) {
   if (cmd.compress + cmd.decompress + cmd.test > 1)
     throw Error(Errc::invalid_argument, "opkit lz4", "choose one of -z, -d, -t");
@@ -81,6 +99,7 @@ void run_lz4(Lz4Command& cmd, int& exit_code) {
   }
   const std::optional<Device> device = pick_device(cmd.device);
   zopt.device = device;
+  const std::optional<std::string> named_output = explicit_output(cmd);
   if (cmd.files.empty()) cmd.files.push_back("-");
   if (cmd.batch_mib == 0 || cmd.batch_mib > 4096) throw Error(Errc::invalid_argument, "--batch-mib", "must be 1..4096");
   const StopSignals stop;  // Ctrl-C / SIGTERM end the command between batches (lz4_stream.hpp)
@@ -89,8 +108,12 @@ void run_lz4(Lz4Command& cmd, int& exit_code) {
   for (const std::string& file : cmd.files) {
     const bool stdin_input = file == "-";
     const bool decode = cmd.decompress || cmd.test || (!cmd.compress && ends_with_lz4(file));
-    std::string output;
-    if (!cmd.test && !cmd.to_stdout && !stdin_input) {
+    std::string output;  // empty: stdout
+    if (!cmd.test && named_output) {
+      output = *named_output == "-" ? "" : *named_output;
+      if (!output.empty() && !cmd.force && std::filesystem::exists(output))
+        throw Error(Errc::invalid_argument, "opkit lz4", output + " already exists (use -f to overwrite)");
+    } else if (!cmd.test && !cmd.to_stdout && !stdin_input) {
       if (!decode)
         output = file + ".lz4";
       else if (ends_with_lz4(file))
@@ -130,7 +153,7 @@ void run_lz4(Lz4Command& cmd, int& exit_code) {
       return;
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!cmd.test && !output.empty() && cmd.remove) std::filesystem::remove(file);
+    if (!cmd.test && !output.empty() && !stdin_input && cmd.remove) std::filesystem::remove(file);
     const std::uint64_t raw = decode ? totals.out : totals.in, packed = decode ? totals.in : totals.out;
     nlohmann::json entry = {{"file", file},
                             {"output", cmd.test ? "" : (output.empty() ? "-" : output)},
@@ -162,6 +185,7 @@ void add_lz4_command(CLI::App& app, int& exit_code) {
   c->add_flag("-f,--force", cmd->force, "Overwrite existing outputs");
   c->add_flag("-k,--keep", cmd->keep, "Keep the inputs (the default)");
   c->add_flag("--rm", cmd->remove, "Remove each input once its output is written");
+  c->add_flag("-m,--multiple", cmd->multiple, "Every file name is an input (default: IN [OUT])");
   c->add_flag("-1,--fast", cmd->level1, "Level 1, the only level (LZ4's fast parse)");
   c->add_option_function<std::string>(
        "-B", [cmd](const std::string& value) { cmd->block_flags.push_back(value); },
@@ -177,7 +201,7 @@ void add_lz4_command(CLI::App& app, int& exit_code) {
                 "Data per batch in MiB (default 64); memory stays within about 3 batches + 8 MiB");
   c->add_flag("--json", cmd->json, "Print one JSON array: per file bytes in/out, ratio, seconds, GB/s");
   c->add_flag("-q,--quiet", cmd->quiet, "No summary lines on stderr");
-  c->add_option("files", cmd->files, "Inputs (none or -: stdin)");
+  c->add_option("files", cmd->files, "IN [OUT] (none or -: stdin/stdout), or with -m several inputs");
   c->callback([cmd, &exit_code] { run_lz4(*cmd, exit_code); });
 }
 
