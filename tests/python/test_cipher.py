@@ -1,65 +1,26 @@
-"""opkit.encrypt / opkit.decrypt against the `cryptography` package (its own OpenSSL bindings, no
-opkit code) on fresh random keys, IVs, AAD and data: one message as bytes or arrays, host data
-through OpenSSL and through the CPU backend's kernels, batches with a key and nonce per row,
-forged tags and ciphertexts. CUDA tensors on the GPU, where there is one, against opkit's host
-path (OpenSSL EVP), which needs no `cryptography`."""
+"""opkit.encrypt / opkit.decrypt against cipher_reference (the `cryptography` package, else
+libcrypto through ctypes: no opkit code) on fresh random keys, IVs, AAD and data: one message
+as bytes or arrays, host data through OpenSSL and through the CPU backend's kernels, batches
+with a key and nonce per row, forged tags and ciphertexts. CUDA tensors on the GPU, where there
+is one, against opkit's host path (OpenSSL EVP)."""
 
 import numpy as np
 import pytest
 
 import opkit
 from conftest import CPU_BACKEND_MISSING, requires_gpu
+from cipher_reference import CIPHERS, REFERENCE_MISSING, fresh, is_aead, reference
 
-try:
-    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
-
-    CRYPTOGRAPHY_MISSING = None
-except ImportError as missing:
-    CRYPTOGRAPHY_MISSING = f"the reference is the `cryptography` package ({missing}; pip install cryptography)"
-requires_cryptography = pytest.mark.skipif(CRYPTOGRAPHY_MISSING is not None, reason=str(CRYPTOGRAPHY_MISSING))
-
-KEY_BYTES = {"aes-128": 16, "aes-192": 24, "aes-256": 32}
-CIPHERS = ["aes-128-ctr", "aes-192-ctr", "aes-256-ctr", "aes-128-gcm", "aes-192-gcm", "aes-256-gcm", "chacha20",
-           "chacha20-poly1305"]
+requires_reference = pytest.mark.skipif(REFERENCE_MISSING is not None, reason=str(REFERENCE_MISSING))
 LENGTHS = [0, 1, 15, 16, 17, 63, 64, 65, 1000, 70001]
 no_cpu = pytest.mark.skipif(CPU_BACKEND_MISSING is not None, reason=f"no CPU backend: {CPU_BACKEND_MISSING}")
 PLACES = [None, pytest.param("cpu", marks=no_cpu)]
 
 
-def key_bytes(cipher):
-    return 32 if cipher.startswith("chacha") else KEY_BYTES[cipher[:7]]
-
-
-def is_aead(cipher):
-    return cipher.endswith("gcm") or cipher == "chacha20-poly1305"
-
-
-def fresh(rng, cipher):
-    """A key and IV of the cipher's sizes (chacha20: OpenSSL's counter || nonce, counter < 2^24)."""
-    key = rng.bytes(key_bytes(cipher))
-    iv = rng.bytes(12 if is_aead(cipher) else 16)
-    if cipher == "chacha20":
-        iv = iv[:3] + b"\0" + iv[4:]
-    return key, iv
-
-
-def reference(cipher, key, iv, data, aad=b""):
-    """(ciphertext, tag or None) from `cryptography`."""
-    if cipher.endswith("ctr"):
-        enc = Cipher(algorithms.AES(key), modes.CTR(iv)).encryptor()
-        return enc.update(data) + enc.finalize(), None
-    if cipher == "chacha20":
-        enc = Cipher(algorithms.ChaCha20(key, iv), mode=None).encryptor()
-        return enc.update(data) + enc.finalize(), None
-    sealed = (AESGCM(key) if cipher.endswith("gcm") else ChaCha20Poly1305(key)).encrypt(iv, data, aad or None)
-    return sealed[:-16], sealed[-16:]
-
-
-@requires_cryptography
+@requires_reference
 @pytest.mark.parametrize("device", PLACES)
 @pytest.mark.parametrize("cipher", CIPHERS)
-def test_bytes_round_trip_matches_cryptography(rng, cipher, device):
+def test_bytes_round_trip_matches_the_reference(rng, cipher, device):
     for length in LENGTHS:
         key, iv = fresh(rng, cipher)
         data = rng.bytes(length)
@@ -76,7 +37,7 @@ def test_bytes_round_trip_matches_cryptography(rng, cipher, device):
         assert opened == data, f"{cipher} length {length}"
 
 
-@requires_cryptography
+@requires_reference
 @pytest.mark.parametrize("cipher", ["aes-256-ctr", "aes-128-gcm", "chacha20-poly1305"])
 def test_arrays_keep_their_shape_and_type(rng, cipher):
     key, iv = fresh(rng, cipher)
@@ -104,10 +65,10 @@ def test_a_forged_message_raises_and_releases_nothing(rng, cipher, device):
         assert key.hex() not in str(failure.value)
 
 
-@requires_cryptography
+@requires_reference
 @pytest.mark.parametrize("device", PLACES)
 @pytest.mark.parametrize("cipher", CIPHERS)
-def test_batch_with_a_key_and_nonce_per_row_matches_cryptography(rng, cipher, device):
+def test_batch_with_a_key_and_nonce_per_row_matches_the_reference(rng, cipher, device):
     rows, length = int(rng.integers(1, 30)), int(rng.integers(0, 300))
     x = rng.integers(0, 256, size=(rows, length), dtype=np.uint8)
     pairs = [fresh(rng, cipher) for _ in range(rows)]
