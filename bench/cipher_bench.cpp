@@ -9,7 +9,8 @@
 // original data; exits 1 on a mismatch.
 //
 // usage: opkit_cipher_bench [--device D] [--bytes N] [--reps N] [--batch N] [--small N] [--packet N]
-//   --device D   any device name (default cuda:0; cpu:0 checks this program without a GPU)
+//   --device D   any device name (default cuda:0; cpu:0 checks this program without a GPU;
+//                host: only the host path's rows, one core against all)
 //   --cubins DIR only write the bulk kernels' sm_90 cubins there (aes.cu, chacha20_bulk.cu aligned,
 //                chacha20-poly1305 encrypt) for tools/sass_count.py; needs NVRTC, not a GPU
 // Prints one line per case: ROW cipher shape op bytes ms GB/s ok|WRONG
@@ -77,6 +78,45 @@ Bytes iv_for(ops::Cipher cipher, std::uint64_t seed) {
   return iv;
 }
 
+double wall_ms(int reps, const std::function<void()>& call) {
+  call();  // warm-up
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// The host path (OpenSSL EVP) of every cipher on one core and on all of them, encrypt and
+// decrypt(+verify), by the wall clock: what the split into counter ranges (and, for the AEADs,
+// cipher_evp_aead.cpp's combined GHASH / one-pass Poly1305) buys. Outputs checked against one core.
+bool host_path_rows(const Bytes& host_in, int reps) {
+  bool ok_all = true;
+  const std::string shape = std::to_string(host_in.size() >> 20) + "MiB";
+  for (ops::Cipher cipher : ops::all_ciphers()) {
+    const auto& t = ops::cipher_traits(cipher);
+    const Bytes key = random_bytes(t.key_bytes, 51), iv = iv_for(cipher, 52);
+    Bytes one(host_in.size()), all(host_in.size()), back(host_in.size());
+    Bytes tag_one(t.aead ? 16 : 0), tag_all(tag_one.size());
+    for (unsigned threads : {1u, 0u}) {
+      Bytes& out = threads == 1 ? one : all;
+      Bytes& tag = threads == 1 ? tag_one : tag_all;
+      const char* enc = threads == 1 ? "host-1core-enc" : "host-all-enc";
+      const char* dec = threads == 1 ? "host-1core-dec" : "host-all-dec";
+      const double e = wall_ms(reps, [&] { ops::encrypt(cipher, {key, iv}, host_in, out, tag, {.threads = threads}); });
+      const double d = wall_ms(reps, [&] { ops::decrypt(cipher, {key, iv}, out, back, tag, {.threads = threads}); });
+      const bool ok = out == one && tag == tag_one && back == host_in;
+      row(std::string(t.name), shape, enc, host_in.size(), e, ok);
+      row(std::string(t.name), shape, dec, host_in.size(), d, ok);
+      ok_all = ok_all && ok;
+    }
+  }
+  return ok_all;
+}
+
 struct Bench {
   opkit::Device gpu;
   opkit::Stream stream;
@@ -136,19 +176,8 @@ struct Bench {
     const auto& t = ops::cipher_traits(cipher);
     const Bytes key = random_bytes(t.key_bytes, 41), iv = iv_for(cipher, 42);
     Bytes out(host_in.size()), want(host_in.size()), tag(t.aead ? 16 : 0), want_tag(tag.size());
-    auto wall_ms = [&](const std::function<void()>& call) {
-      call();
-      std::vector<double> ms;
-      for (int i = 0; i < 3; ++i) {
-        const auto start = std::chrono::steady_clock::now();
-        call();
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-      }
-      std::sort(ms.begin(), ms.end());
-      return ms[1];
-    };
-    const double via_device = wall_ms([&] { ops::encrypt(cipher, {key, iv}, host_in, out, tag, {.device = gpu}); });
-    const double host = wall_ms([&] { ops::encrypt(cipher, {key, iv}, host_in, want, want_tag); });
+    const double via_device = wall_ms(3, [&] { ops::encrypt(cipher, {key, iv}, host_in, out, tag, {.device = gpu}); });
+    const double host = wall_ms(3, [&] { ops::encrypt(cipher, {key, iv}, host_in, want, want_tag); });
     const bool ok = out == want && tag == want_tag;
     const std::string shape = std::to_string(host_in.size() >> 20) + "MiB";
     row(std::string(t.name), shape, "host-via-device", host_in.size(), via_device, ok);
@@ -216,6 +245,7 @@ int run(int argc, char** argv) {
     if (a == "--small") small = v;
     if (a == "--packet") packet = v;
   }
+  if (device == "host") return host_path_rows(random_bytes(bytes, 1), reps) ? 0 : 1;
   const opkit::Device gpu = opkit::Device::parse(device);
   Bench bench{gpu, gpu.create_stream(), reps};
   const Bytes host_in = random_bytes(bytes, 1);
@@ -226,6 +256,7 @@ int run(int argc, char** argv) {
   for (ops::Cipher cipher : ops::all_ciphers()) bench.bulk(cipher, host_in, in, out, back);
   for (ops::Cipher cipher : {ops::Cipher::aes_128_ctr, ops::Cipher::aes_256_gcm, ops::Cipher::chacha20_poly1305})
     bench.host_data(cipher, host_in);
+  bench.all_ok = host_path_rows(host_in, 3) && bench.all_ok;
   for (std::size_t length : {small, packet})
     for (ops::Cipher cipher : ops::all_ciphers()) bench.batch(cipher, batch, length);
   return bench.all_ok ? 0 : 1;

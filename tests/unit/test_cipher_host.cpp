@@ -104,6 +104,55 @@ TEST(CipherHost, MultiMegabyteMessagesSplitOverThreadsMatchOpenSsl) {
   }
 }
 
+TEST(CipherHost, AeadMessagesOverSeveralCoresMatchOpenSslAtEveryRangeShape) {
+  // GCM's GHASH is combined from per-range values and ChaCha20-Poly1305's keystream split over
+  // ranges (cipher_evp_aead.cpp): sizes just past a range, whole ranges and ragged ones, AAD
+  // shorter and longer than a block, 2..8 ranges; a forged last byte or AAD fails and writes
+  // nothing but zeros.
+  for (Cipher c : ops::all_ciphers()) {
+    if (!ops::cipher_traits(c).aead) continue;
+    SCOPED_TRACE(std::string(ops::cipher_traits(c).name));
+    for (std::size_t bytes : {(1u << 20) + 1, 2u << 20, (3u << 20) + 15, (7u << 20) + 333})
+      for (unsigned threads : {2u, 3u, 8u}) {
+        SCOPED_TRACE(std::to_string(bytes) + " bytes, " + std::to_string(threads) + " threads");
+        const Bytes key = random_bytes(ops::cipher_traits(c).key_bytes), iv = random_iv(c);
+        const Bytes aad = random_bytes(threads == 2 ? 0 : random_below(70));
+        const Bytes plain = random_bytes(bytes);
+        const Sealed want = reference_encrypt(c, key, iv, aad, plain);
+        Bytes out(bytes), tag(want.tag.size());
+        ops::encrypt(c, {key, iv, aad}, plain, out, tag, {.threads = threads});
+        ASSERT_TRUE(out == want.data);
+        ASSERT_EQ(tag, want.tag);
+        Bytes opened(bytes);
+        ops::decrypt(c, {key, iv, aad}, want.data, opened, want.tag, {.threads = threads});
+        ASSERT_TRUE(opened == plain);
+        ops::decrypt(c, {key, iv, aad}, out, out, tag, {.threads = threads});  // in place
+        ASSERT_TRUE(out == plain);
+
+        Bytes forged = want.data, forged_aad = aad;
+        forged.back() ^= 0x80;
+        forged_aad.push_back(0);
+        Bytes refused(bytes, 0x55);
+        EXPECT_THROW(ops::decrypt(c, {key, iv, aad}, forged, refused, want.tag, {.threads = threads}),
+                     ops::AuthenticationError);
+        EXPECT_TRUE(std::all_of(refused.begin(), refused.end(), [](std::uint8_t b) { return b == 0; }));
+        EXPECT_THROW(ops::decrypt(c, {key, iv, forged_aad}, want.data, refused, want.tag, {.threads = threads}),
+                     ops::AuthenticationError);
+      }
+  }
+  // A truncated GCM tag over several ranges, and a 60-byte GCM nonce (one core: J0 = GHASH(IV)).
+  const Bytes key = random_bytes(32), plain = random_bytes((4u << 20) + 5);
+  for (const Bytes& iv : {random_bytes(12), random_bytes(60)}) {
+    const Sealed want = reference_encrypt(Cipher::aes_256_gcm, key, iv, {}, plain, 12);
+    Bytes out(plain.size()), tag(12);
+    ops::encrypt(Cipher::aes_256_gcm, {key, iv}, plain, out, tag, {.threads = 4});
+    EXPECT_TRUE(out == want.data);
+    EXPECT_EQ(tag, want.tag);
+    ops::decrypt(Cipher::aes_256_gcm, {key, iv}, out, out, tag, {.threads = 4});
+    EXPECT_TRUE(out == plain);
+  }
+}
+
 TEST(CipherHost, TruncatedGcmTagsVerifyAndOtherLengthsAreRejected) {
   const Bytes key = random_bytes(16), iv = random_bytes(12), plain = random_bytes(100);
   for (std::size_t t : {4u, 8u, 12u, 13u, 16u}) {

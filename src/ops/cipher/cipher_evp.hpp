@@ -1,5 +1,6 @@
 // The host CPU path: OpenSSL EVP (AES-NI / VAES / SIMD ChaCha20 where the CPU has them), bulk
-// CTR and ChaCha20 split into counter ranges over the cores, batches spread message by message.
+// messages split into counter ranges over the cores (the AEADs' authenticators as
+// cipher_evp_aead.cpp says), batches spread message by message.
 #pragma once
 
 #include <cstddef>
@@ -16,10 +17,16 @@ namespace opkit::ops::detail {
 bool evp_message(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, const std::uint8_t* in, std::uint8_t* out,
                  std::size_t bytes, std::uint8_t* tag, std::size_t tag_bytes);
 
-// One message over up to `threads` cores (0: all). AEADs run on one core: EVP's GHASH and
-// Poly1305 are sequential.
+// One message over up to `threads` cores (0: all), in ranges of at least 1 MiB.
 bool evp_bulk(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, const std::uint8_t* in, std::uint8_t* out,
               std::size_t bytes, std::uint8_t* tag, std::size_t tag_bytes, unsigned threads);
+
+// An AEAD message over `ranges` cores: GCM with a 96-bit nonce has its keystream and GHASH split
+// into ranges (other nonce lengths: one core); ChaCha20-Poly1305 its keystream, with Poly1305 in
+// one pass. Decryption verifies the tag before it writes any plaintext; a mismatch zeroes out.
+bool evp_aead_over_cores(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, const std::uint8_t* in,
+                         std::uint8_t* out, std::size_t bytes, std::uint8_t* tag, std::size_t tag_bytes,
+                         std::size_t ranges);
 
 // A checked batch; returns the indices whose tags failed (their output zeroed).
 std::vector<std::size_t> evp_batch(Cipher cipher, bool encrypt, const CipherBatch& batch,
