@@ -4,7 +4,9 @@
 # new inputs go to a temporary copy, not into the repository). A crash, leak, timeout or failed
 # property leaves its input in build/fuzz/artifacts/ and fails the script; add that input to the
 # target's corpus and a regression test. Where clang++ is not installed, says so and passes.
-# Each target compiles only the few sources it parses with, not the library.
+# Each target compiles the few sources it parses with (instrumented); a target whose parser calls
+# deeper into the library (stratum_line: the merkle root's sha256d) also links the release build's
+# libopkit.a, which scripts/test.sh has built by then.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CXX_FUZZ=${CXX_FUZZ:-clang++}
@@ -24,12 +26,22 @@ declare -A sources=(
   [kernel_names]="src/core/program.cpp src/core/error.cpp"
   [compiled_program]="src/core/program.cpp src/core/error.cpp"
   [pow_target]="src/ops/pow/target.cpp src/core/hex.cpp src/core/error.cpp"
+  [stratum_line]="tools/opkit/stratum_rpc.cpp tools/opkit/stratum_json.cpp src/ops/stratum/stratum_job.cpp"
 )
-targets=${FUZZ_TARGETS:-"hex sums_line kernel_args kernel_names compiled_program pow_target"}
+declare -A libraries=(
+  [stratum_line]="build/release/libopkit.a -lcrypto -llz4 -lxxhash -lgomp -ldl -lpthread"
+)
+targets=${FUZZ_TARGETS:-"hex sums_line kernel_args kernel_names compiled_program pow_target stratum_line"}
 failed=0
 for name in $targets; do
-  # shellcheck disable=SC2086  # the source list is meant to split
-  "$CXX_FUZZ" "${flags[@]}" "tests/fuzz/fuzz_$name.cpp" ${sources[$name]} -o "$out/fuzz_$name"
+  libs=${libraries[$name]:-}
+  if [ -n "$libs" ] && [ ! -f "${libs%% *}" ]; then
+    echo "fuzz $name: FAILED (it links ${libs%% *}: build the release preset first)"
+    failed=1
+    continue
+  fi
+  # shellcheck disable=SC2086  # the source and library lists are meant to split
+  "$CXX_FUZZ" "${flags[@]}" "tests/fuzz/fuzz_$name.cpp" ${sources[$name]} $libs -o "$out/fuzz_$name"
   corpus=$(mktemp -d)
   cp -r "tests/fuzz/corpus/$name/." "$corpus/"
   if "$out/fuzz_$name" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \

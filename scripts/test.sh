@@ -6,7 +6,7 @@
 # backend's conformance semantics).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+bash scripts/deps.sh --test
 jobs=$(nproc)
 
 echo "== Release build and tests =="

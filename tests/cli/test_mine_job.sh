@@ -75,6 +75,10 @@ echo '{"job_id": ' >notjson.json
 mine --job notjson.json
 check "not JSON: exit 2" [ "$rc" = 2 ]
 check "not JSON: message" grep -q "notjson.json is not JSON" err
+python3 -c "import json; j=json.load(open('$job')); print(json.dumps(j)[:-1] + ', \"pad\": 1e999}')" >huge.json
+mine --job huge.json
+check "a number no double holds: exit 2 (got $rc)" [ "$rc" = 2 ]
+check "a number no double holds: not JSON" grep -q "huge.json is not JSON" err
 mine --job "$job" --extranonce2 000000
 check "extranonce2 of the wrong size: exit 2" [ "$rc" = 2 ]
 check "extranonce2 of the wrong size: message" grep -q "must be 2 bytes (the job's extranonce2_size)" err

@@ -83,6 +83,7 @@ fails() {  # fails SCENARIO EXPECTED-TEXT
   check "$1: message" grep -q -- "$2" err
 }
 fails garbage "the pool sent a line that is not JSON: 'this is not json {'"
+fails hugenumber "the pool sent a line that is not JSON: '{\"id\": null, \"method\": \"mining.set_difficulty\", \"params\": \[1e999\]}'"
 fails badnotify "mining.notify params\[2\] (coinb1) has a character other than 0-9"
 fails refuse "the pool refused worker 'w1': 24 Unauthorized worker"
 fails silent "before the pool answered mining.subscribe and mining.authorize: mining.subscribe (request 1) unanswered for 3 s"

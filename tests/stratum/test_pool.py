@@ -9,6 +9,7 @@ pool would (accepted, or rejected with the usual error codes), and plays one sce
   drop      after 2 shares it drops the connection; the client must reconnect and mine again
             (with the new connection's extranonce1)
   garbage   after the handshake, a line that is not JSON
+  hugenumber after the handshake, JSON with a number no double holds (1e999): not JSON either
   badnotify a mining.notify whose coinb1 is not hex
   refuse    mining.authorize answered false
   silent    accepts the connection and never answers
@@ -136,6 +137,8 @@ class Pool:
                 conn.send({"id": None, "method": "mining.set_difficulty", "params": [self.difficulty]})
                 if self.scenario == "garbage":
                     conn.send_raw("this is not json {")
+                elif self.scenario == "hugenumber":
+                    conn.send_raw('{"id": null, "method": "mining.set_difficulty", "params": [1e999]}')
                 elif self.scenario == "badnotify":
                     bad = notify_params(job("x", True, b"bad"))
                     bad[2] = "zz" + bad[2][2:]

@@ -2,7 +2,8 @@
 // to `openssl enc -C -K HEX -iv HEX` (no salt, no KDF) for aes-*-ctr and chacha20, streamed in
 // bounded memory. AEADs (aes-*-gcm, chacha20-poly1305) write ciphertext then the 16-byte tag (or
 // the tag to --tag-out); decryption reads the tag from the input's last bytes (or --tag-in) and
-// writes nothing unless it verifies (exit 1, "authentication failed").
+// writes nothing unless it verifies (exit 1, "authentication failed"). Ctrl-C or SIGTERM stops
+// between pieces (exit 130, saying how far it got); OUT is then not written.
 #include <openssl/crypto.h>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +17,7 @@
 #include "cli_input_file.hpp"
 #include "cli_output_file.hpp"
 #include "cli_secret_bytes.hpp"
+#include "cli_stop_signals.hpp"
 #include "commands.hpp"
 #include "opkit/error.hpp"
 #include "opkit/hex.hpp"
@@ -29,6 +31,11 @@ struct CipherCommand {
   std::string cipher, key_hex, key_file, iv_hex, aad_file, tag_out, tag_in, device = "host";
   bool json = false;
   std::string in = "-", out = "-";
+};
+
+// Thrown where a stop was asked for: how many input bytes had been processed.
+struct Interrupted {
+  std::size_t bytes;
 };
 
 // Streaming piece: a multiple of every keystream block size.
@@ -60,6 +67,7 @@ std::size_t stream_cipher(const CipherCommand& c, ops::Cipher cipher, const Secr
   const std::size_t block = ops::cipher_traits(cipher).block_bytes;
   for (;;) {
     const std::size_t n = input.read_full(buffer);
+    if (stop_requested()) throw Interrupted{total};
     if (n == 0) break;
     const auto piece_iv = ops::keystream_iv_at(cipher, std::span<const std::uint8_t, 16>(iv.data(), 16), total / block);
     std::span<std::uint8_t> piece(buffer.data(), n);
@@ -76,6 +84,7 @@ std::size_t aead(const CipherCommand& c, ops::Cipher cipher, const SecretBytes& 
                  const std::vector<std::uint8_t>& iv, const ops::CipherOptions& options) {
   const std::vector<std::uint8_t> aad = c.aad_file.empty() ? std::vector<std::uint8_t>{} : read_whole_file(c.aad_file);
   std::vector<std::uint8_t> data = read_whole_file(c.in);
+  if (stop_requested()) throw Interrupted{0};  // nothing is encrypted from a partial read
   std::vector<std::uint8_t> tag(ops::aead_tag_bytes);
   if (c.encrypt) {
     ops::encrypt(cipher, {key.bytes(), iv, aad}, data, data, tag, options);
@@ -130,10 +139,16 @@ void run(const CipherCommand& c, int& exit_code) {
                     std::to_string(key.bytes().size()) + " bytes");
   const std::vector<std::uint8_t> iv = opkit::parse_hex(c.iv_hex, "--iv");
   const ops::CipherOptions options = options_for(c.device, c.encrypt ? "opkit encrypt" : "opkit decrypt");
+  const StopSignals stop;  // Ctrl-C / SIGTERM: checked after each read
   const auto start = std::chrono::steady_clock::now();
   std::size_t bytes = 0;
   try {
     bytes = is_aead ? aead(c, *cipher, key, iv, options) : stream_cipher(c, *cipher, key, iv, options);
+  } catch (const Interrupted& stopped) {
+    std::fprintf(stderr, "opkit %s: interrupted after %zu bytes; %s\n", c.encrypt ? "encrypt" : "decrypt",
+                 stopped.bytes, c.out == "-" ? "stdout has what was written so far" : "the output was not written");
+    exit_code = 130;
+    return;
   } catch (const ops::AuthenticationError&) {
     std::fprintf(stderr,
                  "opkit: decrypt: authentication failed (wrong key, IV, AAD or tag, or altered data); "

@@ -109,6 +109,9 @@ void run(HashCommand& command, int& exit_code) {
   if (command.json && command.lines)
     throw Error(Errc::invalid_argument, "opkit hash",
                 "--json is for file digests and --check; --lines output is one hex digest per line already");
+  // Checked in every mode, so that a wrong value is an error (exit 2, or 3 for a device not
+  // here) rather than ignored; file digests and --check then run on the host regardless.
+  const ops::HashOptions where = device_options(command.device);
   if (command.check) {
     exit_code = check_sums_files(command.files, {.algo = algo,
                                                  .quiet = command.quiet,
@@ -120,10 +123,8 @@ void run(HashCommand& command, int& exit_code) {
     if (stop.requested()) exit_code = 130;
   } else if (command.lines) {
     if (command.batch_mib == 0) throw Error(Errc::invalid_argument, "--batch-mib", "must be at least 1");
-    const LinesOptions options{.algo = algo,
-                               .where = device_options(command.device),
-                               .batch_bytes = command.batch_mib << 20,
-                               .timing = command.timing};
+    const LinesOptions options{
+        .algo = algo, .where = where, .batch_bytes = command.batch_mib << 20, .timing = command.timing};
     // Under mpirun the lines are spread over all ranks (cli_mpi.hpp).
     exit_code = under_mpi() ? hash_lines_over_ranks(command.files, options) : hash_lines(command.files, options);
   } else {

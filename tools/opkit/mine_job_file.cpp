@@ -80,7 +80,7 @@ JobFile read_job_file(const std::string& path) {
   nlohmann::json file;
   try {
     file = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number past a double
     throw Error(Errc::invalid_argument, "opkit mine --job", path + " is not JSON: " + e.what());
   }
   try {

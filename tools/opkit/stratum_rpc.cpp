@@ -16,7 +16,7 @@ RpcMessage parse_rpc_line(std::string_view line) {
   nlohmann::json message;
   try {
     message = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // parse_error, and out_of_range for a number past a double
     throw Error(Errc::runtime, "stratum message", "the pool sent a line that is not JSON: " + quoted_line(line));
   }
   if (!message.is_object())
