@@ -17,15 +17,14 @@ packages=(
 optional=()
 [ "${1:-}" = --test ] && optional=(clang clang-tidy libclang-rt-dev valgrind)
 
-missing_optional=()
-for p in ${optional[@]+"${optional[@]}"}; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_optional+=("$p")
-done
-
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+# The packages among the arguments that dpkg does not have installed, one per line.
+not_installed() {
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+mapfile -t missing < <(not_installed "${packages[@]}")
+mapfile -t missing_optional < <(not_installed ${optional[@]+"${optional[@]}"})
 [ ${#missing[@]} -eq 0 ] && [ ${#missing_optional[@]} -eq 0 ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then

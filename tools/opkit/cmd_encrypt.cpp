@@ -33,10 +33,18 @@ struct CipherCommand {
   std::string in = "-", out = "-";
 };
 
-// Thrown where a stop was asked for: how many input bytes had been processed.
-struct Interrupted {
-  std::size_t bytes;
-};
+std::string command_name(const CipherCommand& c) {
+  return c.encrypt ? "opkit encrypt" : "opkit decrypt";
+}
+
+// Ctrl-C / SIGTERM, checked after each read: main turns Errc::interrupted into exit 130; the
+// unwinding OutputFile removes its temporary, so OUT is not written.
+void stop_if_requested(const CipherCommand& c, std::size_t bytes_done) {
+  if (!stop_requested()) return;
+  throw Error(Errc::interrupted, command_name(c),
+              "interrupted after " + std::to_string(bytes_done) + " bytes; " +
+                  (c.out == "-" ? "stdout has what was written so far" : "the output was not written"));
+}
 
 // Streaming piece: a multiple of every keystream block size.
 constexpr std::size_t piece_bytes = std::size_t{16} << 20;
@@ -44,9 +52,9 @@ constexpr std::size_t piece_bytes = std::size_t{16} << 20;
 // auto is host: the data is in host files, and OpenSSL over the host's cores (about 100 GB/s
 // for AES-CTR on 16 cores) outruns a round trip over PCIe (about 50 GB/s each way) whatever
 // the GPU's own rate. A named device runs the operator's kernels there.
-ops::CipherOptions options_for(const std::string& device, const char* command) {
+ops::CipherOptions options_for(const std::string& device, const std::string& command) {
   ops::CipherOptions options;
-  const DeviceRequest request = parse_device_option(device, command, {.host = true});
+  const DeviceRequest request = parse_device_option(device, command.c_str(), {.host = true});
   if (request.kind == DeviceRequest::Kind::devices) {
     ops::cipher_support().require(request.devices.front());
     options.device = request.devices.front();
@@ -67,7 +75,7 @@ std::size_t stream_cipher(const CipherCommand& c, ops::Cipher cipher, const Secr
   const std::size_t block = ops::cipher_traits(cipher).block_bytes;
   for (;;) {
     const std::size_t n = input.read_full(buffer);
-    if (stop_requested()) throw Interrupted{total};
+    stop_if_requested(c, total);
     if (n == 0) break;
     const auto piece_iv = ops::keystream_iv_at(cipher, std::span<const std::uint8_t, 16>(iv.data(), 16), total / block);
     std::span<std::uint8_t> piece(buffer.data(), n);
@@ -84,7 +92,7 @@ std::size_t aead(const CipherCommand& c, ops::Cipher cipher, const SecretBytes& 
                  const std::vector<std::uint8_t>& iv, const ops::CipherOptions& options) {
   const std::vector<std::uint8_t> aad = c.aad_file.empty() ? std::vector<std::uint8_t>{} : read_whole_file(c.aad_file);
   std::vector<std::uint8_t> data = read_whole_file(c.in);
-  if (stop_requested()) throw Interrupted{0};  // nothing is encrypted from a partial read
+  stop_if_requested(c, 0);  // nothing is encrypted from a partial read
   std::vector<std::uint8_t> tag(ops::aead_tag_bytes);
   if (c.encrypt) {
     ops::encrypt(cipher, {key.bytes(), iv, aad}, data, data, tag, options);
@@ -123,8 +131,7 @@ void run(const CipherCommand& c, int& exit_code) {
   const auto cipher = ops::cipher_from_name(c.cipher);
   if (!cipher) throw Error(Errc::invalid_argument, "--cipher", "unknown cipher '" + c.cipher + "'");
   if (c.key_hex.empty() == c.key_file.empty())
-    throw Error(Errc::invalid_argument, "opkit " + std::string(c.encrypt ? "encrypt" : "decrypt"),
-                "give the key as exactly one of -K HEX or --key-file FILE");
+    throw Error(Errc::invalid_argument, command_name(c), "give the key as exactly one of -K HEX or --key-file FILE");
   if (c.json && c.out == "-")
     throw Error(Errc::invalid_argument, "--json", "--json needs an OUT file (stdout is JSON)");
   const bool is_aead = ops::cipher_traits(*cipher).aead;
@@ -138,17 +145,12 @@ void run(const CipherCommand& c, int& exit_code) {
                     std::to_string(2 * ops::cipher_traits(*cipher).key_bytes) + " hex digits), got " +
                     std::to_string(key.bytes().size()) + " bytes");
   const std::vector<std::uint8_t> iv = opkit::parse_hex(c.iv_hex, "--iv");
-  const ops::CipherOptions options = options_for(c.device, c.encrypt ? "opkit encrypt" : "opkit decrypt");
+  const ops::CipherOptions options = options_for(c.device, command_name(c));
   const StopSignals stop;  // Ctrl-C / SIGTERM: checked after each read
   const auto start = std::chrono::steady_clock::now();
   std::size_t bytes = 0;
   try {
     bytes = is_aead ? aead(c, *cipher, key, iv, options) : stream_cipher(c, *cipher, key, iv, options);
-  } catch (const Interrupted& stopped) {
-    std::fprintf(stderr, "opkit %s: interrupted after %zu bytes; %s\n", c.encrypt ? "encrypt" : "decrypt",
-                 stopped.bytes, c.out == "-" ? "stdout has what was written so far" : "the output was not written");
-    exit_code = 130;
-    return;
   } catch (const ops::AuthenticationError&) {
     std::fprintf(stderr,
                  "opkit: decrypt: authentication failed (wrong key, IV, AAD or tag, or altered data); "
