@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End to end: `mpirun --oversubscribe -np 3 opkit hash --lines` writes, byte for byte, what one
 # process writes (stdout, stderr, exit status): several inputs with empty lines, CRs and a last
-# line without newline, small batches so that lines cross batches, sha256d, standard input, a
+# line without newline, small batches so that lines cross batches, sha256d, standard input (rank 0's own, not mpirun's relay), a
 # missing input among good ones, and more ranks than lines.
 # Usage: tests/cli/test_mpi_lines.sh path/to/opkit   (exit 77: skipped, no mpirun or no MPI build)
 set -u
@@ -34,9 +34,12 @@ same "a missing input among good ones" lines.txt missing.txt one-line.txt
 same "more ranks than lines" one-line.txt
 same "only an empty input" empty.txt
 "$opkit" hash --lines --device host <many.txt >one.out
-run_mpi 3 "$opkit" hash --lines --device host <many.txt >three.out 2>three.err
+# Rank 0 reads its own standard input, opened on the file: mpirun's stdin relay is not what is
+# tested here (it has lost and repeated data in Open MPI releases; docs/scale-out.md).
+run_mpi 3 sh -c 'exec "$0" hash --lines --device host <many.txt' "$opkit" >three.out 2>three.err </dev/null
 check "standard input" cmp -s one.out three.out
 check "one digest per line" [ "$(wc -l <three.out)" = 150000 ]
+[ "$failures" = 0 ] || { echo "the 3-rank run's messages:"; head -c 2000 three.err; }
 
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]
