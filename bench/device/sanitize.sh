@@ -5,7 +5,8 @@
 # the core and kernel-semantics cases, and the CLI's GPU paths with compute-sanitizer's defaults.
 #   memcheck  : every operator, Core, KernelSemantics on cuda_0
 #   racecheck, synccheck, initcheck : every operator and the shared-memory KernelSemantics cases
-#   CLI (memcheck, API errors reported): hash --lines, mine --data, mine --header, run
+#   CLI (memcheck, API errors reported): hash --lines, mine --data, mine --header, mine --device
+#     all, mine --job (real block 100000), doctor (its smoke kernel), run, encrypt/decrypt, lz4
 # The suite runs with --report-api-errors no because some cases provoke API errors on purpose
 # (an unknown kernel name); the CLI runs keep the default, so an API error of opkit's own (the old
 # cuFuncGetParamInfo probe past the last parameter) counts. The four tools run at once (the
@@ -68,6 +69,9 @@ cli_cases=(
   "hash-lines|hash --lines --device cuda $OUT/k.cu"
   "mine-data|mine --device cuda --data sanitize --difficulty 16 --quiet"
   "mine-header|mine --device cuda --header $genesis --start 2083236000 --count 10000 --quiet"
+  "mine-all|mine --device all --data sanitize --difficulty 16 --quiet"
+  "mine-job|mine --device cuda --job tests/data/stratum-block-100000.json --extranonce2 02 --start 273848111 --count 600000 --shares 1 --quiet"
+  "doctor|doctor"
   "run|run $OUT/k.cu --kernel k --device cuda --block 64 --arg out:f32:64 --arg i32:64"
   "encrypt-gcm|encrypt --device cuda --cipher aes-256-gcm -K $key32 --iv 000102030405060708090a0b $OUT/data.bin $OUT/data.gcm"
   "decrypt-gcm|decrypt --device cuda --cipher aes-256-gcm -K $key32 --iv 000102030405060708090a0b $OUT/data.gcm $OUT/data.out"
@@ -89,6 +93,11 @@ for entry in "${cli_cases[@]}"; do
   echo "cli $name: exit $rc, ${errors:-?} errors" >>"$OUT/sanitize_cli.txt"
   if [ "$rc" != 0 ] || [ "${errors:-1}" != 0 ]; then cli_errors=$((cli_errors + 1)); fi
 done
+# The job case must find block 100000's real nonce.
+if [ -n "${cli_cases[0]:-}" ]; then
+  grep -qF '"4d1b2237","10572b0f"' "$OUT/sanitize_cli_mine-job.txt" && echo "cli mine-job: the real nonce" >>"$OUT/sanitize_cli.txt" ||
+    { echo "cli mine-job: the real nonce NOT found" >>"$OUT/sanitize_cli.txt"; cli_errors=$((cli_errors + 1)); }
+fi
 # The round trips must give the input back (the decompress case overwrote data.bin from data.bin.lz4).
 for pair in ${cli_cases[0]:+"data.orig data.out" "data.orig data.bin"}; do
   set -- $pair
