@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 import opkit
+from cuda_timing import require_cuda
 
 
 def timed(fn):
@@ -62,8 +63,7 @@ def main() -> int:
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
 
-    if not torch.cuda.is_available():
-        print("no CUDA device visible to PyTorch", file=sys.stderr)
+    if not require_cuda():
         return 2
     gen = torch.Generator(device="cuda").manual_seed(1)
     x = torch.randint(0, 256, (args.rows, args.length), dtype=torch.uint8, device="cuda", generator=gen)

@@ -19,7 +19,6 @@ import json
 import os
 import statistics
 import sys
-import time
 
 import torch
 
@@ -28,46 +27,13 @@ import opkit.torch  # noqa: F401  (registers torch.ops.opkit.*)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "python"))
 import cipher_reference  # noqa: E402  (the tests' reference: cryptography, or libcrypto through ctypes)
-
-
-def event_ms(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
-
-
-def loop_ms(fn, runs: int) -> float:
-    """Wall time per call over `runs` back-to-back calls (what a stream of calls costs)."""
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(runs):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / runs * 1e3
+from cuda_timing import event_ms, loop_ms, profiled_ms, require_cuda  # noqa: E402
 
 
 def gpu_ms(fn, runs: int) -> tuple[float, list[str]]:
-    """Mean GPU time per call spent in device activities (kernels, copies, memsets), and their names."""
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(runs):
-            fn()
-        torch.cuda.synchronize()
-    total_us, names = 0.0, []
-    for event in prof.key_averages():
-        if event.device_type != DeviceType.CUDA or event.key.startswith("opkit::"):
-            continue  # an op's own record holds its kernels' time too
-        total_us += getattr(event, "device_time_total", None) or getattr(event, "cuda_time_total", 0.0)
-        names.append(f"{event.key[:40]} x{event.count // runs if event.count >= runs else event.count / runs:g}")
-    return total_us / runs / 1e3, names
+    """Mean GPU time per call in device activities (kernels, copies, memsets), and their names;
+    an op's own record ("opkit::...") holds its kernels' time too, so it is left out."""
+    return profiled_ms(fn, runs, lambda e: not e.key.startswith("opkit::"))
 
 
 def sample_ok(cipher: str, x: torch.Tensor, ct: torch.Tensor, key: bytes, iv: bytes, tag=None) -> bool:
@@ -107,7 +73,7 @@ def cipher_cases(x: torch.Tensor, runs: int) -> list[dict]:
             ok = sample_ok(cipher, x, ways["encrypt"](), key, iv)
         for way, fn in ways.items():
             fn()
-            wall = event_ms(fn, runs)
+            wall = statistics.median(event_ms(fn, runs))
             loop = loop_ms(fn, runs)
             gpu, names = gpu_ms(fn, runs)
             rows.append({"op": f"{cipher} {way}", "bytes": x.numel(), "wall_ms": wall, "loop_ms": loop, "gpu_ms": gpu,
@@ -144,7 +110,7 @@ def lz4_cases(nbytes: int, runs: int) -> list[dict]:
                 f"lz4_decompress {block >> 10} KiB blocks": lambda f=frame: torch.ops.opkit.lz4_decompress(f)}
         for way, fn in ways.items():
             fn()
-            wall = event_ms(fn, runs)
+            wall = statistics.median(event_ms(fn, runs))
             loop = loop_ms(fn, runs)
             gpu, names = gpu_ms(fn, runs)
             rows.append({"op": way, "bytes": nbytes, "wall_ms": wall, "loop_ms": loop, "gpu_ms": gpu, "device_work": names,
@@ -158,8 +124,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
-    if not torch.cuda.is_available():
-        print("no CUDA device visible to PyTorch", file=sys.stderr)
+    if not require_cuda():
         return 2
     print(f"{torch.cuda.get_device_name()}; torch {torch.__version__}, opkit {opkit.__version__}; "
           f"{args.mib} MiB per call, median of {args.runs}")

@@ -21,41 +21,17 @@ import statistics
 import sys
 import time
 
-import numpy as np
 import torch
 
 import opkit
 import opkit.torch as ot
-
-
-def event_ms(fn, runs: int) -> list[float]:
-    times = []
-    for _ in range(runs):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return times
+from cuda_timing import event_ms, profiled_ms, require_cuda
 
 
 def kernel_ms(fn, runs: int) -> float:
-    """Mean GPU time per call of fn spent in the sha256 kernels, from torch.profiler (CUPTI sees
-    opkit's driver-API launches like torch's own)."""
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(runs):
-            fn()
-        torch.cuda.synchronize()
-    total_us = 0.0
-    for event in prof.key_averages():
-        # Kernels only: the op "opkit::sha256_out" itself, where recorded, holds its kernels' time too.
-        if "sha256" in event.key and event.device_type == DeviceType.CUDA and event.count >= runs:
-            total_us += getattr(event, "device_time_total", None) or getattr(event, "cuda_time_total", 0.0)
-    return total_us / runs / 1e3 if total_us else float("nan")
+    """Mean GPU time per call of fn spent in the sha256 kernels. Kernels only: the op
+    "opkit::sha256_out" itself, where recorded, holds its kernels' time too."""
+    return profiled_ms(fn, runs, lambda e: "sha256" in e.key and not e.key.startswith("opkit::") and e.count >= runs)[0]
 
 
 def check(digests: torch.Tensor, x: torch.Tensor) -> bool:
@@ -165,8 +141,7 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
-    if not torch.cuda.is_available():
-        print("no CUDA device visible to PyTorch", file=sys.stderr)
+    if not require_cuda():
         return 2
     print(f"{torch.cuda.get_device_name()}; torch {torch.__version__}, opkit {opkit.__version__}")
     sizes = [(1 << 20, 64), (1 << 24, 64), (1 << 26, 32)]
