@@ -318,5 +318,15 @@ fi
 check "a failed compile leaves no output file" [ ! -e never.cubin ]
 check "a failed compile leaves no temporary" bash -c "! ls -a | grep -q opkit-tmp"
 
+# Usage errors (CLI11's parse errors) read like every other error: "opkit COMMAND: ..." and where
+# the help is, exit 2.
+expect 2 "^opkit encrypt: --cipher is required" "a missing required option" -- encrypt
+expect 2 "^opkit mine: Could not convert: --difficulty = abc" "a bad number" -- mine --difficulty abc
+expect 2 "^opkit hash: .*not expected: --bogus" "an unknown option" -- hash --bogus
+expect 2 "^Run 'opkit hash --help'" "where the help is" -- hash --bogus
+"$OPKIT" hash --help >out.txt 2>err.txt </dev/null
+check "--help still exits 0" [ "$?" = 0 ]
+check "--help prints the usage on stdout" grep -q "^Usage: " out.txt
+
 echo "$pass passed, $failures failed"
 [ "$failures" = 0 ]

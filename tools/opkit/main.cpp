@@ -45,6 +45,20 @@ const char* unknown_subcommand(const CLI::App& app, int argc, char** argv) {
   return argv[1];
 }
 
+// A usage error in the project's own form: "opkit COMMAND: what is wrong" and where the help is
+// (CLI11's own print has no prefix, so it did not look like the other errors). Help and --version
+// (exit code 0) are CLI11's to print.
+int usage_error(const CLI::App& app, const CLI::ParseError& e) {
+  std::string command = "opkit";
+  for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+    sub = sub->get_subcommands().front();
+    command += " " + sub->get_name();
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\nRun '%s --help' for more information.\n", command.c_str(), e.what(), command.c_str());
+  return 2;
+}
+
 // Everything a command printed must reach its destination: a full disk or a closed stdout is an
 // error (exit 1, as sha256sum says "write error"), not a silent success.
 int finish_output(int exit_code) {
@@ -94,9 +108,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() != 0 && leave_bad_input_to_rank_0()) return 2;
-    int status = app.exit(e);
-    return finish_output(status == 0 ? 0 : 2);
+    if (e.get_exit_code() == 0) return finish_output(app.exit(e));
+    if (leave_bad_input_to_rank_0()) return 2;
+    return finish_output(usage_error(app, e));
   } catch (const opkit::Error& e) {
     const int status = exit_status_for(e.kind());
     std::fflush(stdout);
