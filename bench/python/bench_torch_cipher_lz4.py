@@ -2,10 +2,10 @@
 tensor against the GPU time its own kernels take.
 
 For each op the call is timed between CUDA events (one call, median of --runs) and over --runs
-back-to-back calls (perf_counter, synchronised at the end); the GPU time of the same
-calls comes from torch.profiler (every device activity in the call: opkit's kernels, and copies of
-keys, tags and frame headers). "loop % of GPU time" is that GPU time over the back-to-back wall time per call: 100%
-means the op runs at its kernels' speed. Every result is checked: ciphertexts and tags against
+back-to-back calls (perf_counter, synchronised at the end); the GPU time of the same calls comes
+from torch.profiler (every device activity in the call: opkit's kernels, and copies of keys, tags
+and frame headers). "loop % of GPU time" is that GPU time over the back-to-back wall time per
+call: 100% means the op runs at its kernels' speed. Every result is checked: ciphertexts and tags against
 the cryptography package (or libcrypto, tests/python/cipher_reference.py) on a sample, LZ4 by a
 round trip through the op and, where the lz4 package is present, through liblz4.
 
@@ -20,6 +20,7 @@ import os
 import statistics
 import sys
 
+import numpy as np
 import torch
 
 import opkit
@@ -30,10 +31,15 @@ import cipher_reference  # noqa: E402  (the tests' reference: cryptography, or l
 from cuda_timing import event_ms, loop_ms, profiled_ms, require_cuda  # noqa: E402
 
 
-def gpu_ms(fn, runs: int) -> tuple[float, list[str]]:
-    """Mean GPU time per call in device activities (kernels, copies, memsets), and their names;
-    an op's own record ("opkit::...") holds its kernels' time too, so it is left out."""
-    return profiled_ms(fn, runs, lambda e: not e.key.startswith("opkit::"))
+def measure(op: str, nbytes: int, fn, runs: int, checked: bool, **extra) -> dict:
+    """One table row: fn timed one call at a time (CUDA events), back to back, and by the GPU time
+    of its device activities (kernels, copies, memsets; an op's own "opkit::..." record holds its
+    kernels' time too, so it is left out)."""
+    fn()
+    wall, loop = statistics.median(event_ms(fn, runs)), loop_ms(fn, runs)
+    gpu, names = profiled_ms(fn, runs, lambda e: not e.key.startswith("opkit::"))
+    return {"op": op, "bytes": nbytes, "wall_ms": wall, "loop_ms": loop, "gpu_ms": gpu, "device_work": names,
+            "checked": checked, **extra}
 
 
 def sample_ok(cipher: str, x: torch.Tensor, ct: torch.Tensor, key: bytes, iv: bytes, tag=None) -> bool:
@@ -48,19 +54,14 @@ def sample_ok(cipher: str, x: torch.Tensor, ct: torch.Tensor, key: bytes, iv: by
 
 def cipher_cases(x: torch.Tensor, runs: int) -> list[dict]:
     rows = []
-    for cipher, key_bytes, iv_bytes in (
-        ("aes-128-ctr", 16, 16), ("aes-256-ctr", 32, 16), ("chacha20", 32, 16),
-        ("aes-128-gcm", 16, 12), ("aes-256-gcm", 32, 12), ("chacha20-poly1305", 32, 12),
-    ):
-        key, iv = os.urandom(key_bytes), os.urandom(iv_bytes)
-        if cipher == "chacha20":  # counter || nonce from block 0: no 32-bit counter wrap in the message
-            iv = bytes(4) + iv[4:]
+    rng = np.random.default_rng()
+    for cipher in ("aes-128-ctr", "aes-256-ctr", "chacha20", "aes-128-gcm", "aes-256-gcm", "chacha20-poly1305"):
+        key, iv = cipher_reference.fresh(rng, cipher)  # chacha20: a counter with no 32-bit wrap in the message
         kt = torch.tensor(list(key), dtype=torch.uint8)
         it = torch.tensor(list(iv), dtype=torch.uint8)
-        aead = cipher.endswith("gcm") or cipher.endswith("poly1305")
         empty = kt.new_empty((0,))
         out = torch.empty_like(x)
-        if aead:
+        if cipher_reference.is_aead(cipher):
             call = lambda c=cipher: torch.ops.opkit.aead_encrypt(x, c, kt, it, empty)  # noqa: E731
             ct, tag = call()
             ok = sample_ok(cipher, x, ct, key, iv, tag)
@@ -71,13 +72,7 @@ def cipher_cases(x: torch.Tensor, runs: int) -> list[dict]:
             ways = {"encrypt": lambda c=cipher: torch.ops.opkit.encrypt(x, c, kt, it),
                     "encrypt_out": lambda c=cipher: torch.ops.opkit.encrypt_out(x, c, kt, it, out)}
             ok = sample_ok(cipher, x, ways["encrypt"](), key, iv)
-        for way, fn in ways.items():
-            fn()
-            wall = statistics.median(event_ms(fn, runs))
-            loop = loop_ms(fn, runs)
-            gpu, names = gpu_ms(fn, runs)
-            rows.append({"op": f"{cipher} {way}", "bytes": x.numel(), "wall_ms": wall, "loop_ms": loop, "gpu_ms": gpu,
-                         "device_work": names, "checked": ok})
+        rows += [measure(f"{cipher} {way}", x.numel(), fn, runs, ok) for way, fn in ways.items()]
     return rows
 
 
@@ -108,13 +103,7 @@ def lz4_cases(nbytes: int, runs: int) -> list[dict]:
             pass
         ways = {f"lz4_compress {block >> 10} KiB blocks": lambda b=block: torch.ops.opkit.lz4_compress(x, b),
                 f"lz4_decompress {block >> 10} KiB blocks": lambda f=frame: torch.ops.opkit.lz4_decompress(f)}
-        for way, fn in ways.items():
-            fn()
-            wall = statistics.median(event_ms(fn, runs))
-            loop = loop_ms(fn, runs)
-            gpu, names = gpu_ms(fn, runs)
-            rows.append({"op": way, "bytes": nbytes, "wall_ms": wall, "loop_ms": loop, "gpu_ms": gpu, "device_work": names,
-                         "checked": ok, "ratio": nbytes / frame.numel()})
+        rows += [measure(way, nbytes, fn, runs, ok, ratio=nbytes / frame.numel()) for way, fn in ways.items()]
     return rows
 
 

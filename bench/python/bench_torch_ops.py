@@ -25,7 +25,7 @@ import torch
 
 import opkit
 import opkit.torch as ot
-from cuda_timing import event_ms, profiled_ms, require_cuda
+from cuda_timing import event_ms, loop_ms, profiled_ms, require_cuda
 
 
 def kernel_ms(fn, runs: int) -> float:
@@ -63,12 +63,7 @@ def per_call_us(fn, calls: int) -> float:
     """Host wall time per call over `calls` back-to-back calls (the GPU work is tiny)."""
     for _ in range(20):
         fn()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / calls * 1e6
+    return loop_ms(fn, calls) * 1e3
 
 
 def compiled_per_call_us(fn, calls: int) -> float:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # End to end: `mpirun --oversubscribe -np 3 opkit hash --lines` writes, byte for byte, what one
 # process writes (stdout, stderr, exit status): several inputs with empty lines, CRs and a last
-# line without newline, small batches so that lines cross batches, sha256d, standard input (rank 0's own, not mpirun's relay), a
-# missing input among good ones, and more ranks than lines.
+# line without newline, small batches so that lines cross batches, sha256d, standard input (rank
+# 0's own, not mpirun's relay), a missing input among good ones, and more ranks than lines.
 # Usage: tests/cli/test_mpi_lines.sh path/to/opkit   (exit 77: skipped, no mpirun or no MPI build)
 set -u
 opkit=$(realpath "${1:?usage: test_mpi_lines.sh path/to/opkit}")
