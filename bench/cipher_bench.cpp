@@ -4,7 +4,8 @@
 // with its own key and IV (default 10^6 x 64 B and 10^6 x 1500 B). Plus the ChaCha20 keystream
 // kernel alone (parameters uploaded once), the floor under the API's ChaCha20 rows, and host data
 // through the device against the host path for three ciphers (wall clock). Each call is
-// timed with events on one stream (median of --reps, the call's whole latency); every encryption
+// timed with events on one stream (median of --reps, the call's whole latency), and bulk calls
+// also back to back (shape "...-b2b": --reps calls queued, one wait, wall time per call); every encryption
 // is compared with the host path (OpenSSL EVP over all cores) and every decryption with the
 // original data; exits 1 on a mismatch.
 //
@@ -63,6 +64,17 @@ double median_ms(const opkit::Device& gpu, const opkit::Stream& stream, int reps
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+// Back to back: `reps` calls queued on the stream with one wait at the end, wall time per call:
+// what a stream of calls gets when the host work of one call overlaps the GPU work of the last.
+double back_to_back_ms(const opkit::Stream& stream, int reps, const std::function<void()>& call) {
+  call();
+  stream.synchronize();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < reps; ++i) call();
+  stream.synchronize();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / reps;
 }
 
 void row(const std::string& cipher, const std::string& shape, const char* op, std::size_t bytes, double ms, bool ok) {
@@ -132,15 +144,21 @@ struct Bench {
     const ops::CipherKey k{key, iv};
     Bytes tag(t.aead ? ops::aead_tag_bytes : 0), want(host_in.size()), want_tag(tag.size());
     const opkit::BufferView<const std::uint8_t> src(in.view()), sealed(out.view());
-    const double enc = median_ms(gpu, stream, reps, [&] { ops::encrypt(cipher, k, src, out.view(), tag, options()); });
+    const auto encrypt = [&] { ops::encrypt(cipher, k, src, out.view(), tag, options()); };
+    const double enc = median_ms(gpu, stream, reps, encrypt);
+    const double enc_queued = back_to_back_ms(stream, reps, encrypt);
     ops::encrypt(cipher, k, host_in, want, want_tag);  // the host path: OpenSSL EVP, all cores
     const bool enc_ok = out.to_host() == want && tag == want_tag;
-    const double dec =
-        median_ms(gpu, stream, reps, [&] { ops::decrypt(cipher, k, sealed, back.view(), tag, options()); });
+    const auto decrypt = [&] { ops::decrypt(cipher, k, sealed, back.view(), tag, options()); };
+    const double dec = median_ms(gpu, stream, reps, decrypt);
+    const double dec_queued = back_to_back_ms(stream, reps, decrypt);
     const bool dec_ok = back.to_host() == host_in;
     const std::string shape = std::to_string(host_in.size() >> 20) + "MiB";
-    row(std::string(t.name), shape, "encrypt", host_in.size(), enc, enc_ok);
-    row(std::string(t.name), shape, t.aead ? "decrypt+verify" : "decrypt", host_in.size(), dec, dec_ok);
+    const std::string name(t.name);
+    row(name, shape, "encrypt", host_in.size(), enc, enc_ok);
+    row(name, shape, t.aead ? "decrypt+verify" : "decrypt", host_in.size(), dec, dec_ok);
+    row(name, shape + "-b2b", "encrypt", host_in.size(), enc_queued, enc_ok);
+    row(name, shape + "-b2b", t.aead ? "decrypt+verify" : "decrypt", host_in.size(), dec_queued, dec_ok);
     all_ok = all_ok && enc_ok && dec_ok;
   }
 

@@ -73,6 +73,21 @@ class Device : public std::enable_shared_from_this<Device> {
 
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* ptr) noexcept = 0;
+  // Stream-ordered memory: usable by work queued on `stream` after the call, and freed once the
+  // work queued there before the free has run, with no wait on either end. The defaults are the
+  // plain pair with a wait for the stream before the free: right for a backend whose streams run
+  // work as it is queued (the CPU backend), safe for any other.
+  virtual void* allocate_on(std::size_t bytes, Stream& stream) {
+    (void)stream;
+    return allocate(bytes);
+  }
+  virtual void deallocate_on(void* ptr, Stream& stream) noexcept {
+    try {
+      stream.synchronize();
+    } catch (...) {  // a faulted stream: the memory is freed regardless
+    }
+    deallocate(ptr);
+  }
   // `stream` null: synchronous with respect to the host.
   virtual void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream* stream) = 0;
   virtual void fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count, Stream* stream) = 0;

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -95,6 +96,12 @@ class DeviceBuffer {
  public:
   DeviceBuffer(Device device, std::size_t size)
       : device_(std::move(device)), data_(static_cast<T*>(device_.allocate(size * sizeof(T)))), size_(size) {}
+  // Stream-ordered (Device::alloc(count, stream)): allocated and freed on `stream`.
+  DeviceBuffer(Device device, std::size_t size, const Stream& stream)
+      : device_(std::move(device)),
+        data_(static_cast<T*>(device_.allocate(size * sizeof(T), stream))),
+        size_(size),
+        free_on_(std::make_unique<const Stream>(stream)) {}
   ~DeviceBuffer() { reset(); }
 
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -102,7 +109,10 @@ class DeviceBuffer {
   // The device is copied, not moved: the moved-from buffer stays an empty buffer on that device.
   // NOLINTBEGIN(performance-move-constructor-init)
   DeviceBuffer(DeviceBuffer&& other) noexcept
-      : device_(other.device_), data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+      : device_(other.device_),
+        data_(std::exchange(other.data_, nullptr)),
+        size_(std::exchange(other.size_, 0)),
+        free_on_(std::move(other.free_on_)) {}
   // NOLINTEND(performance-move-constructor-init)
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     if (this != &other) {
@@ -110,6 +120,7 @@ class DeviceBuffer {
       device_ = other.device_;
       data_ = std::exchange(other.data_, nullptr);
       size_ = std::exchange(other.size_, 0);
+      free_on_ = std::move(other.free_on_);
     }
     return *this;
   }
@@ -134,19 +145,30 @@ class DeviceBuffer {
 
  private:
   void reset() noexcept {
-    if (data_ != nullptr) device_.deallocate(data_);
+    if (data_ != nullptr) {
+      if (free_on_)
+        device_.deallocate(data_, *free_on_);
+      else
+        device_.deallocate(data_);
+    }
     data_ = nullptr;
     size_ = 0;
+    free_on_.reset();
   }
 
   Device device_;
   T* data_;
   std::size_t size_;
+  std::unique_ptr<const Stream> free_on_;  // set for a stream-ordered buffer
 };
 
 template <class T>
 DeviceBuffer<T> Device::alloc(std::size_t count) const {
   return DeviceBuffer<T>(*this, count);
+}
+template <class T>
+DeviceBuffer<T> Device::alloc(std::size_t count, const Stream& stream) const {
+  return DeviceBuffer<T>(*this, count, stream);
 }
 
 // How a launch argument reaches the kernel: buffers and views become their device pointer.

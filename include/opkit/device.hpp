@@ -79,6 +79,11 @@ class Device {
 
   template <class T>
   DeviceBuffer<T> alloc(std::size_t count) const;
+  // Stream-ordered: the buffer is for work queued on `stream` (other streams must wait for it),
+  // and is freed on that stream when it dies, after the work queued there before. Neither end
+  // waits for the GPU (cuMemAllocFromPoolAsync / cuMemFreeAsync on CUDA).
+  template <class T>
+  DeviceBuffer<T> alloc(std::size_t count, const Stream& stream) const;
 
   Stream default_stream() const;
   Stream create_stream() const;
@@ -92,6 +97,8 @@ class Device {
   // Byte-level memory interface that DeviceBuffer builds on.
   void* allocate(std::size_t bytes) const;
   void deallocate(void* ptr) const noexcept;
+  void* allocate(std::size_t bytes, const Stream& stream) const;
+  void deallocate(void* ptr, const Stream& stream) const noexcept;
   void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, const Stream* stream = nullptr) const;
   // Fills `count` elements of `pattern_bytes` (1, 2 or 4) bytes each with the low bytes of pattern.
   void fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count,

@@ -152,6 +152,15 @@ void* Device::allocate(std::size_t bytes) const {
 void Device::deallocate(void* ptr) const noexcept {
   impl_->deallocate(ptr);
 }
+void* Device::allocate(std::size_t bytes, const Stream& stream) const {
+  if (!(stream.device() == *this))
+    throw Error(Errc::invalid_argument, "allocate",
+                "a stream of " + stream.device().id() + " cannot order memory of " + id());
+  return impl_->allocate_on(bytes, stream.impl());
+}
+void Device::deallocate(void* ptr, const Stream& stream) const noexcept {
+  impl_->deallocate_on(ptr, stream.impl());
+}
 
 void Device::copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, const Stream* stream) const {
   impl_->copy(dst, src, bytes, kind, stream != nullptr ? &stream->impl() : nullptr);

@@ -4,6 +4,7 @@
 
 #include <numeric>
 #include <random>
+#include <utility>
 
 #include "conformance/devices.hpp"
 #include "opkit/opkit.hpp"
@@ -95,6 +96,40 @@ TEST_P(Core, StreamsEventsAndDynamicSharedMemory) {
   stream.synchronize();
   EXPECT_TRUE(std::equal(host.begin(), host.end(), data.rbegin()));
   EXPECT_GE(opkit::Event::elapsed_ms(start, stop), 0.0f);
+}
+
+// Stream-ordered buffers: allocated, written, read and freed on one stream with no wait between
+// rounds. Each round's buffer may reuse memory an earlier round freed while its kernel was still
+// queued, so a free that ran ahead of its stream would show up as another round's numbers.
+TEST_P(Core, StreamOrderedBuffersCarryEachRoundsDataWithoutWaits) {
+  const opkit::Device& device = *target().device;
+  auto module = device.compile(opkit::Program(R"(
+    extern "C" __global__ void stamp(unsigned* out, unsigned n, unsigned round) {
+      unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) out[i] = round * 1000003u + i;
+    })"));
+  auto stream = device.create_stream();
+  const unsigned n = 1u << 16;
+  const unsigned rounds = 24;
+  auto collected = device.alloc<unsigned>(std::size_t{n} * rounds);
+  for (unsigned round = 0; round < rounds; ++round) {
+    auto scratch = device.alloc<unsigned>(n, stream);
+    auto relay = device.alloc<unsigned>(n, stream);
+    module.kernel("stamp").launch({.grid = n / 256, .block = 256, .stream = &stream}, scratch, n, round);
+    relay.copy_from(std::as_const(scratch).view(), &stream);
+    collected.view().subview(std::size_t{round} * n, n).copy_from(std::as_const(relay).view(), &stream);
+  }  // both freed on the stream, behind the copies that read them
+  stream.synchronize();
+  const std::vector<unsigned> host = collected.to_host();
+  for (unsigned round = 0; round < rounds; ++round)
+    for (unsigned i = 0; i < n; ++i)
+      ASSERT_EQ(host[std::size_t{round} * n + i], round * 1000003u + i) << "round " << round << " element " << i;
+  // A stream orders memory of its own device only.
+  for (const opkit::Device& other : opkit::Device::all())
+    if (!(other == device)) {
+      auto foreign = other.create_stream();
+      EXPECT_THROW((void)device.alloc<unsigned>(4, foreign), opkit::Error) << other.id();
+    }
 }
 
 TEST_P(Core, BorrowedViewOverForeignMemoryWorksLikeABuffer) {

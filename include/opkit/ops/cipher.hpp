@@ -10,7 +10,9 @@
 // Decryption with an AEAD verifies the tag; on a mismatch it throws AuthenticationError and the
 // output is zeroed (every byte of it; in batch mode the failing messages' bytes), so no
 // unauthenticated plaintext is released. Keys never appear in errors; host copies of key material
-// are wiped (OPENSSL_cleanse) and device copies zeroed before the call returns.
+// are wiped (OPENSSL_cleanse) before the call returns, and device copies are zeroed by work queued
+// on the call's stream right behind the kernels that read them (before the call returns when no
+// stream is given), their memory reused by nothing before that.
 #pragma once
 
 #include <array>
@@ -78,7 +80,10 @@ struct CipherOptions {
   // buffers on their own device. A device: its kernels (a GPU, or the CPU backend running the
   // kernel source); host data is copied there and back. Device buffers must live on that device.
   std::optional<Device> device = std::nullopt;
-  // Device buffers: the work is queued on this stream (default: the device's default stream).
+  // Device buffers: the work is queued on this stream. Given one, AES-CTR and ChaCha20 return
+  // with their work queued, making no wait for the GPU (order later work on the same stream, or
+  // wait for it, before reading the output); the AEADs wait for their tags or verdicts. Unset:
+  // the device's default stream, and every call returns with its work done.
   const Stream* stream = nullptr;
   // RFC 8439 block counter of the first keystream block for chacha20 with a 12-byte nonce (the
   // RFC's encryption examples use 1). Ignored for a 16-byte IV, which carries its own counter.

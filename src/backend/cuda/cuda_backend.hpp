@@ -98,6 +98,10 @@ class CudaDevice final : public backend::Device {
 
   void* allocate(std::size_t bytes) override;
   void deallocate(void* ptr) noexcept override;
+  // From this device's own memory pool (the driver's default pool is left to others); the plain
+  // pair where the driver or the GPU has no pools.
+  void* allocate_on(std::size_t bytes, backend::Stream& stream) override;
+  void deallocate_on(void* ptr, backend::Stream& stream) noexcept override;
   void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, backend::Stream* stream) override;
   void fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count,
             backend::Stream* stream) override;
@@ -129,6 +133,8 @@ class CudaDevice final : public backend::Device {
 
  private:
   std::shared_ptr<CudaDevice> self();
+  CUmemoryPool stream_ordered_pool();  // created on first use; nullptr without pool support
+  [[noreturn]] void throw_out_of_memory(CUresult rc, std::size_t bytes, const char* stage);
 
   backend::Backend& backend_;
   const DriverApi& api_;
@@ -138,6 +144,8 @@ class CudaDevice final : public backend::Device {
   DeviceInfo info_;
   std::atomic<const std::string*> last_launch_{nullptr};
   std::shared_ptr<CudaStream> default_stream_;
+  std::once_flag pool_once_;
+  CUmemoryPool pool_ = nullptr;
 };
 
 }  // namespace opkit::cuda

@@ -61,6 +61,8 @@ CudaDevice::CudaDevice(backend::Backend& backend, const DriverApi& api, int ordi
 }
 
 CudaDevice::~CudaDevice() {
+  // Allocations still outstanding keep the pool's memory until they are freed (cuMemPoolDestroy).
+  if (pool_ != nullptr) api_.cuMemPoolDestroy(pool_);
   if (context_ != nullptr) api_.cuDevicePrimaryCtxRelease(device_);
 }
 
@@ -116,30 +118,84 @@ std::shared_ptr<backend::Module> CudaDevice::load(const CompiledProgram& program
                                           : std::map<std::string, std::vector<std::size_t>>{});
 }
 
+void CudaDevice::throw_out_of_memory(CUresult rc, std::size_t bytes, const char* stage) {
+  std::size_t free = 0, total = 0;
+  api_.cuMemGetInfo(&free, &total);
+  throw Error(Errc::memory, stage,
+              "out of device memory on " + info_.name + ": asked for " + std::to_string(bytes) + " bytes, " +
+                  std::to_string(free) + " of " + std::to_string(total) + " free")
+      .with_code(rc, cu_error_name(rc));
+}
+
 void* CudaDevice::allocate(std::size_t bytes) {
   if (bytes == 0) return nullptr;
   make_current();
   CUdeviceptr ptr = 0;
   CUresult rc = api_.cuMemAlloc(&ptr, bytes);
-  if (rc == 2 /*OUT_OF_MEMORY*/) {
-    std::size_t free = 0, total = 0;
-    api_.cuMemGetInfo(&free, &total);
-    throw Error(Errc::memory, "cuMemAlloc",
-                "out of device memory on " + info_.name + ": asked for " + std::to_string(bytes) + " bytes, " +
-                    std::to_string(free) + " of " + std::to_string(total) + " free")
-        .with_code(rc, cu_error_name(rc));
-  }
+  if (rc == 2 /*OUT_OF_MEMORY*/) throw_out_of_memory(rc, bytes, "cuMemAlloc");
   check_async(rc, "cuMemAlloc");
   return reinterpret_cast<void*>(ptr);  // NOLINT(performance-no-int-to-ptr): a CUdeviceptr is an address
+}
+
+CUmemoryPool CudaDevice::stream_ordered_pool() {
+  std::call_once(pool_once_, [&] {
+    const DriverApi& a = api_;
+    if (a.cuMemPoolCreate == nullptr || a.cuMemPoolDestroy == nullptr || a.cuMemPoolSetAttribute == nullptr ||
+        a.cuMemAllocFromPoolAsync == nullptr || a.cuMemFreeAsync == nullptr)
+      return;
+    int supported = 0;
+    if (a.cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device_) != CUDA_SUCCESS ||
+        supported == 0)
+      return;
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = device_;
+    CUmemoryPool pool = nullptr;
+    if (a.cuMemPoolCreate(&pool, &props) != CUDA_SUCCESS) return;
+    // Keep up to 64 MiB between synchronizations, so that the small per-call scratch of the
+    // operators is reused instead of mapped again after every wait (the default keeps nothing).
+    std::uint64_t keep = std::uint64_t{64} << 20;
+    a.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep);
+    pool_ = pool;
+  });
+  return pool_;
+}
+
+void* CudaDevice::allocate_on(std::size_t bytes, backend::Stream& stream) {
+  if (bytes == 0) return nullptr;
+  make_current();
+  CUmemoryPool pool = stream_ordered_pool();
+  if (pool == nullptr) return allocate(bytes);
+  CUdeviceptr ptr = 0;
+  CUresult rc = api_.cuMemAllocFromPoolAsync(&ptr, bytes, pool, static_cast<CudaStream&>(stream).handle());
+  if (rc == 2 /*OUT_OF_MEMORY*/) throw_out_of_memory(rc, bytes, "cuMemAllocFromPoolAsync");
+  check_async(rc, "cuMemAllocFromPoolAsync");
+  return reinterpret_cast<void*>(ptr);  // NOLINT(performance-no-int-to-ptr): a CUdeviceptr is an address
+}
+
+void CudaDevice::deallocate_on(void* ptr, backend::Stream& stream) noexcept {
+  if (ptr == nullptr) return;
+  if (pool_ == nullptr) {  // allocate_on fell back to cuMemAlloc (the pool is decided before any allocation)
+    backend::Device::deallocate_on(ptr, stream);
+    return;
+  }
+  CUcontext current = nullptr;
+  if (api_.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != context_) api_.cuCtxSetCurrent(context_);
+  api_.cuMemFreeAsync(device_ptr(ptr), static_cast<CudaStream&>(stream).handle());  // a destructor ignores failures
 }
 
 void CudaDevice::wait(const char* stage, const std::function<CUresult()>& query,
                       const std::function<CUresult()>& block) {
   if (!interrupt_check_installed()) return check_async(block(), stage);
-  // Yield at first (a short kernel is seen at once), then sleep 100 us between queries: a wait of
-  // minutes costs next to no CPU, and a Ctrl-C is seen within kInterruptPollInterval.
-  auto next_check = std::chrono::steady_clock::now() + kInterruptPollInterval;
-  for (int polls = 0;; ++polls) {
+  // Yield for the first 2 ms (a kernel of a few ms is seen within a microsecond or two of its end;
+  // a 100 us sleep overshoots by up to ~150 us, which a per-call op pays every call), then sleep
+  // 100 us between queries: a wait of minutes costs next to no CPU, and a Ctrl-C is seen within
+  // kInterruptPollInterval.
+  const auto start = std::chrono::steady_clock::now();
+  const auto yield_until = start + std::chrono::milliseconds(2);
+  auto next_check = start + kInterruptPollInterval;
+  for (;;) {
     const CUresult rc = query();
     if (rc != CUDA_ERROR_NOT_READY) return check_async(rc, stage);
     if (std::chrono::steady_clock::now() >= next_check) {
@@ -149,7 +205,7 @@ void CudaDevice::wait(const char* stage, const std::function<CUresult()>& query,
                     "cannot be stopped from the host), and the next wait for it waits again");
       next_check = std::chrono::steady_clock::now() + kInterruptPollInterval;
     }
-    if (polls < 64)
+    if (std::chrono::steady_clock::now() < yield_until)
       std::this_thread::yield();
     else
       std::this_thread::sleep_for(std::chrono::microseconds(100));

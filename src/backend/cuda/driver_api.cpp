@@ -72,6 +72,13 @@ LoadedDriver load_driver() {
   if (a.cuEventElapsedTime == nullptr) l.bind(a.cuEventElapsedTime, "cuEventElapsedTime", missing);
   a.cuFuncGetParamInfo = reinterpret_cast<decltype(a.cuFuncGetParamInfo)>(l.symbol("cuFuncGetParamInfo"));
   a.cuFuncGetParamCount = reinterpret_cast<decltype(a.cuFuncGetParamCount)>(l.symbol("cuFuncGetParamCount"));
+  // All five or none: a pool is only used when every one of them is there.
+  a.cuMemPoolCreate = reinterpret_cast<decltype(a.cuMemPoolCreate)>(l.symbol("cuMemPoolCreate"));
+  a.cuMemPoolDestroy = reinterpret_cast<decltype(a.cuMemPoolDestroy)>(l.symbol("cuMemPoolDestroy"));
+  a.cuMemPoolSetAttribute = reinterpret_cast<decltype(a.cuMemPoolSetAttribute)>(l.symbol("cuMemPoolSetAttribute"));
+  a.cuMemAllocFromPoolAsync =
+      reinterpret_cast<decltype(a.cuMemAllocFromPoolAsync)>(l.symbol("cuMemAllocFromPoolAsync"));
+  a.cuMemFreeAsync = reinterpret_cast<decltype(a.cuMemFreeAsync)>(l.symbol("cuMemFreeAsync"));
   if (!missing.empty()) {
     d.reason = d.library.path + " is too old: it lacks " + missing + "; update the NVIDIA driver";
     return d;

@@ -15,6 +15,7 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUmemoryPool = struct CUmemPoolHandle_st*;
 
 inline constexpr CUresult CUDA_SUCCESS = 0;
 inline constexpr CUresult CUDA_ERROR_NOT_READY = 600;
@@ -27,6 +28,25 @@ inline constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 inline constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 inline constexpr int CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR = 82;
+inline constexpr int CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115;
+
+// Stream-ordered memory pools (CUDA >= 11.2).
+inline constexpr int CU_MEM_ALLOCATION_TYPE_PINNED = 1;
+inline constexpr int CU_MEM_LOCATION_TYPE_DEVICE = 1;
+inline constexpr int CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;  // value: a cuuint64_t
+struct CUmemPoolProps {
+  int allocType;    // CU_MEM_ALLOCATION_TYPE_PINNED
+  int handleTypes;  // 0: not exportable
+  struct {
+    int type;  // CU_MEM_LOCATION_TYPE_DEVICE
+    int id;    // device ordinal
+  } location;
+  void* win32SecurityAttributes;
+  std::size_t maxSize;  // 0: the system's default
+  unsigned short usage;
+  unsigned char reserved[54];
+};
+static_assert(sizeof(CUmemPoolProps) == 88, "CUmemPoolProps must match cuda.h");
 
 // CUfunction_attribute values.
 inline constexpr int CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0;
@@ -86,6 +106,12 @@ struct DriverApi {
   // Optional (CUDA >= 12.4): lets launches check argument count and sizes. May be null.
   CUresult (*cuFuncGetParamInfo)(CUfunction, std::size_t, std::size_t*, std::size_t*);
   CUresult (*cuFuncGetParamCount)(CUfunction, std::size_t*);  // newer drivers only; may be null
+  // Optional (CUDA >= 11.2): stream-ordered allocation. Null on older drivers.
+  CUresult (*cuMemPoolCreate)(CUmemoryPool*, const CUmemPoolProps*);
+  CUresult (*cuMemPoolDestroy)(CUmemoryPool);
+  CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void*);
+  CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr*, std::size_t, CUmemoryPool, CUstream);
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
 };
 
 // The loaded driver, or nullptr with `reason` set ("libcuda.so.1 not found: ...").

@@ -15,13 +15,6 @@ bool is_gcm(Cipher cipher) {
   return cipher == Cipher::aes_128_gcm || cipher == Cipher::aes_192_gcm || cipher == Cipher::aes_256_gcm;
 }
 
-// Host bytes in a device buffer of their own (at least one byte, so that empty views have a home).
-DeviceBuffer<std::uint8_t> upload(const Device& device, Bytes host, const Stream* stream) {
-  DeviceBuffer<std::uint8_t> buffer = device.alloc<std::uint8_t>(std::max<std::size_t>(host.size(), 1));
-  if (!host.empty()) buffer.view().subview(0, host.size()).copy_from(host, stream);
-  return buffer;
-}
-
 BufferView<const std::uint8_t> first_bytes(const DeviceBuffer<std::uint8_t>& buffer, std::size_t bytes) {
   return buffer.view().subview(0, bytes);
 }
@@ -36,7 +29,7 @@ DeviceLayout device_layout(const Device& device, std::size_t count, std::size_t 
                            std::span<const std::uint64_t> offsets, const Stream* stream) {
   DeviceLayout out{std::nullopt, {.count = count, .fixed_bytes = fixed_bytes}};
   if (offsets.empty()) return out;
-  out.offsets.emplace(device.alloc<std::uint64_t>(offsets.size()));
+  out.offsets.emplace(call_scratch<std::uint64_t>(device, offsets.size(), stream));
   out.offsets->copy_from(offsets, stream);
   out.layout.fixed_bytes = 0;
   out.layout.offsets = std::as_const(*out.offsets).view();
@@ -52,19 +45,21 @@ bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const Ci
   const BufferView<std::uint8_t> out_view(device, out, bytes);
   if (!is_gcm(cipher)) {
     aes::aes_ctr_xor(device, key.key, iv, in_view, out_view, stream);
-    synchronize(device, stream);
+    finish_call(device, stream);
     return true;
   }
-  const DeviceBuffer<std::uint8_t> aad = upload(device, key.aad, stream);
+  // The GCM calls wait for their tag or verdict below, so the caller's AAD and tag bytes are read
+  // in place.
+  const DeviceBuffer<std::uint8_t> aad = upload_scratch(device, key.aad, stream);
   if (encrypt) {
-    DeviceBuffer<std::uint8_t> tag = device.alloc<std::uint8_t>(aes::gcm_max_tag_bytes);
+    DeviceBuffer<std::uint8_t> tag = call_scratch<std::uint8_t>(device, aes::gcm_max_tag_bytes, stream);
     aes::aes_gcm_seal(device, key.key, key.iv, first_bytes(aad, key.aad.size()), in_view, out_view,
                       tag.view().subview(0, tag_out.size()), stream);
     tag.view().subview(0, tag_out.size()).copy_to(tag_out, stream);
     synchronize(device, stream);
     return true;
   }
-  const DeviceBuffer<std::uint8_t> tag = upload(device, tag_expected, stream);
+  const DeviceBuffer<std::uint8_t> tag = upload_scratch(device, tag_expected, stream);
   const bool ok = aes::aes_gcm_open(device, key.key, key.iv, first_bytes(aad, key.aad.size()), in_view, out_view,
                                     first_bytes(tag, tag_expected.size()), stream);
   synchronize(device, stream);
@@ -82,25 +77,28 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
   const BufferView<std::uint8_t> out_view(device, out, data_bytes);
   DeviceSecret keys(device, count * key_bytes, stream);
   keys.upload(batch.keys.first(count * key_bytes));
-  const DeviceLayout data = device_layout(device, count, batch.message_bytes, batch.offsets, stream);
+  // The bounds this call computed (not the caller's offsets: a CTR batch returns before the GPU
+  // reads them).
+  const DeviceLayout data = device_layout(device, count, batch.message_bytes,
+                                          batch.offsets.empty() ? std::span<const std::uint64_t>{} : offsets, stream);
   std::vector<std::size_t> failed;
   if (!is_gcm(cipher)) {
     std::vector<std::uint8_t> counters(count * aes::block_bytes);
     for (std::size_t i = 0; i < count; ++i) std::copy(checked.ivs[i].begin(), checked.ivs[i].end(), &counters[16 * i]);
-    const DeviceBuffer<std::uint8_t> counter_blocks = upload(device, counters, stream);
+    const DeviceBuffer<std::uint8_t> counter_blocks = upload_scratch(device, counters, stream);
     aes::aes_ctr_xor_batch(device, key_bytes, keys.view(), first_bytes(counter_blocks, counters.size()), data.layout,
                            in_view, out_view, stream);
-    synchronize(device, stream);
+    finish_call(device, stream);
     return failed;
   }
-  const DeviceBuffer<std::uint8_t> ivs = upload(device, batch.ivs.first(count * batch.iv_bytes), stream);
-  const DeviceBuffer<std::uint8_t> aad = upload(device, batch.aad, stream);
+  const DeviceBuffer<std::uint8_t> ivs = upload_scratch(device, batch.ivs.first(count * batch.iv_bytes), stream);
+  const DeviceBuffer<std::uint8_t> aad = upload_scratch(device, batch.aad, stream);
   const DeviceLayout aad_layout = device_layout(device, count, 0, batch.aad_offsets, stream);
   const std::size_t tag_bytes = checked.tag_bytes;
   const auto iv_view = first_bytes(ivs, count * batch.iv_bytes);
   const auto aad_view = first_bytes(aad, batch.aad.size());
   if (encrypt) {
-    DeviceBuffer<std::uint8_t> tags = device.alloc<std::uint8_t>(std::max<std::size_t>(count * tag_bytes, 1));
+    DeviceBuffer<std::uint8_t> tags = call_scratch<std::uint8_t>(device, count * tag_bytes, stream);
     const auto tags_view = tags.view().subview(0, count * tag_bytes);
     aes::aes_gcm_seal_batch(device, key_bytes, keys.view(), batch.iv_bytes, iv_view, aad_view, aad_layout.layout,
                             data.layout, in_view, out_view, tag_bytes, tags_view, stream);
@@ -108,7 +106,7 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
     synchronize(device, stream);
     return failed;
   }
-  const DeviceBuffer<std::uint8_t> tags = upload(device, tags_expected.first(count * tag_bytes), stream);
+  const DeviceBuffer<std::uint8_t> tags = upload_scratch(device, tags_expected.first(count * tag_bytes), stream);
   failed =
       aes::aes_gcm_open_batch(device, key_bytes, keys.view(), batch.iv_bytes, iv_view, aad_view, aad_layout.layout,
                               data.layout, in_view, out_view, tag_bytes, first_bytes(tags, count * tag_bytes), stream);

@@ -1,12 +1,14 @@
 // AES-CTR / AES-GCM on a device: argument checks, scratch state, and the kernel sequence
 // setup -> CTR -> GHASH -> tag (seal) or setup -> GHASH -> tag check -> CTR (open). Key schedules
-// are computed on the device (the host never expands a key) and wiped there when the call ends.
+// are computed on the device (the host never expands a key) and wiped there by work queued behind
+// the kernels (device_secret.hpp): CTR calls make no wait for the GPU.
 #include "aes_device.hpp"
 
 #include <algorithm>
 #include <string>
 
 #include "aes_kernels.hpp"
+#include "device_secret.hpp"
 #include "kernels/aes_state.cuh"
 #include "opkit/error.hpp"
 #include "opkit/kernel.hpp"
@@ -52,36 +54,22 @@ std::uint32_t grid_for(std::uint64_t threads) {
   return static_cast<std::uint32_t>((threads + threads_per_block - 1) / threads_per_block);
 }
 
-// Scratch of one call: the states and the key / IV bytes, wiped by work queued on the stream.
-// Bulk calls also hold the round keys as precomputed masks (aes_ctr_masked).
+// Scratch of one call, all of it key material (detail::DeviceSecret): the states (round keys,
+// counters, GHASH keys) and the key / IV bytes. Bulk calls also hold the round keys as
+// precomputed masks (aes_ctr_masked).
 struct Scratch {
-  DeviceBuffer<AesState> states;
-  DeviceBuffer<std::uint8_t> secrets;
-  DeviceBuffer<std::uint32_t> masks;
-  const Stream* stream;
+  detail::DeviceSecret state_bytes;
+  detail::DeviceSecret secrets;
+  detail::DeviceSecret mask_bytes;
 
-  Scratch(const Device& device, std::size_t count, std::size_t secret_bytes, const Stream* s, bool with_masks = false)
-      : states(device.alloc<AesState>(count)),
-        secrets(device.alloc<std::uint8_t>(std::max<std::size_t>(secret_bytes, 1))),
-        masks(device.alloc<std::uint32_t>(with_masks ? mask_words : 1)),
-        stream(s) {}
-  ~Scratch() {
-    try {
-      wipe(states.device(), states.data(), states.bytes());
-      wipe(secrets.device(), secrets.data(), secrets.bytes());
-      wipe(masks.device(), masks.data(), masks.bytes());
-      if (stream != nullptr)
-        stream->synchronize();
-      else
-        states.device().synchronize();
-    } catch (...) {  // a destructor never throws; the buffers are freed regardless
-    }
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
+  Scratch(const Device& device, std::size_t count, std::size_t secret_bytes, const Stream* stream,
+          bool with_masks = false)
+      : state_bytes(device, count * sizeof(AesState), stream),
+        secrets(device, secret_bytes, stream),
+        mask_bytes(device, (with_masks ? mask_words : 1) * sizeof(std::uint32_t), stream) {}
 
- private:
-  void wipe(const Device& device, void* data, std::size_t bytes) const { device.fill(data, 0, 1, bytes, stream); }
+  AesState* states() noexcept { return state_bytes.as<AesState>(); }
+  std::uint32_t* masks() noexcept { return mask_bytes.as<std::uint32_t>(); }
 };
 
 std::uint64_t blocks_of(std::uint64_t bytes) {
@@ -91,24 +79,24 @@ std::uint64_t blocks_of(std::uint64_t bytes) {
 // Bulk setup: one message, key (and IV / counter) copied next to each other into scratch.
 void setup_bulk(const AesKernels& k, Scratch& scratch, std::span<const std::uint8_t> key,
                 std::span<const std::uint8_t> iv, Mode mode, std::uint64_t ghash_chunk, const Stream* stream) {
-  scratch.secrets.view().subview(0, key.size()).copy_from(key, stream);
-  scratch.secrets.view().subview(key.size(), iv.size()).copy_from(iv, stream);
+  scratch.secrets.upload(key);
+  scratch.secrets.upload(iv, key.size());
   const std::uint8_t* base = scratch.secrets.data();
-  k.setup.launch({.grid = 1, .block = 1, .stream = stream}, scratch.states.data(), base,
+  k.setup.launch({.grid = 1, .block = 1, .stream = stream}, scratch.states(), base,
                  static_cast<std::uint32_t>(key.size()), base + key.size(), static_cast<std::uint32_t>(iv.size()),
                  static_cast<std::uint32_t>(mode), 1ull, static_cast<unsigned long long>(ghash_chunk),
-                 scratch.masks.data());
+                 scratch.masks());
 }
 
-void ctr_bulk(const AesKernels& k, const Scratch& scratch, BufferView<const std::uint8_t> in,
+void ctr_bulk(const AesKernels& k, Scratch& scratch, BufferView<const std::uint8_t> in,
               BufferView<std::uint8_t> out, const std::uint8_t* verdict, const Stream* stream) {
   const std::uint64_t units = 32 * ((blocks_of(in.size()) + 1023) / 1024);
   k.ctr_masked.launch({.grid = grid_for(units), .block = threads_per_block, .stream = stream},
-                      static_cast<const AesState*>(scratch.states.data()), in.data(), out.data(),
+                      static_cast<const AesState*>(scratch.states()), in.data(), out.data(),
                       static_cast<const unsigned long long*>(nullptr), static_cast<unsigned long long>(in.size()), 1ull,
                       static_cast<unsigned long long>(units), static_cast<const unsigned long long*>(nullptr),
                       static_cast<unsigned long long>(units), 32u, verdict,
-                      static_cast<const std::uint32_t*>(scratch.masks.data()));
+                      static_cast<const std::uint32_t*>(scratch.masks()));
 }
 
 // Chunks for bulk GHASH over n blocks: a power-of-two chunk size so that ~ghash_threads run.
@@ -148,14 +136,16 @@ void check_gcm(const Device& device, std::span<const std::uint8_t> key, std::spa
 
 // Message i's [start, end) per layout, copied to the host for the unit table and checks.
 std::vector<std::uint64_t> layout_bounds(const BatchLayout& layout, std::size_t data_bytes, const char* what,
-                                         const Device& device) {
+                                         const Device& device, const Stream* stream) {
   std::vector<std::uint64_t> bounds(layout.count + 1);
   if (layout.offsets) {
     check_on(device, layout.offsets->device(), what);
     if (layout.offsets->size() != layout.count + 1)
       fail(std::string(what) + ": " + std::to_string(layout.count) + " messages need " +
            std::to_string(layout.count + 1) + " offsets, got " + std::to_string(layout.offsets->size()));
-    device.copy(bounds.data(), layout.offsets->data(), layout.offsets->bytes(), CopyKind::device_to_host);
+    // On the call's stream, behind the upload that may have put them there.
+    layout.offsets->copy_to(std::span<std::uint64_t>(bounds), stream);
+    detail::synchronize(device, stream);
     for (std::size_t i = 0; i < layout.count; ++i)
       if (bounds[i + 1] < bounds[i] || bounds[i + 1] > data_bytes)
         fail(std::string(what) + ": offsets of message " + std::to_string(i) +
@@ -189,7 +179,7 @@ struct BatchCall {
   std::uint64_t data_shift(std::size_t first) const { return layout.offsets ? 0 : first * layout.fixed_bytes; }
 
   void setup(Scratch& scratch, std::size_t first, std::size_t n, Mode mode) const {
-    k.setup.launch({.grid = grid_for(n), .block = threads_per_block, .stream = stream}, scratch.states.data(),
+    k.setup.launch({.grid = grid_for(n), .block = threads_per_block, .stream = stream}, scratch.states(),
                    keys.data() + first * key_bytes, static_cast<std::uint32_t>(key_bytes),
                    ivs.data() + first * iv_bytes, static_cast<std::uint32_t>(iv_bytes),
                    static_cast<std::uint32_t>(mode), static_cast<unsigned long long>(n), 0ull,
@@ -205,7 +195,7 @@ struct BatchCall {
       for (std::size_t i = 0; i < n; ++i)
         starts[i + 1] = starts[i] + (blocks_of(bounds[first + i + 1] - bounds[first + i]) + 31) / 32;
       total = starts[n];
-      unit_table.emplace(device.alloc<std::uint64_t>(n + 1));
+      unit_table.emplace(detail::call_scratch<std::uint64_t>(device, n + 1, stream));
       unit_table->copy_from(std::span<const std::uint64_t>(starts), stream);
     } else {
       per_message = std::max<std::uint64_t>(1, (blocks_of(layout.fixed_bytes) + 31) / 32);
@@ -213,13 +203,12 @@ struct BatchCall {
     }
     if (total == 0) return;
     const std::uint64_t shift = data_shift(first);
-    k.ctr.launch({.grid = grid_for(total), .block = threads_per_block, .stream = stream}, scratch.states.data(),
+    k.ctr.launch({.grid = grid_for(total), .block = threads_per_block, .stream = stream}, scratch.states(),
                  in.data() + shift, out.data() + shift, offsets(first),
                  static_cast<unsigned long long>(layout.fixed_bytes), static_cast<unsigned long long>(n),
                  static_cast<unsigned long long>(per_message),
                  unit_table ? reinterpret_cast<const unsigned long long*>(unit_table->data()) : nullptr,
                  static_cast<unsigned long long>(total), 1u, verdicts);
-    if (unit_table && stream != nullptr) stream->synchronize();  // the table is freed on return
   }
 };
 
@@ -263,12 +252,12 @@ void gcm_batch_tags(const BatchCall& call, Scratch& scratch, std::size_t first, 
       aad_layout.offsets ? reinterpret_cast<const unsigned long long*>(aad_layout.offsets->data()) + first : nullptr;
   const std::uint64_t aad_shift = aad_layout.offsets ? 0 : first * aad_layout.fixed_bytes;
   const std::uint64_t shift = call.data_shift(first);
-  call.k.ghash.launch({.grid = grid_for(n), .block = threads_per_block, .stream = call.stream}, scratch.states.data(),
+  call.k.ghash.launch({.grid = grid_for(n), .block = threads_per_block, .stream = call.stream}, scratch.states(),
                       aad.data() + aad_shift, aad_offsets, static_cast<unsigned long long>(aad_layout.fixed_bytes),
                       data.data() + shift, call.offsets(first),
                       static_cast<unsigned long long>(call.layout.fixed_bytes), static_cast<unsigned long long>(n),
                       1ull, 0ull);
-  call.k.tag.launch({.grid = grid_for(n), .block = threads_per_block, .stream = call.stream}, scratch.states.data(),
+  call.k.tag.launch({.grid = grid_for(n), .block = threads_per_block, .stream = call.stream}, scratch.states(),
                     static_cast<unsigned long long>(n), static_cast<std::uint32_t>(tag_bytes),
                     tags_out ? tags_out + first * tag_bytes : nullptr,
                     tags_expected ? tags_expected + first * tag_bytes : nullptr, verdicts);
@@ -305,8 +294,8 @@ void aes_gcm_seal(const Device& device, std::span<const std::uint8_t> key, std::
   const std::uint64_t chunk = ghash_chunk_blocks(aad.size(), in.size());
   setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
   if (!in.empty()) ctr_bulk(k, scratch, in, out, nullptr, stream);
-  ghash_bulk(k, scratch.states.data(), aad, out, chunk, stream);
-  k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states.data()), 1ull,
+  ghash_bulk(k, scratch.states(), aad, out, chunk, stream);
+  k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states()), 1ull,
                static_cast<std::uint32_t>(tag.size()), tag.data(), static_cast<const std::uint8_t*>(nullptr),
                static_cast<std::uint8_t*>(nullptr));
 }
@@ -316,21 +305,21 @@ bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key, std::
                   BufferView<const std::uint8_t> tag, const Stream* stream) {
   check_gcm(device, key, iv, aad, in, out, tag.size(), tag.device());
   const AesKernels& k = aes_kernels(device);
-  DeviceBuffer<std::uint8_t> verdict = device.alloc<std::uint8_t>(1);
+  DeviceBuffer<std::uint8_t> verdict = detail::call_scratch<std::uint8_t>(device, 1, stream);
   std::uint8_t ok = 0;
   {
     Scratch scratch(device, 1, key.size() + iv.size(), stream, true);
     const std::uint64_t chunk = ghash_chunk_blocks(aad.size(), in.size());
     setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
-    ghash_bulk(k, scratch.states.data(), aad, in, chunk, stream);
-    k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states.data()), 1ull,
+    ghash_bulk(k, scratch.states(), aad, in, chunk, stream);
+    k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states()), 1ull,
                  static_cast<std::uint32_t>(tag.size()), static_cast<std::uint8_t*>(nullptr), tag.data(),
                  verdict.data());
     // Decrypt only behind a matching tag: the CTR kernel reads the verdict and writes nothing if 0.
     if (!in.empty()) ctr_bulk(k, scratch, in, out, verdict.data(), stream);
   }
   verdict.copy_to(std::span<std::uint8_t>(&ok, 1), stream);
-  if (stream != nullptr) stream->synchronize();
+  detail::synchronize(device, stream);
   return ok == 1;
 }
 
@@ -346,7 +335,7 @@ void aes_ctr_xor_batch(const Device& device, std::size_t key_bytes, BufferView<c
                        block_bytes,
                        counter_blocks,
                        layout,
-                       layout_bounds(layout, in.size(), "the data layout", device),
+                       layout_bounds(layout, in.size(), "the data layout", device, stream),
                        in,
                        out,
                        stream};
@@ -373,12 +362,12 @@ void aes_gcm_seal_batch(const Device& device, std::size_t key_bytes, BufferView<
                        iv_bytes,
                        ivs,
                        layout,
-                       layout_bounds(layout, in.size(), "the data layout", device),
+                       layout_bounds(layout, in.size(), "the data layout", device, stream),
                        in,
                        out,
                        stream};
   check_gcm_batch(layout, aad_layout, call.bounds, iv_bytes, tag_bytes, tags.size());
-  (void)layout_bounds(aad_layout, aad.size(), "the AAD layout", device);
+  (void)layout_bounds(aad_layout, aad.size(), "the AAD layout", device, stream);
   for (std::size_t first = 0; first < layout.count; first += batch_slice) {
     const std::size_t n = std::min(batch_slice, layout.count - first);
     Scratch scratch(device, n, 0, stream);
@@ -405,15 +394,16 @@ std::vector<std::size_t> aes_gcm_open_batch(const Device& device, std::size_t ke
                        iv_bytes,
                        ivs,
                        layout,
-                       layout_bounds(layout, in.size(), "the data layout", device),
+                       layout_bounds(layout, in.size(), "the data layout", device, stream),
                        in,
                        out,
                        stream};
   check_gcm_batch(layout, aad_layout, call.bounds, iv_bytes, tag_bytes, tags.size());
-  (void)layout_bounds(aad_layout, aad.size(), "the AAD layout", device);
+  (void)layout_bounds(aad_layout, aad.size(), "the AAD layout", device, stream);
   std::vector<std::size_t> failed;
   if (layout.count == 0) return failed;
-  DeviceBuffer<std::uint8_t> verdicts = device.alloc<std::uint8_t>(std::min(batch_slice, layout.count));
+  DeviceBuffer<std::uint8_t> verdicts =
+      detail::call_scratch<std::uint8_t>(device, std::min(batch_slice, layout.count), stream);
   std::vector<std::uint8_t> host(verdicts.size());
   for (std::size_t first = 0; first < layout.count; first += batch_slice) {
     const std::size_t n = std::min(batch_slice, layout.count - first);
@@ -424,7 +414,7 @@ std::vector<std::size_t> aes_gcm_open_batch(const Device& device, std::size_t ke
       call.ctr(scratch, first, n, verdicts.data());
     }
     verdicts.view().subview(0, n).copy_to(std::span<std::uint8_t>(host.data(), n), stream);
-    if (stream != nullptr) stream->synchronize();
+    detail::synchronize(device, stream);
     for (std::size_t i = 0; i < n; ++i)
       if (host[i] != 1) failed.push_back(first + i);
   }

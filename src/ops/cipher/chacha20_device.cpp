@@ -84,9 +84,8 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
                           const Stream* stream) {
   Params params = params_for(key.data(), iv);
   DeviceSecret secret(device, sizeof(Params) + poly1305_key_bytes, stream);
-  secret.upload(std::span(reinterpret_cast<const std::uint8_t*>(&params), sizeof params));
-  OPENSSL_cleanse(&params, sizeof params);
-  // The upload above is queued before the host copy is wiped: synchronous for pageable memory.
+  secret.upload_owned(std::span(reinterpret_cast<const std::uint8_t*>(&params), sizeof params));
+  OPENSSL_cleanse(&params, sizeof params);  // read by the driver already (pageable memory)
   const CipherProgram program{.source = CipherProgram::Source::chacha20_bulk,
                               .aligned = aligned16(in) && aligned16(out),
                               .decrypt = aead && decrypt};
@@ -104,7 +103,7 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
       kernel("chacha20_xor_tail")
           .launch({.grid = 1, .block = 1, .stream = stream}, in, out, static_cast<unsigned long long>(bytes),
                   params_ptr);
-    synchronize(device, stream);
+    finish_call(device, stream);
     return;
   }
   std::uint8_t* poly_key = secret.data() + sizeof(Params);
@@ -121,9 +120,9 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
                 static_cast<unsigned long long>(full), static_cast<unsigned long long>(pad), params_ptr,
                 static_cast<const std::uint8_t*>(poly_key), partials.data());
   }
-  DeviceBuffer<std::uint8_t> aad_device = device.alloc<std::uint8_t>(std::max<std::size_t>(aad.size(), 1));
-  if (!aad.empty()) aad_device.view().subview(0, aad.size()).copy_from(aad, stream);
-  DeviceBuffer<std::uint8_t> tag_device = device.alloc<std::uint8_t>(aead_tag_bytes);
+  // The AEAD call waits for its tag below, so the caller's AAD bytes are read in place.
+  const DeviceBuffer<std::uint8_t> aad_device = upload_scratch(device, aad, stream);
+  DeviceBuffer<std::uint8_t> tag_device = call_scratch<std::uint8_t>(device, aead_tag_bytes, stream);
   const std::uint64_t per_thread = next_pow2((groups + block_threads - 1) / block_threads);
   kernel("chacha20_poly1305_finish")
       .launch({.grid = 1, .block = block_threads, .stream = stream}, in, out, static_cast<unsigned long long>(bytes),
@@ -149,20 +148,19 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
   for (std::size_t i = 0; i < batch.count; ++i)
     params[i] = params_for(batch.keys.data() + i * key_bytes, checked.ivs[i]);
   DeviceSecret secret(device, params.size() * sizeof(Params), stream);
-  secret.upload(std::span(reinterpret_cast<const std::uint8_t*>(params.data()), params.size() * sizeof(Params)));
+  secret.upload_owned(
+      std::span(reinterpret_cast<const std::uint8_t*>(params.data()), params.size() * sizeof(Params)));
   OPENSSL_cleanse(params.data(), params.size() * sizeof(Params));
 
-  DeviceBuffer<std::uint64_t> offsets_device = device.alloc<std::uint64_t>(fixed ? 1 : offsets.size());
+  // `offsets` is this call's own copy; the AAD is read in place only by the AEAD, which waits below.
+  DeviceBuffer<std::uint64_t> offsets_device = call_scratch<std::uint64_t>(device, fixed ? 1 : offsets.size(), stream);
   if (!fixed) offsets_device.copy_from(std::span<const std::uint64_t>(offsets), stream);
   const bool with_aad = aead && !batch.aad_offsets.empty();
-  DeviceBuffer<std::uint8_t> aad =
-      device.alloc<std::uint8_t>(std::max<std::size_t>(with_aad ? batch.aad.size() : 0, 1));
-  DeviceBuffer<std::uint64_t> aad_offsets = device.alloc<std::uint64_t>(with_aad ? batch.count + 1 : 1);
-  if (with_aad) {
-    if (!batch.aad.empty()) aad.view().subview(0, batch.aad.size()).copy_from(batch.aad, stream);
-    aad_offsets.copy_from(batch.aad_offsets, stream);
-  }
-  DeviceBuffer<std::uint8_t> tags_device = device.alloc<std::uint8_t>(aead ? batch.count * aead_tag_bytes : 1);
+  const DeviceBuffer<std::uint8_t> aad = upload_scratch(device, with_aad ? batch.aad : Bytes{}, stream);
+  DeviceBuffer<std::uint64_t> aad_offsets = call_scratch<std::uint64_t>(device, with_aad ? batch.count + 1 : 1, stream);
+  if (with_aad) aad_offsets.copy_from(batch.aad_offsets, stream);
+  DeviceBuffer<std::uint8_t> tags_device =
+      call_scratch<std::uint8_t>(device, aead ? batch.count * aead_tag_bytes : 1, stream);
 
   const CipherProgram program{
       .source = CipherProgram::Source::chacha20_batch, .aead = aead, .aligned = aligned, .decrypt = aead && decrypt};
@@ -173,7 +171,8 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
               fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets_device.data()),
               static_cast<const std::uint8_t*>(secret.data()), static_cast<const std::uint8_t*>(aad.data()),
               with_aad ? static_cast<const std::uint64_t*>(aad_offsets.data()) : no_offsets, tags_device.data());
-  if (aead) tags_device.copy_to(std::span<std::uint8_t>(tags, batch.count * aead_tag_bytes), stream);
+  if (!aead) return finish_call(device, stream);
+  tags_device.copy_to(std::span<std::uint8_t>(tags, batch.count * aead_tag_bytes), stream);
   synchronize(device, stream);
 }
 

@@ -1,12 +1,21 @@
-// Device memory that holds key material (keys, IVs, Poly1305 keys, key schedules): zeroed by work
-// queued on the call's stream and waited for when it goes out of scope, whether the work
-// succeeded or threw, then freed.
+// Per-call device memory of the cipher calls. It is stream-ordered on the call's stream (the
+// device's default stream when the caller names none): allocated, used, wiped and freed there, so
+// that a call makes no wait for the GPU that its results do not need. A call given a stream
+// returns with its work queued on it; a call without one waits for its work before it returns.
+//
+// DeviceSecret is such memory holding key material (keys, IVs, Poly1305 keys, key schedules): it
+// is zeroed by work queued on the stream behind the kernels that read it, then freed behind that,
+// whether the call succeeded or threw. Nothing else can be given that memory before the zeroing
+// has run.
 #pragma once
+
+#include <openssl/crypto.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
@@ -14,34 +23,72 @@
 
 namespace opkit::ops::detail {
 
+// The stream a call's work goes to.
+inline Stream call_stream(const Device& device, const Stream* stream) {
+  return stream != nullptr ? *stream : device.default_stream();
+}
+
 // Waits for the work queued on `stream` (nullptr: the device's default stream).
 inline void synchronize(const Device& device, const Stream* stream) {
-  if (stream != nullptr)
-    stream->synchronize();
-  else
-    device.default_stream().synchronize();
+  call_stream(device, stream).synchronize();
+}
+
+// The end of a call whose results stay on the device: with a stream the work stays queued (the
+// caller orders what follows on it); without one the call waits, as a synchronous call does.
+inline void finish_call(const Device& device, const Stream* stream) {
+  if (stream == nullptr) device.default_stream().synchronize();
+}
+
+// Scratch of `count` elements (at least one, so that empty views have a home) on the call's stream.
+template <class T>
+DeviceBuffer<T> call_scratch(const Device& device, std::size_t count, const Stream* stream) {
+  return device.alloc<T>(std::max<std::size_t>(count, 1), call_stream(device, stream));
+}
+
+// Host bytes copied into call scratch of their own. `host` must be memory the call owns or the
+// caller keeps unchanged until the call's work has run (see DeviceSecret::upload for the reason).
+inline DeviceBuffer<std::uint8_t> upload_scratch(const Device& device, std::span<const std::uint8_t> host,
+                                                 const Stream* stream) {
+  DeviceBuffer<std::uint8_t> buffer = call_scratch<std::uint8_t>(device, host.size(), stream);
+  if (!host.empty()) buffer.view().subview(0, host.size()).copy_from(host, stream);
+  return buffer;
 }
 
 class DeviceSecret {
  public:
   DeviceSecret(const Device& device, std::size_t bytes, const Stream* stream)
-      : buffer_(device.alloc<std::uint8_t>(std::max<std::size_t>(bytes, 1))), size_(bytes), stream_(stream) {}
+      : buffer_(call_scratch<std::uint8_t>(device, bytes, stream)), size_(bytes), stream_(stream) {}
   ~DeviceSecret() {
     try {
-      buffer_.fill(0, stream_);
-      synchronize(buffer_.device(), stream_);
-    } catch (...) {  // a faulted context: the memory goes with it
+      buffer_.fill(0, stream_);  // queued on the stream; without one, done before this returns
+    } catch (...) {              // a faulted context: the memory goes with it
     }
   }
   DeviceSecret(const DeviceSecret&) = delete;
   DeviceSecret& operator=(const DeviceSecret&) = delete;
 
   std::uint8_t* data() noexcept { return buffer_.data(); }
+  // The memory as an array of T (device allocations are aligned for any T).
+  template <class T>
+  T* as() noexcept {
+    return reinterpret_cast<T*>(buffer_.data());
+  }
   std::size_t size() const noexcept { return size_; }
   BufferView<const std::uint8_t> view() const { return buffer_.view().subview(0, size_); }
-  // Copies `host` to byte `at` (queued on the stream; pageable host memory is read before return).
+
+  // Copies the caller's `host` bytes to byte `at`. They go through a pageable copy of this call's
+  // own, which the driver reads before the copy call returns (pageable memory cannot be read by
+  // DMA later) and which is then wiped: so the caller's memory, even pinned memory that a DMA
+  // would read only when the stream gets there, is free to change once this returns.
   void upload(std::span<const std::uint8_t> host, std::size_t at = 0) {
-    if (!host.empty()) buffer_.view().subview(at, host.size()).copy_from(host, stream_);
+    if (host.empty()) return;
+    std::vector<std::uint8_t> staged(host.begin(), host.end());
+    upload_owned(staged, at);
+    OPENSSL_cleanse(staged.data(), staged.size());
+  }
+  // Copies pageable host bytes that the call itself owns (and wipes afterwards) to byte `at`.
+  void upload_owned(std::span<const std::uint8_t> owned, std::size_t at = 0) {
+    if (!owned.empty()) buffer_.view().subview(at, owned.size()).copy_from(owned, stream_);
   }
 
  private:
