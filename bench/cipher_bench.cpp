@@ -12,6 +12,8 @@
 // usage: opkit_cipher_bench [--device D] [--bytes N] [--reps N] [--batch N] [--small N] [--packet N]
 //   --device D   any device name (default cuda:0; cpu:0 checks this program without a GPU;
 //                host: only the host path's rows, one core against all)
+//   --chacha20-schedules 0,1  only the ChaCha20 kernel-only row, once per CHACHA20_SCHEDULE
+//                variant of chacha20_bulk.cu (single digits)
 //   --cubins DIR only write the bulk kernels' sm_90 cubins there (aes.cu, chacha20_bulk.cu aligned,
 //                chacha20-poly1305 encrypt) for tools/sass_count.py; needs NVRTC, not a GPU
 // Prints one line per case: ROW cipher shape op bytes ms GB/s ok|WRONG
@@ -20,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <functional>
 #include <string>
 #include <vector>
@@ -204,8 +207,10 @@ struct Bench {
   }
 
   // The chacha20_xor kernel alone: its 48-byte parameter block (key, counter, nonce) uploaded once.
+  // schedule >= 0: compiled with -DCHACHA20_SCHEDULE=schedule (chacha20_bulk.cu), row op
+  // "kernel-only-sN"; -1: as the library compiles it.
   void chacha20_kernel_only(const Bytes& host_in, opkit::DeviceBuffer<std::uint8_t>& in,
-                            opkit::DeviceBuffer<std::uint8_t>& out) {
+                            opkit::DeviceBuffer<std::uint8_t>& out, int schedule = -1) {
     const Bytes key = random_bytes(32, 31), iv = iv_for(ops::Cipher::chacha20, 32);
     Bytes params(48);
     std::memcpy(params.data(), key.data(), 32);
@@ -214,7 +219,10 @@ struct Bench {
     device_params.copy_from(std::span<const std::uint8_t>(params));
     const ops::detail::CipherProgram program{.source = ops::detail::CipherProgram::Source::chacha20_bulk,
                                              .aligned = true};
-    const opkit::Kernel kernel = ops::detail::cipher_kernel(gpu, program, "chacha20_xor");
+    std::optional<opkit::Module> variant;
+    if (schedule >= 0) variant = gpu.compile(ops::chacha20_bulk_program(true, false).define("CHACHA20_SCHEDULE", schedule));
+    const opkit::Kernel kernel =
+        variant ? variant->kernel("chacha20_xor") : ops::detail::cipher_kernel(gpu, program, "chacha20_xor");
     const opkit::Kernel tail = ops::detail::cipher_kernel(gpu, program, "chacha20_xor_tail");
     const unsigned long long bytes = host_in.size(), blocks = bytes / 64;  // whole blocks; the tail kernel the rest
     const auto grid = static_cast<std::uint32_t>(((blocks + 63) / 64 * 32 + 255) / 256);  // 2 blocks per thread
@@ -227,7 +235,8 @@ struct Bench {
     Bytes want(host_in.size()), none;
     ops::encrypt(ops::Cipher::chacha20, {key, iv}, host_in, want, none);
     const bool ok = out.to_host() == want;
-    row("chacha20", std::to_string(host_in.size() >> 20) + "MiB", "kernel-only", host_in.size(), ms, ok);
+    const std::string op = schedule >= 0 ? "kernel-only-s" + std::to_string(schedule) : "kernel-only";
+    row("chacha20", std::to_string(host_in.size() >> 20) + "MiB", op.c_str(), host_in.size(), ms, ok);
     all_ok = all_ok && ok;
   }
 };
@@ -244,6 +253,7 @@ int run(int argc, char** argv) {
   std::size_t bytes = std::size_t{1} << 30, batch = 1000000, small = 64, packet = 1500;
   int reps = 7;
   std::string device = "cuda:0";
+  std::vector<int> schedules;  // --chacha20-schedules 0,1: only the kernel-only rows of those variants
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--device") {
@@ -255,6 +265,10 @@ int run(int argc, char** argv) {
       write_cubin(ops::aes::aes_program(), dir + "/aes.cubin");
       write_cubin(ops::chacha20_bulk_program(true, false), dir + "/chacha20_bulk.cubin");
       return 0;
+    }
+    if (a == "--chacha20-schedules") {
+      for (std::size_t at = 0; at < std::strlen(argv[i + 1]); at += 2) schedules.push_back(argv[i + 1][at] - '0');
+      continue;
     }
     const std::size_t v = std::stoull(argv[i + 1]);
     if (a == "--bytes") bytes = v;
@@ -270,6 +284,10 @@ int run(int argc, char** argv) {
   auto in = bench.gpu.alloc<std::uint8_t>(bytes), out = bench.gpu.alloc<std::uint8_t>(bytes),
        back = bench.gpu.alloc<std::uint8_t>(bytes);
   in.copy_from(std::span<const std::uint8_t>(host_in));
+  if (!schedules.empty()) {
+    for (int schedule : schedules) bench.chacha20_kernel_only(host_in, in, out, schedule);
+    return bench.all_ok ? 0 : 1;
+  }
   bench.chacha20_kernel_only(host_in, in, out);
   for (ops::Cipher cipher : ops::all_ciphers()) bench.bulk(cipher, host_in, in, out, back);
   for (ops::Cipher cipher : {ops::Cipher::aes_128_ctr, ops::Cipher::aes_256_gcm, ops::Cipher::chacha20_poly1305})

@@ -24,6 +24,17 @@
 #ifndef DECRYPT
 #define DECRYPT 0
 #endif
+// How chacha20_xor orders one thread's two blocks (opkit_cipher_bench --chacha20-schedules 0,1 times
+// both; H200, 1 GiB: 1000 GB/s for 0, 1570 GB/s for 1):
+//   1 (default): both blocks' input loaded first, then the keystreams, XORs and stores, so that the
+//      loads' latency is spent in the rounds (Nsight Compute on 0: half of each warp's cycles
+//      stalled on the loads, issue slots 52% busy);
+//   0: keystream 1, XOR block 1, keystream 2, XOR block 2.
+// (Both keystreams in one interleaved pass, eight independent quarter rounds per step, was
+// measured on top of 1 and deleted: no faster.)
+#ifndef CHACHA20_SCHEDULE
+#define CHACHA20_SCHEDULE 1
+#endif
 
 #define PIECE_BYTES 256u  // bytes per thread of the AEAD main kernel: 4 ChaCha20 blocks, 16 Poly1305 blocks
 
@@ -81,11 +92,31 @@ __global__ void chacha20_xor(const unsigned char* in, unsigned char* out, unsign
   unsigned int key[8], nonce[3], counter, init[16], shared[16], ks[16];
   chacha20_load_params(params, key, nonce, &counter);
   chacha20_shared_start(init, shared, key, nonce);
+#if CHACHA20_SCHEDULE == 0
   cipher_vec4 unused[4];
   chacha20_block_from(ks, init, shared, counter + (unsigned int)first);
   chacha20_xor_block(in, out, first * 64u, first * 64u + 64u, ks, unused);
   chacha20_block_from(ks, init, shared, counter + (unsigned int)second);
   if (second < blocks) chacha20_xor_block(in, out, second * 64u, second * 64u + 64u, ks, unused);
+#else
+  const bool has_second = second < blocks;
+  cipher_vec4 a[4], b[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    a[j] = cipher_load16<ALIGNED != 0>(in + first * 64u + 16 * j);
+    b[j] = has_second ? cipher_load16<ALIGNED != 0>(in + second * 64u + 16 * j) : a[j];
+  }
+  unsigned int ks2[16];
+  chacha20_block_from(ks, init, shared, counter + (unsigned int)first);
+  chacha20_block_from(ks2, init, shared, counter + (unsigned int)second);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) cipher_store16<ALIGNED != 0>(out + first * 64u + 16 * j, cipher_xor(a[j], ks + 4 * j));
+  if (has_second) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      cipher_store16<ALIGNED != 0>(out + second * 64u + 16 * j, cipher_xor(b[j], ks2 + 4 * j));
+  }
+#endif
 }
 
 // The last n % 64 (> 0) bytes of an n-byte message: one thread, byte by byte.
@@ -158,12 +189,19 @@ __global__ void __launch_bounds__(BLOCK)
     chacha20_shared_start(init, shared, k, nonce);  // once for the piece's 4 blocks
     const poly1305_mul_by r = poly1305_multiplier(key->power[0]);
     for (int c = 0; c < 4; ++c) {
-      chacha20_block_from(ks, init, shared, 1u + (unsigned int)(piece * 4u) + (unsigned int)c);
-      cipher_vec4 ct[4];
       const unsigned long long at = piece * PIECE_BYTES + 64u * c;
-      chacha20_xor_block(in, out, at, at + 64u, ks, ct);
+      // The block's input is loaded before its rounds, which then hide the loads' latency (as in
+      // chacha20_xor's schedule 1).
+      cipher_vec4 x[4];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) h = poly1305_step(h, ct[j], r);
+      for (int j = 0; j < 4; ++j) x[j] = cipher_load16<ALIGNED != 0>(in + at + 16 * j);
+      chacha20_block_from(ks, init, shared, 1u + (unsigned int)(piece * 4u) + (unsigned int)c);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const cipher_vec4 y = cipher_xor(x[j], ks + 4 * j);
+        cipher_store16<ALIGNED != 0>(out + at + 16 * j, y);
+        h = poly1305_step(h, DECRYPT ? x[j] : y, r);
+      }
     }
   }
   h = poly1305_block_tree(h, key, 4);  // a piece is 16 = 2^4 Poly1305 blocks
