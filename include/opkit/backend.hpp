@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,16 @@ class Module {
 };
 
 class Backend;
+
+// What a backend needs at run time and loads or runs then (the CUDA backend: the driver,
+// libcuda.so.1; the CPU backend: the host compiler), as `opkit doctor` reports it.
+struct RuntimeDependency {
+  std::string description;  // in words: "g++ 13.2.0 (/usr/bin/c++)", "no host compiler: why"
+  std::string path;         // where it was found; "" when not found
+  int version = 0;          // its own version number (the CUDA driver: 13000 for 13.0); 0 when unknown
+  bool usable = false;      // found and working
+  std::string reason;       // why not, when not usable
+};
 
 class Device : public std::enable_shared_from_this<Device> {
  public:
@@ -135,6 +146,9 @@ class Backend {
   // queued compile is destroyed before the queue, under a compile still running (NVRTC 13 hangs,
   // aborts or crashes then).
   virtual void load_compiler() noexcept {}
+  // What it needs at run time, found or not; nullopt for a backend that needs nothing outside
+  // the process.
+  virtual std::optional<RuntimeDependency> runtime_dependency() { return std::nullopt; }
 };
 
 }  // namespace opkit::backend

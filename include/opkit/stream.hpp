@@ -11,6 +11,9 @@ namespace backend {
 class Stream;
 class Event;
 }  // namespace backend
+namespace detail {
+struct DeviceAccess;  // src/'s way to the backend objects (src/core/device_access.hpp)
+}
 
 class Stream {
  public:
@@ -20,9 +23,9 @@ class Stream {
   // The backend's own handle (a CUstream for CUDA; nullptr means the default stream).
   void* native_handle() const;
   const Device& device() const { return device_; }
-  backend::Stream& impl() const { return *impl_; }
 
  private:
+  friend struct detail::DeviceAccess;
   Device device_;
   std::shared_ptr<backend::Stream> impl_;
 };

@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "module_cache.hpp"
+#include "device_access.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/error.hpp"
@@ -156,19 +157,19 @@ void* Device::allocate(std::size_t bytes, const Stream& stream) const {
   if (!(stream.device() == *this))
     throw Error(Errc::invalid_argument, "allocate",
                 "a stream of " + stream.device().id() + " cannot order memory of " + id());
-  return impl_->allocate_on(bytes, stream.impl());
+  return impl_->allocate_on(bytes, detail::DeviceAccess::impl(stream));
 }
 void Device::deallocate(void* ptr, const Stream& stream) const noexcept {
-  impl_->deallocate_on(ptr, stream.impl());
+  impl_->deallocate_on(ptr, detail::DeviceAccess::impl(stream));
 }
 
 void Device::copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, const Stream* stream) const {
-  impl_->copy(dst, src, bytes, kind, stream != nullptr ? &stream->impl() : nullptr);
+  impl_->copy(dst, src, bytes, kind, stream != nullptr ? &detail::DeviceAccess::impl(*stream) : nullptr);
 }
 
 void Device::fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count,
                   const Stream* stream) const {
-  impl_->fill(dst, pattern, pattern_bytes, count, stream != nullptr ? &stream->impl() : nullptr);
+  impl_->fill(dst, pattern, pattern_bytes, count, stream != nullptr ? &detail::DeviceAccess::impl(*stream) : nullptr);
 }
 
 }  // namespace opkit

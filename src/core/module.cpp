@@ -58,7 +58,7 @@ void Kernel::launch_packed(const LaunchConfig& config, void** args, const std::s
   if (config.stream != nullptr) {
     if (!(config.stream->device() == device_))
       throw Error(Errc::invalid_argument, "Kernel::launch", "the stream belongs to another device").with_kernel(name_);
-    impl_->launch(config, config.stream->impl(), args, sizes, count);
+    impl_->launch(config, detail::DeviceAccess::impl(*config.stream), args, sizes, count);
   } else {
     impl_->launch(config, *default_stream_, args, sizes, count);
   }

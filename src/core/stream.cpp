@@ -1,6 +1,7 @@
 // Stream and Event: thin handles over the backend's objects.
 #include "opkit/stream.hpp"
 
+#include "device_access.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/error.hpp"
 
@@ -22,7 +23,7 @@ Event::Event(Device device, std::shared_ptr<backend::Event> impl)
 void Event::record(const Stream& stream) {
   if (!(stream.device() == device_))
     throw Error(Errc::invalid_argument, "Event::record", "the stream belongs to another device");
-  impl_->record(stream.impl());
+  impl_->record(detail::DeviceAccess::impl(stream));
 }
 
 void Event::synchronize() const {

@@ -4,7 +4,6 @@
 // errors). Each check says what it found and, when something is wrong, why and what to do.
 #include "opkit/doctor.hpp"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -20,7 +19,6 @@
 #include <set>
 #include <system_error>
 
-#include "backend/cuda/driver_api.hpp"
 #include "doctor_cxx_runtime.hpp"
 #include "doctor_installs.hpp"
 #include "opkit/backend.hpp"
@@ -35,10 +33,6 @@
 #include "opkit/registry.hpp"
 #include "opkit/target.hpp"
 #include "opkit/version.hpp"
-#if OPKIT_WITH_CPU_BACKEND
-#include "backend/cpu/cpu_backend.hpp"
-#define OPKIT_DOCTOR_CPU_DESCRIPTION 1
-#endif
 
 namespace opkit::doctor {
 namespace {
@@ -100,27 +94,6 @@ std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
-// The driver's version, also when cuInit failed (the library is loaded, so ask it directly).
-std::optional<int> driver_version() {
-  if (const auto* api = cuda::driver_api(); api != nullptr) {
-    int v = 0;
-    if (api->cuDriverGetVersion(&v) == cuda::CUDA_SUCCESS) return v;
-    return std::nullopt;
-  }
-  std::string path = cuda::driver_library_path();
-  if (path.empty()) return std::nullopt;
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
-  if (handle == nullptr) return std::nullopt;
-  std::optional<int> result;
-  using GetVersion = int (*)(int*);
-  if (auto get = reinterpret_cast<GetVersion>(::dlsym(handle, "cuDriverGetVersion")); get != nullptr) {
-    int v = 0;
-    if (get(&v) == 0) result = v;
-  }
-  ::dlclose(handle);
-  return result;
-}
-
 Check make_check(std::string name, Status status = Status::ok, std::string detail = {}, std::string cause = {},
                  std::string fix = {}) {
   Check c;
@@ -139,6 +112,7 @@ struct Context {
   Options options;
   Report report;
   std::optional<int> driver;  // driver API version, e.g. 13000
+  bool driver_usable = false;
   nvrtc::Info nvrtc;
   std::vector<int> gpu_sms;  // sm of each GPU found
 
@@ -148,15 +122,19 @@ struct Context {
   }
 };
 
+// The CUDA driver, as the CUDA backend found it (its runtime_dependency()).
 void check_driver(Context& ctx) {
-  std::string reason;
-  const auto* api = cuda::driver_api(&reason);
-  std::string path = cuda::driver_library_path();
-  ctx.driver = driver_version();
+  backend::Backend* cuda = find_backend("cuda");
+  const std::optional<backend::RuntimeDependency> driver =
+      cuda != nullptr ? cuda->runtime_dependency() : std::optional<backend::RuntimeDependency>{};
+  const std::string path = driver ? driver->path : std::string();
+  const std::string reason = driver ? driver->reason : "this build of opkit has no CUDA backend";
+  if (driver && driver->version != 0) ctx.driver = driver->version;
+  ctx.driver_usable = driver && driver->usable;
   Check c = named("driver");
   if (!path.empty()) c.facts.emplace_back("path", path);
   if (ctx.driver) c.facts.emplace_back("version", version_text(*ctx.driver));
-  if (api != nullptr) {
+  if (ctx.driver_usable) {
     c.detail = path + ", CUDA " + version_text(ctx.driver.value_or(0));
   } else if (path.empty()) {
     c.status = Status::warn;
@@ -276,7 +254,7 @@ void check_gpus(Context& ctx) {
     Check c = named("gpu");
     c.status = ctx.options.require_gpu ? Status::fail : Status::skip;
     c.detail = cuda == nullptr                 ? "no CUDA GPU: this build of opkit has no CUDA backend"
-               : cuda::driver_api() == nullptr ? "no CUDA GPU: the driver is not usable (see the driver check)"
+               : !ctx.driver_usable            ? "no CUDA GPU: the driver is not usable (see the driver check)"
                                                : "no CUDA GPU: " + cuda->unavailable_reason();
     if (ctx.options.require_gpu) {
       c.cause = "a GPU was required (--require-gpu)";
@@ -506,11 +484,8 @@ void check_cpu_backend(Context& ctx) {
     ctx.add(std::move(c));
     return;
   }
-#ifdef OPKIT_DOCTOR_CPU_DESCRIPTION
-  c.detail = "host compiler: " + backend::cpu_compiler_description();
-#else
-  c.detail = "available";
-#endif
+  const std::optional<backend::RuntimeDependency> compiler = cpu->runtime_dependency();
+  c.detail = compiler ? "host compiler: " + compiler->description : "available";
   try {
     Device device = Device::cpu();
     c.detail += "; " + device.info().name;

@@ -1,7 +1,5 @@
 // The CPU backend ("cpu"): one device, always available: memory and Device::load of a prebuilt
 // kernel object need no compiler; compiling without one throws Error(Errc::unavailable) saying so.
-#include "cpu_backend.hpp"
-
 #include <mutex>
 
 #include "backend/backend.hpp"
@@ -40,6 +38,21 @@ class CpuBackend final : public Backend {
     check_arch(arch);
     return cpu::kernel_compiler_identity(cpu::host_compiler());
   }
+  // The host compiler that builds kernels: "g++ 12.2.0 (/usr/bin/c++)", or why there is none.
+  std::optional<RuntimeDependency> runtime_dependency() override {
+    RuntimeDependency compiler;
+    try {
+      const cpu::HostCompiler& found = cpu::host_compiler();
+      compiler.description = found.description();
+      compiler.path = found.path;
+      compiler.usable = true;
+    } catch (const std::exception& e) {
+      const auto* error = dynamic_cast<const Error*>(&e);
+      compiler.reason = error != nullptr ? error->message() : std::string(e.what());
+      compiler.description = "no host compiler: " + compiler.reason;
+    }
+    return compiler;
+  }
 
  private:
   // The host compiler builds for this machine only.
@@ -63,15 +76,6 @@ std::shared_ptr<Device> make_cpu_device(unsigned workers) {
   Backend* cpu = find_backend("cpu");
   if (cpu == nullptr) throw Error(Errc::unavailable, "make_cpu_device", "this build of opkit has no CPU backend");
   return std::make_shared<cpu::CpuDevice>(*cpu, workers);
-}
-
-std::string cpu_compiler_description() {
-  try {
-    return cpu::host_compiler().description();
-  } catch (const std::exception& e) {
-    const auto* error = dynamic_cast<const Error*>(&e);
-    return "no host compiler: " + (error != nullptr ? error->message() : std::string(e.what()));
-  }
 }
 
 }  // namespace opkit::backend

@@ -1,5 +1,7 @@
 // The CUDA backend entry: driver loading, GPU enumeration, one CudaDevice per GPU, and NVRTC
 // compiles for a named arch (no GPU needed).
+#include <dlfcn.h>
+
 #include <mutex>
 #include <vector>
 
@@ -10,6 +12,20 @@
 
 namespace opkit::cuda {
 namespace {
+
+// The driver's version, also when cuInit failed (the library is loaded, so ask it directly).
+int driver_version(const DriverApi* api, const std::string& path) {
+  int version = 0;
+  if (api != nullptr) return api->cuDriverGetVersion(&version) == CUDA_SUCCESS ? version : 0;
+  if (path.empty()) return 0;
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return 0;
+  using GetVersion = int (*)(int*);
+  if (auto get = reinterpret_cast<GetVersion>(::dlsym(handle, "cuDriverGetVersion")); get == nullptr || get(&version) != 0)
+    version = 0;
+  ::dlclose(handle);
+  return version;
+}
 
 class CudaBackend final : public backend::Backend {
  public:
@@ -35,6 +51,19 @@ class CudaBackend final : public backend::Backend {
   }
 
   bool available() override { return device_count() > 0; }
+
+  std::optional<backend::RuntimeDependency> runtime_dependency() override {
+    backend::RuntimeDependency driver;
+    driver.path = driver_library_path();
+    const DriverApi* api = driver_api(&driver.reason);
+    driver.usable = api != nullptr;
+    driver.version = driver_version(api, driver.path);
+    if (driver.usable) driver.reason.clear();
+    driver.description = driver.usable ? "CUDA driver " + std::to_string(driver.version / 1000) + "." +
+                                             std::to_string(driver.version % 1000 / 10) + " (" + driver.path + ")"
+                                       : "no usable CUDA driver: " + driver.reason;
+    return driver;
+  }
 
   std::string unavailable_reason() override {
     std::string reason;
