@@ -136,8 +136,10 @@ done
 expect "stream: FILE.lz4 through the temporary" test "${PIPESTATUS[*]}" = "0 0"
 
 # Bounded memory: doubling the input (160 MB, then 320 MB: 40 and 80 batches of 4 MiB) adds
-# under 8 MiB to the peak RSS on every engine (the CPU backend's fiber stacks and arenas reach
-# their plateau within the first 160 MB), and the host engine's peak stays under 48 MiB in all.
+# under 16 MiB to the peak RSS on every engine (the CPU backend's fiber stacks and arenas reach
+# their plateau within the first 160 MB; alone it adds under 1 MiB, but on a loaded 2-core
+# machine, ctest -j2, one run added 8.2 MiB: a batch or two more in flight when the writer falls
+# behind), and the host engine's peak stays under 48 MiB in all.
 # A whole-file read would add the file, several times over.
 if [ -x /usr/bin/time ]; then
   rss() { /usr/bin/time -f %M -o rss.kb "$@" >/dev/null 2>rss.err; echo "$? $(tail -1 rss.kb)"; }
@@ -149,12 +151,12 @@ if [ -x /usr/bin/time ]; then
     read -r _ base < <(rss "$opkit" lz4 -q -c -B7 --batch-mib 4 --device "$d" huge)
     read -r rc kb < <(rss "$opkit" lz4 -q -c -B7 --batch-mib 4 --device "$d" double)
     expect "bounded: compress 320 MB on $d: exit $rc, $((kb - base)) KiB over 160 MB's peak" \
-      test "$rc" = 0 -a $((kb - base)) -lt 8192
+      test "$rc" = 0 -a $((kb - base)) -lt 16384
     [ "$d" = host ] && expect "bounded: compress on host: $kb KiB peak, under 48 MiB" test "$kb" -lt 49152
     read -r _ base < <(rss "$opkit" lz4 -q -t --batch-mib 4 --device "$d" huge.lz4)
     read -r rc kb < <(rss "$opkit" lz4 -q -t --batch-mib 4 --device "$d" double.lz4)
     expect "bounded: decompress 320 MB on $d: exit $rc, $((kb - base)) KiB over 160 MB's peak" \
-      test "$rc" = 0 -a $((kb - base)) -lt 8192
+      test "$rc" = 0 -a $((kb - base)) -lt 16384
     [ "$d" = host ] && expect "bounded: decompress on host: $kb KiB peak, under 48 MiB" test "$kb" -lt 49152
   done
   # Hostile: a header declaring 2^62 bytes, then 400 copies of a 4 MiB block of zeros (1.6 GiB of
