@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz/ with clang (-fsanitize=fuzzer,address,undefined) and
-# runs each for FUZZ_SECONDS (default 20) from its checked-in seed corpus (tests/fuzz/corpus/NAME;
+# runs each for FUZZ_SECONDS (default 30) from its checked-in seed corpus (tests/fuzz/corpus/NAME;
 # new inputs go to a temporary copy, not into the repository). A crash, leak, timeout or failed
 # property leaves its input in build/fuzz/artifacts/ and fails the script; add that input to the
 # target's corpus and a regression test. Where clang++ is not installed, says so and passes.
@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CXX_FUZZ=${CXX_FUZZ:-clang++}
-seconds=${FUZZ_SECONDS:-20}
+seconds=${FUZZ_SECONDS:-30}
 if ! command -v "$CXX_FUZZ" >/dev/null; then
   echo "fuzz: $CXX_FUZZ not found; the fuzz targets are skipped (install clang to run them)"
   exit 0

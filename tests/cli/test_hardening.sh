@@ -315,6 +315,20 @@ fi
 "$OPKIT" compile k.cu --arch sm_1 -o never.cubin >out.txt 2>err.txt
 check "a failed compile leaves no output file" [ ! -e never.cubin ]
 check "a failed compile leaves no temporary" bash -c "! ls -a | grep -q opkit-tmp"
+# A write that fails part way, without root or a small disk: a 1 KiB file-size limit (SIGXFSZ
+# ignored, so the write fails with EFBIG) under a 3.7 KB cubin. Written in place, it would leave
+# the first KiB; through the temporary it leaves nothing.
+if [ "$have_nvrtc" = 1 ]; then
+  printf '__global__ void part(float* a) { a[threadIdx.x] = 3; }\n' >part.cu
+  (trap '' XFSZ; ulimit -f 1; OPKIT_CACHE=0 "$OPKIT" compile part.cu --arch sm_90 -o part.cubin >out.txt 2>err.txt)
+  rc=$?
+  check "compile -o cut short by a file-size limit: exit 3 (got $rc: $(head -c 200 err.txt))" [ "$rc" = 3 ]
+  check "compile -o cut short by a file-size limit: says why" grep -q "cannot write part.cubin: File too large" err.txt
+  check "compile -o cut short by a file-size limit: no output file" [ ! -e part.cubin ]
+  check "compile -o cut short by a file-size limit: no temporary" bash -c "! ls -a | grep -q 'part.cubin.opkit-tmp'"
+  OPKIT_CACHE=0 "$OPKIT" compile part.cu --arch sm_90 -o part.cubin >/dev/null 2>&1
+  check "the same compile without the limit writes the cubin" [ "$(stat -c %s part.cubin 2>/dev/null || echo 0)" -gt 1024 ]
+fi
 
 # Usage errors (CLI11's parse errors) read like every other error: "opkit COMMAND: ..." and where
 # the help is, exit 2.
