@@ -22,8 +22,8 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <optional>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -220,7 +220,8 @@ struct Bench {
     const ops::detail::CipherProgram program{.source = ops::detail::CipherProgram::Source::chacha20_bulk,
                                              .aligned = true};
     std::optional<opkit::Module> variant;
-    if (schedule >= 0) variant = gpu.compile(ops::chacha20_bulk_program(true, false).define("CHACHA20_SCHEDULE", schedule));
+    if (schedule >= 0)
+      variant = gpu.compile(ops::chacha20_bulk_program(true, false).define("CHACHA20_SCHEDULE", schedule));
     const opkit::Kernel kernel =
         variant ? variant->kernel("chacha20_xor") : ops::detail::cipher_kernel(gpu, program, "chacha20_xor");
     const opkit::Kernel tail = ops::detail::cipher_kernel(gpu, program, "chacha20_xor_tail");

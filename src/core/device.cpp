@@ -6,8 +6,8 @@
 
 #include <charconv>
 
-#include "module_cache.hpp"
 #include "device_access.hpp"
+#include "module_cache.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/cache.hpp"
 #include "opkit/error.hpp"

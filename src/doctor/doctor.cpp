@@ -253,9 +253,9 @@ void check_gpus(Context& ctx) {
   if (cuda == nullptr || !cuda->available()) {
     Check c = named("gpu");
     c.status = ctx.options.require_gpu ? Status::fail : Status::skip;
-    c.detail = cuda == nullptr                 ? "no CUDA GPU: this build of opkit has no CUDA backend"
-               : !ctx.driver_usable            ? "no CUDA GPU: the driver is not usable (see the driver check)"
-                                               : "no CUDA GPU: " + cuda->unavailable_reason();
+    c.detail = cuda == nullptr      ? "no CUDA GPU: this build of opkit has no CUDA backend"
+               : !ctx.driver_usable ? "no CUDA GPU: the driver is not usable (see the driver check)"
+                                    : "no CUDA GPU: " + cuda->unavailable_reason();
     if (ctx.options.require_gpu) {
       c.cause = "a GPU was required (--require-gpu)";
       c.fix = "run on a machine with an NVIDIA GPU and driver, or drop --require-gpu to use the CPU backend";

@@ -331,7 +331,9 @@ TEST_P(Ciphers, CallsQueuedOnAStreamTakeTheirKeysAtOnceAndMatchOpenSsl) {
       plain_dev.view().subview(i * len, len).copy_from(plains[i]);
     }
     device.synchronize();  // the uploads above are on the default stream, which `stream` does not wait for
-    auto part = [&](opkit::DeviceBuffer<std::uint8_t>& buffer, std::size_t i) { return buffer.view().subview(i * len, len); };
+    auto part = [&](opkit::DeviceBuffer<std::uint8_t>& buffer, std::size_t i) {
+      return buffer.view().subview(i * len, len);
+    };
     std::vector<Bytes> tags(calls, Bytes(expected[0].tag.size()));
     for (std::size_t i = 0; i < calls; ++i) {
       Bytes key = keys[i], iv = ivs[i];
@@ -352,7 +354,8 @@ TEST_P(Ciphers, CallsQueuedOnAStreamTakeTheirKeysAtOnceAndMatchOpenSsl) {
     device.synchronize();
     Bytes batch_tags(aead(cipher) ? b.count * 16 : 0);
     const Bytes batch_keys = b.keys;
-    ops::encrypt_batch(cipher, b.view(), opkit::BufferView<const std::uint8_t>(batch_in.view()).subview(0, b.data.size()),
+    ops::encrypt_batch(cipher, b.view(),
+                       opkit::BufferView<const std::uint8_t>(batch_in.view()).subview(0, b.data.size()),
                        batch_out.view().subview(0, b.data.size()), batch_tags, on_stream);
     std::fill(b.keys.begin(), b.keys.end(), 0x5A);
     stream.synchronize();

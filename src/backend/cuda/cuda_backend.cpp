@@ -21,7 +21,8 @@ int driver_version(const DriverApi* api, const std::string& path) {
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
   if (handle == nullptr) return 0;
   using GetVersion = int (*)(int*);
-  if (auto get = reinterpret_cast<GetVersion>(::dlsym(handle, "cuDriverGetVersion")); get == nullptr || get(&version) != 0)
+  if (auto get = reinterpret_cast<GetVersion>(::dlsym(handle, "cuDriverGetVersion"));
+      get == nullptr || get(&version) != 0)
     version = 0;
   ::dlclose(handle);
   return version;

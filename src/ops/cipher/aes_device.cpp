@@ -84,12 +84,11 @@ void setup_bulk(const AesKernels& k, Scratch& scratch, std::span<const std::uint
   const std::uint8_t* base = scratch.secrets.data();
   k.setup.launch({.grid = 1, .block = 1, .stream = stream}, scratch.states(), base,
                  static_cast<std::uint32_t>(key.size()), base + key.size(), static_cast<std::uint32_t>(iv.size()),
-                 static_cast<std::uint32_t>(mode), 1ull, static_cast<unsigned long long>(ghash_chunk),
-                 scratch.masks());
+                 static_cast<std::uint32_t>(mode), 1ull, static_cast<unsigned long long>(ghash_chunk), scratch.masks());
 }
 
-void ctr_bulk(const AesKernels& k, Scratch& scratch, BufferView<const std::uint8_t> in,
-              BufferView<std::uint8_t> out, const std::uint8_t* verdict, const Stream* stream) {
+void ctr_bulk(const AesKernels& k, Scratch& scratch, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
+              const std::uint8_t* verdict, const Stream* stream) {
   const std::uint64_t units = 32 * ((blocks_of(in.size()) + 1023) / 1024);
   k.ctr_masked.launch({.grid = grid_for(units), .block = threads_per_block, .stream = stream},
                       static_cast<const AesState*>(scratch.states()), in.data(), out.data(),

@@ -148,8 +148,7 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
   for (std::size_t i = 0; i < batch.count; ++i)
     params[i] = params_for(batch.keys.data() + i * key_bytes, checked.ivs[i]);
   DeviceSecret secret(device, params.size() * sizeof(Params), stream);
-  secret.upload_owned(
-      std::span(reinterpret_cast<const std::uint8_t*>(params.data()), params.size() * sizeof(Params)));
+  secret.upload_owned(std::span(reinterpret_cast<const std::uint8_t*>(params.data()), params.size() * sizeof(Params)));
   OPENSSL_cleanse(params.data(), params.size() * sizeof(Params));
 
   // `offsets` is this call's own copy; the AAD is read in place only by the AEAD, which waits below.
