@@ -6,7 +6,8 @@
 #   memcheck  : every operator, Core, KernelSemantics on cuda_0
 #   racecheck, synccheck, initcheck : every operator and the shared-memory KernelSemantics cases
 #   CLI (memcheck, API errors reported): hash --lines, mine --data, mine --header, mine --device
-#     all, mine --job (real block 100000), doctor (its smoke kernel), run, encrypt/decrypt, lz4
+#     all, mine --job (real block 100000), mine --pool (the test pool, 3 shares checked by it),
+#     doctor (its smoke kernel), run, encrypt/decrypt, lz4
 # The suite runs with --report-api-errors no because some cases provoke API errors on purpose
 # (an unknown kernel name); the CLI runs keep the default, so an API error of opkit's own (the old
 # cuFuncGetParamInfo probe past the last parameter) counts. The four tools run at once (the
@@ -93,6 +94,29 @@ for entry in "${cli_cases[@]}"; do
   echo "cli $name: exit $rc, ${errors:-?} errors" >>"$OUT/sanitize_cli.txt"
   if [ "$rc" != 0 ] || [ "${errors:-1}" != 0 ]; then cli_errors=$((cli_errors + 1)); fi
 done
+# mine --pool on the GPU against the test pool (tests/stratum/test_pool.py, loopback, which checks
+# every share with hashlib): 3 accepted shares, the pool's checks passed, 0 sanitizer errors.
+if [ -n "${cli_cases[0]:-}" ] && command -v python3 >/dev/null; then
+  (
+    cd "$OUT" && rm -f pool.port pool.report &&
+      python3 "$OLDPWD/tests/stratum/test_pool.py" accept pool.port pool.report --seconds 150 &
+    pool=$!
+    for _ in $(seq 100); do [ -f "$OUT/pool.port" ] && break; sleep 0.1; done
+    timeout 140 compute-sanitizer --error-exitcode 99 $opkit mine --pool "stratum+tcp://127.0.0.1:$(cat "$OUT/pool.port")" \
+      --user w1 --device cuda --count 4194304 --timeout 30 --shares 3 --json --quiet \
+      >"$OUT/sanitize_cli_mine-pool.txt" 2>&1 </dev/null
+    echo $? >"$OUT/sanitize_cli_mine-pool.rc"
+    wait "$pool"
+    echo $? >"$OUT/sanitize_cli_mine-pool.pool_rc"
+  )
+  rc=$(cat "$OUT/sanitize_cli_mine-pool.rc") pool_rc=$(cat "$OUT/sanitize_cli_mine-pool.pool_rc")
+  errors=$(grep -oE 'ERROR SUMMARY: [0-9]+' "$OUT/sanitize_cli_mine-pool.txt" | grep -oE '[0-9]+$' | tail -1)
+  accepted=$(grep -c '"event":"accepted"' "$OUT/sanitize_cli_mine-pool.txt")
+  echo "cli mine-pool: exit $rc, ${errors:-?} errors, $accepted accepted, pool checks exit $pool_rc" >>"$OUT/sanitize_cli.txt"
+  if [ "$rc" != 0 ] || [ "${errors:-1}" != 0 ] || [ "$accepted" != 3 ] || [ "$pool_rc" != 0 ]; then
+    cli_errors=$((cli_errors + 1))
+  fi
+fi
 # The job case must find block 100000's real nonce.
 if [ -n "${cli_cases[0]:-}" ]; then
   grep -qF '"4d1b2237","10572b0f"' "$OUT/sanitize_cli_mine-job.txt" && echo "cli mine-job: the real nonce" >>"$OUT/sanitize_cli.txt" ||
