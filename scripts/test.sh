@@ -22,7 +22,7 @@ fi
 echo "== clang-tidy =="
 bash scripts/clang_tidy.sh  # says so and passes where clang-tidy is not installed
 
-echo "== Fuzz targets (tests/fuzz, about 20 s each) =="
+echo "== Fuzz targets (tests/fuzz, about 30 s each) =="
 bash scripts/fuzz.sh  # says so and passes where clang++ is not installed
 
 if [ "${OPKIT_SKIP_SANITIZERS:-0}" != 1 ]; then

@@ -1,6 +1,6 @@
 // Bulk ChaCha20 and ChaCha20-Poly1305 over one message split across the whole device.
 //
-// chacha20_xor: one thread per whole 64-byte keystream block (block counter = first counter +
+// chacha20_xor: two whole 64-byte keystream blocks per thread (block counter = first counter +
 // index), 16-byte loads and stores; chacha20_xor_tail: the last partial block.
 // chacha20_poly1305_*: each thread of the main kernel en/decrypts one 256-byte piece and
 // evaluates Poly1305 over its 16 ciphertext blocks; pieces are combined in a shared-memory tree
