@@ -150,7 +150,7 @@ CUmemoryPool CudaDevice::stream_ordered_pool() {
     CUmemPoolProps props{};
     props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    props.location.id = device_;
+    props.location.id = info_.ordinal;  // an ordinal, as CUmemLocation asks (a CUdevice is one in practice)
     CUmemoryPool pool = nullptr;
     if (a.cuMemPoolCreate(&pool, &props) != CUDA_SUCCESS) return;
     // Keep up to 64 MiB between synchronizations, so that the small per-call scratch of the
