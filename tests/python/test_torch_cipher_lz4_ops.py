@@ -214,6 +214,34 @@ def test_cipher_keys_on_the_gpu_are_refused():
                                 torch.zeros(16, dtype=torch.uint8))
 
 
+@needs_cuda
+@needs_reference
+@pytest.mark.parametrize("cipher", ["aes-256-ctr", "chacha20"])
+def test_stream_cipher_ops_queue_on_a_busy_stream_without_waiting(rng, cipher):
+    # Behind a long torch.cuda._sleep on a side stream, encrypt_out returns while the stream is
+    # still busy (a host wait inside the op would have drained it), its key tensor may be changed
+    # at once, and the result, read after the stream, is still right: the op queued its work
+    # behind the sleep, on that stream, and had taken its key when it returned.
+    data = rng.bytes(1 << 20)
+    key, iv = fresh(rng, cipher)
+    key_t, iv_t = as_tensor(key), as_tensor(iv)
+    pinned = torch.frombuffer(bytearray(data), dtype=torch.uint8).pin_memory()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        x = torch.empty(len(data), dtype=torch.uint8, device="cuda")
+        out = torch.zeros_like(x)
+        torch.ops.opkit.encrypt_out(x, cipher, key_t, iv_t, out)  # compiles (or loads) the kernels
+        side.synchronize()
+        torch.cuda._sleep(200_000_000)  # about 0.1 s of the stream
+        x.copy_(pinned, non_blocking=True)
+        torch.ops.opkit.encrypt_out(x, cipher, key_t, iv_t, out)
+        busy = not side.query()
+        key_t.fill_(0)  # the op has taken the key: changing it now changes nothing
+        result = out.cpu()
+    assert busy, "the op waited for its stream"
+    assert host(result) == reference(cipher, key, iv, data)[0]
+
+
 def test_ciphers_say_they_have_no_gradient():
     # The ops take uint8 tensors only: a float tensor that requires grad is refused by name, and
     # integer tensors cannot require grad at all, so no silent zero gradient can come out.
