@@ -99,9 +99,9 @@ class DeviceBuffer {
   // Stream-ordered (Device::alloc(count, stream)): allocated and freed on `stream`.
   DeviceBuffer(Device device, std::size_t size, const Stream& stream)
       : device_(std::move(device)),
+        free_on_(std::make_unique<const Stream>(stream)),
         data_(static_cast<T*>(device_.allocate(size * sizeof(T), stream))),
-        size_(size),
-        free_on_(std::make_unique<const Stream>(stream)) {}
+        size_(size) {}
   ~DeviceBuffer() { reset(); }
 
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -110,9 +110,9 @@ class DeviceBuffer {
   // NOLINTBEGIN(performance-move-constructor-init)
   DeviceBuffer(DeviceBuffer&& other) noexcept
       : device_(other.device_),
+        free_on_(std::move(other.free_on_)),
         data_(std::exchange(other.data_, nullptr)),
-        size_(std::exchange(other.size_, 0)),
-        free_on_(std::move(other.free_on_)) {}
+        size_(std::exchange(other.size_, 0)) {}
   // NOLINTEND(performance-move-constructor-init)
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
     if (this != &other) {
@@ -157,9 +157,9 @@ class DeviceBuffer {
   }
 
   Device device_;
+  std::unique_ptr<const Stream> free_on_;  // set for a stream-ordered buffer (before data_: made first)
   T* data_;
   std::size_t size_;
-  std::unique_ptr<const Stream> free_on_;  // set for a stream-ordered buffer
 };
 
 template <class T>
