@@ -13,6 +13,17 @@ key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
 printf 'abc' >abc.txt
 printf '%s  slow.fifo\n' "$(sha256sum abc.txt | cut -d' ' -f1)" >slow.sums
 
+# catches PID SIGNAL: waits (up to 10 s) until the process has a handler for SIGNAL (/proc SigCgt).
+catches() {
+  local bit mask
+  bit=$(($(kill -l "$2") - 1))
+  for _ in $(seq 100); do
+    mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+    [ -n "$mask" ] && [ $(((16#$mask >> bit) & 1)) = 1 ] && return 0
+    sleep 0.1
+  done
+}
+
 # stop_while_reading SIGNAL LABEL EXPECTED-MESSAGE OUTPUT-FILE ARGS...: runs `opkit ARGS` on a
 # FIFO that never ends, sends SIGNAL once it is waiting, and checks the exit, the message and
 # that the folder holds exactly what it held before.
@@ -26,7 +37,8 @@ stop_while_reading() {
   before=$(ls -A | grep -v '^slow.fifo$' | sort)
   "$opkit" "$@" >out.txt 2>err.txt </dev/null &
   local pid=$!
-  sleep 1
+  catches "$pid" "$signal"  # a signal before the handler is installed would just kill it
+  sleep 0.5                 # then into its read of the FIFO
   kill "-$signal" "$pid"
   wait "$pid"
   local rc=$?
