@@ -61,6 +61,12 @@ for tool in $tools; do
   done
 done
 
+# The error count compute-sanitizer printed in LOG ("" when it printed none). racecheck prints no
+# ERROR SUMMARY: its count is the hazards (errors and warnings) it found.
+sanitizer_errors() {
+  grep -oE 'ERROR SUMMARY: [0-9]+|RACECHECK SUMMARY: [0-9]+' "$1" | grep -oE '[0-9]+$' | tail -1
+}
+
 # The CLI's GPU paths, one process each, default options (API errors reported); SKIP_CLI=1 leaves them out.
 opkit=$B/tools/opkit/opkit
 printf '__global__ void k(float* a, int n) { int i = threadIdx.x; if (i < n) a[i] = 2.0f * i; }\n' >"$OUT/k.cu"
@@ -90,7 +96,7 @@ for entry in "${cli_cases[@]}"; do
   # shellcheck disable=SC2086  # the case's words are meant to split
   timeout 120 compute-sanitizer --error-exitcode 99 $opkit ${entry#*|} >"$OUT/sanitize_cli_$name.txt" 2>&1 </dev/null
   rc=$?
-  errors=$(grep -oE 'ERROR SUMMARY: [0-9]+' "$OUT/sanitize_cli_$name.txt" | grep -oE '[0-9]+$' | tail -1)
+  errors=$(sanitizer_errors "$OUT/sanitize_cli_$name.txt")
   echo "cli $name: exit $rc, ${errors:-?} errors" >>"$OUT/sanitize_cli.txt"
   if [ "$rc" != 0 ] || [ "${errors:-1}" != 0 ]; then cli_errors=$((cli_errors + 1)); fi
 done
@@ -110,7 +116,7 @@ if [ -n "${cli_cases[0]:-}" ] && command -v python3 >/dev/null; then
     echo $? >"$OUT/sanitize_cli_mine-pool.pool_rc"
   )
   rc=$(cat "$OUT/sanitize_cli_mine-pool.rc") pool_rc=$(cat "$OUT/sanitize_cli_mine-pool.pool_rc")
-  errors=$(grep -oE 'ERROR SUMMARY: [0-9]+' "$OUT/sanitize_cli_mine-pool.txt" | grep -oE '[0-9]+$' | tail -1)
+  errors=$(sanitizer_errors "$OUT/sanitize_cli_mine-pool.txt")
   accepted=$(grep -c '"event":"accepted"' "$OUT/sanitize_cli_mine-pool.txt")
   echo "cli mine-pool: exit $rc, ${errors:-?} errors, $accepted accepted, pool checks exit $pool_rc" >>"$OUT/sanitize_cli.txt"
   if [ "$rc" != 0 ] || [ "${errors:-1}" != 0 ] || [ "$accepted" != 3 ] || [ "$pool_rc" != 0 ]; then
@@ -138,8 +144,7 @@ for run in $(for t in $tools; do for g in ${groups[$t]}; do [[ " ${ONLY_GROUPS:-
   tool=${run%%_*} g=${run#*_}
   log="$OUT/sanitize_$run.txt"
   rc=$(cat "$OUT/sanitize_$run.rc" 2>/dev/null || echo '?')
-  # racecheck prints no ERROR SUMMARY: its count is the hazards (errors and warnings) it found.
-  errors=$(grep -oE 'ERROR SUMMARY: [0-9]+|RACECHECK SUMMARY: [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
+  errors=$(sanitizer_errors "$log")
   passed=$(grep -oE '\[  PASSED  \] [0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
   failed=$(grep -cE '^\[  FAILED  \] On/' "$log")
   printf '%-10s %-8s %5s %7s %7s %7s\n' "$tool" "$g" "$rc" "${errors:-?}" "${passed:-0}" "$failed"

@@ -60,8 +60,7 @@ class CudaBackend final : public backend::Backend {
     driver.usable = api != nullptr;
     driver.version = driver_version(api, driver.path);
     if (driver.usable) driver.reason.clear();
-    driver.description = driver.usable ? "CUDA driver " + std::to_string(driver.version / 1000) + "." +
-                                             std::to_string(driver.version % 1000 / 10) + " (" + driver.path + ")"
+    driver.description = driver.usable ? driver_version_name(driver.version) + " (" + driver.path + ")"
                                        : "no usable CUDA driver: " + driver.reason;
     return driver;
   }

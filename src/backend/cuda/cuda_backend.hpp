@@ -133,6 +133,8 @@ class CudaDevice final : public backend::Device {
 
  private:
   std::shared_ptr<CudaDevice> self();
+  // make_current for frees in destructors: a failure is ignored (the free then fails too, quietly).
+  void make_current_for_release() noexcept;
   CUmemoryPool stream_ordered_pool();  // created on first use; nullptr without pool support
   [[noreturn]] void throw_out_of_memory(CUresult rc, std::size_t bytes, const char* stage);
 

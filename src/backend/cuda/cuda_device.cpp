@@ -56,7 +56,7 @@ CudaDevice::CudaDevice(backend::Backend& backend, const DriverApi& api, int ordi
   info_.registers_per_unit = registers > 0 ? registers : 65536;  // 64 Ki on every arch since Kepler
   info_.total_memory = memory;
   info_.clock_khz = clock;
-  info_.driver = "CUDA driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+  info_.driver = driver_version_name(driver);
   default_stream_ = std::make_shared<CudaStream>(*this, nullptr, nullptr, false);
 }
 
@@ -74,6 +74,11 @@ void CudaDevice::make_current() {
   CUcontext current = nullptr;
   if (api_.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != context_)
     check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+}
+
+void CudaDevice::make_current_for_release() noexcept {
+  CUcontext current = nullptr;
+  if (api_.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != context_) api_.cuCtxSetCurrent(context_);
 }
 
 void CudaDevice::check_async(CUresult rc, const char* stage) {
@@ -180,8 +185,7 @@ void CudaDevice::deallocate_on(void* ptr, backend::Stream& stream) noexcept {
     backend::Device::deallocate_on(ptr, stream);
     return;
   }
-  CUcontext current = nullptr;
-  if (api_.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != context_) api_.cuCtxSetCurrent(context_);
+  make_current_for_release();
   api_.cuMemFreeAsync(device_ptr(ptr), static_cast<CudaStream&>(stream).handle());  // a destructor ignores failures
 }
 
@@ -214,8 +218,7 @@ void CudaDevice::wait(const char* stage, const std::function<CUresult()>& query,
 
 void CudaDevice::deallocate(void* ptr) noexcept {
   if (ptr == nullptr) return;
-  CUcontext current = nullptr;
-  if (api_.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current != context_) api_.cuCtxSetCurrent(context_);
+  make_current_for_release();
   api_.cuMemFree(device_ptr(ptr));  // destructors ignore failures (e.g. after a kernel fault)
 }
 

@@ -128,4 +128,8 @@ std::string cu_error_string(CUresult code) {
   return "unknown CUDA error";
 }
 
+std::string driver_version_name(int version) {
+  return "CUDA driver " + std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
 }  // namespace opkit::cuda

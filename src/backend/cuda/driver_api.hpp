@@ -119,6 +119,9 @@ const DriverApi* driver_api(std::string* reason = nullptr);
 // Path of the loaded driver library (for doctor), "" if not loaded.
 std::string driver_library_path();
 
+// "CUDA driver 13.0" for cuDriverGetVersion's 13000.
+std::string driver_version_name(int version);
+
 // "CUDA_ERROR_ILLEGAL_ADDRESS" / "an illegal memory access was encountered".
 std::string cu_error_name(CUresult code);
 std::string cu_error_string(CUresult code);

@@ -29,8 +29,7 @@ DeviceLayout device_layout(const Device& device, std::size_t count, std::size_t 
                            std::span<const std::uint64_t> offsets, const Stream* stream) {
   DeviceLayout out{std::nullopt, {.count = count, .fixed_bytes = fixed_bytes}};
   if (offsets.empty()) return out;
-  out.offsets.emplace(call_scratch<std::uint64_t>(device, offsets.size(), stream));
-  out.offsets->copy_from(offsets, stream);
+  out.offsets.emplace(upload_scratch(device, offsets, stream));
   out.layout.fixed_bytes = 0;
   out.layout.offsets = std::as_const(*out.offsets).view();
   return out;
@@ -85,7 +84,7 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
   if (!is_gcm(cipher)) {
     std::vector<std::uint8_t> counters(count * aes::block_bytes);
     for (std::size_t i = 0; i < count; ++i) std::copy(checked.ivs[i].begin(), checked.ivs[i].end(), &counters[16 * i]);
-    const DeviceBuffer<std::uint8_t> counter_blocks = upload_scratch(device, counters, stream);
+    const DeviceBuffer<std::uint8_t> counter_blocks = upload_scratch<std::uint8_t>(device, counters, stream);
     aes::aes_ctr_xor_batch(device, key_bytes, keys.view(), first_bytes(counter_blocks, counters.size()), data.layout,
                            in_view, out_view, stream);
     finish_call(device, stream);

@@ -194,8 +194,7 @@ struct BatchCall {
       for (std::size_t i = 0; i < n; ++i)
         starts[i + 1] = starts[i] + (blocks_of(bounds[first + i + 1] - bounds[first + i]) + 31) / 32;
       total = starts[n];
-      unit_table.emplace(detail::call_scratch<std::uint64_t>(device, n + 1, stream));
-      unit_table->copy_from(std::span<const std::uint64_t>(starts), stream);
+      unit_table.emplace(detail::upload_scratch<std::uint64_t>(device, starts, stream));
     } else {
       per_message = std::max<std::uint64_t>(1, (blocks_of(layout.fixed_bytes) + 31) / 32);
       total = per_message * n;

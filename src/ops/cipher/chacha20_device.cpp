@@ -152,12 +152,13 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
   OPENSSL_cleanse(params.data(), params.size() * sizeof(Params));
 
   // `offsets` is this call's own copy; the AAD is read in place only by the AEAD, which waits below.
-  DeviceBuffer<std::uint64_t> offsets_device = call_scratch<std::uint64_t>(device, fixed ? 1 : offsets.size(), stream);
-  if (!fixed) offsets_device.copy_from(std::span<const std::uint64_t>(offsets), stream);
+  using Offsets = std::span<const std::uint64_t>;
+  const DeviceBuffer<std::uint64_t> offsets_device =
+      upload_scratch(device, fixed ? Offsets{} : Offsets(offsets), stream);
   const bool with_aad = aead && !batch.aad_offsets.empty();
   const DeviceBuffer<std::uint8_t> aad = upload_scratch(device, with_aad ? batch.aad : Bytes{}, stream);
-  DeviceBuffer<std::uint64_t> aad_offsets = call_scratch<std::uint64_t>(device, with_aad ? batch.count + 1 : 1, stream);
-  if (with_aad) aad_offsets.copy_from(batch.aad_offsets, stream);
+  const DeviceBuffer<std::uint64_t> aad_offsets =
+      upload_scratch(device, with_aad ? batch.aad_offsets : Offsets{}, stream);
   DeviceBuffer<std::uint8_t> tags_device =
       call_scratch<std::uint8_t>(device, aead ? batch.count * aead_tag_bytes : 1, stream);
 

@@ -45,11 +45,12 @@ DeviceBuffer<T> call_scratch(const Device& device, std::size_t count, const Stre
   return device.alloc<T>(std::max<std::size_t>(count, 1), call_stream(device, stream));
 }
 
-// Host bytes copied into call scratch of their own. `host` must be memory the call owns or the
-// caller keeps unchanged until the call's work has run (see DeviceSecret::upload for the reason).
-inline DeviceBuffer<std::uint8_t> upload_scratch(const Device& device, std::span<const std::uint8_t> host,
-                                                 const Stream* stream) {
-  DeviceBuffer<std::uint8_t> buffer = call_scratch<std::uint8_t>(device, host.size(), stream);
+// Host elements (bytes, offset tables) copied into call scratch of their own. `host` must be
+// memory the call owns or the caller keeps unchanged until the call's work has run (see
+// DeviceSecret::upload for the reason).
+template <class T>
+DeviceBuffer<T> upload_scratch(const Device& device, std::span<const T> host, const Stream* stream) {
+  DeviceBuffer<T> buffer = call_scratch<T>(device, host.size(), stream);
   if (!host.empty()) buffer.view().subview(0, host.size()).copy_from(host, stream);
   return buffer;
 }
