@@ -13,7 +13,10 @@
 //   --device D   any device name (default cuda:0; cpu:0 checks this program without a GPU;
 //                host: only the host path's rows, one core against all)
 //   --chacha20-schedules 0,1  only the ChaCha20 kernel-only row, once per CHACHA20_SCHEDULE
-//                variant of chacha20_bulk.cu (single digits)
+//                variant of chacha20_bulk.cu
+//   --bulk-only 1  only the ChaCha20 kernel-only row and the bulk rows
+//   --poly1305-chains 1,16  only ChaCha20-Poly1305 encrypt and decrypt, once per
+//                POLY1305_CHAINS variant of chacha20_bulk.cu
 //   --cubins DIR only write the bulk kernels' sm_90 cubins there (aes.cu, chacha20_bulk.cu aligned,
 //                chacha20-poly1305 encrypt) for tools/sass_count.py; needs NVRTC, not a GPU
 // Prints one line per case: ROW cipher shape op bytes ms GB/s ok|WRONG
@@ -28,6 +31,7 @@
 #include <vector>
 
 #include "cipher/aes_kernels.hpp"
+#include "cipher/chacha20_device.hpp"
 #include "cipher/cipher_kernels.hpp"
 #include "opkit/opkit.hpp"
 #include "opkit/ops/cipher.hpp"
@@ -240,6 +244,37 @@ struct Bench {
     row("chacha20", std::to_string(host_in.size() >> 20) + "MiB", op.c_str(), host_in.size(), ms, ok);
     all_ok = all_ok && ok;
   }
+
+  // ChaCha20-Poly1305 through the library's launch sequence (cipher/chacha20_device.cpp) with
+  // chacha20_bulk.cu compiled as -DPOLY1305_CHAINS=chains: rows "encrypt-cN" and "decrypt-cN"
+  // (decrypt: the tag over the input, checked against encrypt's).
+  void aead_variant(const Bytes& host_in, opkit::DeviceBuffer<std::uint8_t>& in,
+                    opkit::DeviceBuffer<std::uint8_t>& out, opkit::DeviceBuffer<std::uint8_t>& back, int chains) {
+    const Bytes key = random_bytes(32, 61), nonce = random_bytes(12, 62);
+    ops::detail::Iv16 iv{};
+    std::copy(nonce.begin(), nonce.end(), iv.begin() + 4);  // (counter 0) || nonce
+    const auto compile = [&](bool decrypt) {
+      return gpu.compile(ops::chacha20_bulk_program(true, decrypt).define("POLY1305_CHAINS", chains));
+    };
+    const opkit::Module enc_module = compile(false), dec_module = compile(true);
+    Bytes tag(16), dec_tag(16), want(host_in.size()), want_tag(16);
+    const auto run = [&](const opkit::Module& module, bool decrypt, const opkit::DeviceBuffer<std::uint8_t>& src,
+                         opkit::DeviceBuffer<std::uint8_t>& dst, Bytes& tag_out) {
+      ops::detail::chacha20_device_bulk(gpu, true, decrypt, key, iv, {}, static_cast<const std::uint8_t*>(src.data()),
+                                        dst.data(), host_in.size(), tag_out.data(), &stream,
+                                        [&](const char* name) { return module.kernel(name); });
+    };
+    const double enc = median_ms(gpu, stream, reps, [&] { run(enc_module, false, in, out, tag); });
+    const double dec = median_ms(gpu, stream, reps, [&] { run(dec_module, true, out, back, dec_tag); });
+    ops::encrypt(ops::Cipher::chacha20_poly1305, {key, nonce}, host_in, want, want_tag);
+    const bool enc_ok = out.to_host() == want && tag == want_tag;
+    const bool dec_ok = back.to_host() == host_in && dec_tag == want_tag;
+    const std::string variant = "-c" + std::to_string(chains);
+    const std::string shape = std::to_string(host_in.size() >> 20) + "MiB";
+    row("chacha20-poly1305", shape, ("encrypt" + variant).c_str(), host_in.size(), enc, enc_ok);
+    row("chacha20-poly1305", shape, ("decrypt" + variant).c_str(), host_in.size(), dec, dec_ok);
+    all_ok = all_ok && enc_ok && dec_ok;
+  }
 };
 
 void write_cubin(const opkit::Program& program, const std::string& path) {
@@ -250,11 +285,24 @@ void write_cubin(const opkit::Program& program, const std::string& path) {
   std::printf("wrote %s\n", path.c_str());
 }
 
+// "1,2,16" -> {1, 2, 16}.
+std::vector<int> int_list(const std::string& text) {
+  std::vector<int> values;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    values.push_back(std::stoi(text.substr(at, comma - at)));
+    at = comma + 1;
+  }
+  return values;
+}
+
 int run(int argc, char** argv) {
   std::size_t bytes = std::size_t{1} << 30, batch = 1000000, small = 64, packet = 1500;
   int reps = 7;
   std::string device = "cuda:0";
   std::vector<int> schedules;  // --chacha20-schedules 0,1: only the kernel-only rows of those variants
+  bool bulk_only = false;  // --bulk-only 1: the kernel-only row and the bulk rows only
+  std::vector<int> chains;  // --poly1305-chains 1,16: only the ChaCha20-Poly1305 rows of those variants
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--device") {
@@ -267,8 +315,16 @@ int run(int argc, char** argv) {
       write_cubin(ops::chacha20_bulk_program(true, false), dir + "/chacha20_bulk.cubin");
       return 0;
     }
+    if (a == "--bulk-only") {
+      bulk_only = std::string(argv[i + 1]) == "1";
+      continue;
+    }
+    if (a == "--poly1305-chains") {
+      chains = int_list(argv[i + 1]);
+      continue;
+    }
     if (a == "--chacha20-schedules") {
-      for (std::size_t at = 0; at < std::strlen(argv[i + 1]); at += 2) schedules.push_back(argv[i + 1][at] - '0');
+      schedules = int_list(argv[i + 1]);
       continue;
     }
     const std::size_t v = std::stoull(argv[i + 1]);
@@ -285,12 +341,17 @@ int run(int argc, char** argv) {
   auto in = bench.gpu.alloc<std::uint8_t>(bytes), out = bench.gpu.alloc<std::uint8_t>(bytes),
        back = bench.gpu.alloc<std::uint8_t>(bytes);
   in.copy_from(std::span<const std::uint8_t>(host_in));
+  if (!chains.empty()) {
+    for (int c : chains) bench.aead_variant(host_in, in, out, back, c);
+    return bench.all_ok ? 0 : 1;
+  }
   if (!schedules.empty()) {
     for (int schedule : schedules) bench.chacha20_kernel_only(host_in, in, out, schedule);
     return bench.all_ok ? 0 : 1;
   }
   bench.chacha20_kernel_only(host_in, in, out);
   for (ops::Cipher cipher : ops::all_ciphers()) bench.bulk(cipher, host_in, in, out, back);
+  if (bulk_only) return bench.all_ok ? 0 : 1;
   for (ops::Cipher cipher : {ops::Cipher::aes_128_ctr, ops::Cipher::aes_256_gcm, ops::Cipher::chacha20_poly1305})
     bench.host_data(cipher, host_in);
   bench.all_ok = host_path_rows(host_in, 3) && bench.all_ok;

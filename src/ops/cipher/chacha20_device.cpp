@@ -41,7 +41,9 @@ namespace {
 constexpr unsigned block_threads = 256;   // BLOCK of the kernels (their default)
 constexpr std::size_t piece_bytes = 256;  // PIECE_BYTES of chacha20_bulk.cu
 constexpr std::size_t poly1305_elem_bytes = 20;
-constexpr std::size_t poly1305_key_bytes = 40 * poly1305_elem_bytes + 16;
+constexpr std::size_t poly1305_multiplier_bytes = 40;
+// poly1305_key of chacha20_bulk.cu: 40 powers r^(2^e), 16 multipliers r^16 .. r^1, s.
+constexpr std::size_t poly1305_key_bytes = 40 * poly1305_elem_bytes + 16 * poly1305_multiplier_bytes + 16;
 
 // chacha20_params of chacha20.cuh, as the host fills it.
 struct Params {
@@ -81,7 +83,7 @@ std::uint64_t next_pow2(std::uint64_t x) {
 
 void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes key, const Iv16& iv, Bytes aad,
                           const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::uint8_t* tag,
-                          const Stream* stream) {
+                          const Stream* stream, const KernelVariant& variant) {
   Params params = params_for(key.data(), iv);
   DeviceSecret secret(device, sizeof(Params) + poly1305_key_bytes, stream);
   secret.upload_owned(std::span(reinterpret_cast<const std::uint8_t*>(&params), sizeof params));
@@ -89,7 +91,7 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
   const CipherProgram program{.source = CipherProgram::Source::chacha20_bulk,
                               .aligned = aligned16(in) && aligned16(out),
                               .decrypt = aead && decrypt};
-  auto kernel = [&](const char* name) { return cipher_kernel(device, program, name); };
+  auto kernel = [&](const char* name) { return variant ? variant(name) : cipher_kernel(device, program, name); };
   const std::uint8_t* params_ptr = secret.data();
   if (!aead) {
     // Whole blocks in the main kernel (two per thread, 32 threads per 64 blocks), the last partial

@@ -5,9 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "cipher_checks.hpp"
+#include "opkit/kernel.hpp"
 
 namespace opkit::ops::detail {
 
@@ -15,10 +17,12 @@ namespace opkit::ops::detail {
 // 16-byte form from check_message. For the AEAD, aad (host memory) is authenticated and the
 // 16-byte tag computed (over the ciphertext: the output when encrypting, the input when
 // decrypting) is written to tag (host memory). Waits for the device; device key material is
-// zeroed before it returns.
+// zeroed before it returns. variant: where the kernels come from when not from the library's
+// cached chacha20_bulk program (benchmarks time programs compiled with other -D settings).
+using KernelVariant = std::function<Kernel(const char* name)>;
 void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes key, const Iv16& iv, Bytes aad,
                           const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::uint8_t* tag,
-                          const Stream* stream);
+                          const Stream* stream, const KernelVariant& variant = {});
 
 // A checked batch at device pointers in/out; offsets are host offsets into them (fixed-length
 // batches pass none to the device). tags: host memory, 16 bytes per message (AEAD).

@@ -14,8 +14,9 @@
 
 #define POLY1305_MASK 0x3ffffffu
 
-// An element, limbs below 2^27 ("partially reduced": results of poly1305_mul are below 2^26 + 2^8,
-// a sum of two such below 2^27, which poly1305_mul accepts as its first operand).
+// An element, limbs below 2^31 ("partially reduced": results of poly1305_reduce are below 2^26 but
+// for limb 1's 2^14 more; sums of a few such, as Horner steps and combining trees build them, stay
+// below 2^31, which poly1305_mul accepts as its first operand).
 struct poly1305_elem {
   unsigned int l[5];
 };
@@ -61,28 +62,56 @@ CIPHER_FN poly1305_elem poly1305_add(const poly1305_elem& a, const poly1305_elem
   return s;
 }
 
-// a * m mod p, partially reduced. a's limbs < 2^27, m's < 2^26 + 2^8: each column sum stays below
-// 2^58, so 64-bit accumulators never overflow.
-CIPHER_FN poly1305_elem poly1305_mul(const poly1305_elem& a, const poly1305_mul_by& m) {
+// The five 64-bit column sums of products a * m before their carries: several products may be
+// summed here and reduced once (poly1305_reduce), which is how a piece of blocks, each times its
+// own power of r, costs one carry chain instead of one per block.
+struct poly1305_columns {
+  unsigned long long d[5];
+};
+
+CIPHER_FN poly1305_columns poly1305_columns_zero() {
+  poly1305_columns c;
+#pragma unroll
+  for (int i = 0; i < 5; ++i) c.d[i] = 0;
+  return c;
+}
+
+// c += a * m (schoolbook, with 2^130 = 5 folded in through m.r5). m's limbs are below 2^26 + 2^14
+// (poly1305_reduce's results), m.r5's below 2^28.4, so a column gains less than 5 * 2^(A + 28.4)
+// for a's limbs below 2^A: 2^56.7 for a message block (A = 26), so that dozens of products fit
+// before a reduction, and 2^61.7 for the largest sums the combining trees build (A = 31).
+CIPHER_FN void poly1305_mul_add(poly1305_columns& c, const poly1305_elem& a, const poly1305_mul_by& m) {
   typedef unsigned long long u64;
   const unsigned int *r = m.r, *s = m.r5, *h = a.l;
-  u64 d0 = (u64)h[0] * r[0] + (u64)h[1] * s[4] + (u64)h[2] * s[3] + (u64)h[3] * s[2] + (u64)h[4] * s[1];
-  u64 d1 = (u64)h[0] * r[1] + (u64)h[1] * r[0] + (u64)h[2] * s[4] + (u64)h[3] * s[3] + (u64)h[4] * s[2];
-  u64 d2 = (u64)h[0] * r[2] + (u64)h[1] * r[1] + (u64)h[2] * r[0] + (u64)h[3] * s[4] + (u64)h[4] * s[3];
-  u64 d3 = (u64)h[0] * r[3] + (u64)h[1] * r[2] + (u64)h[2] * r[1] + (u64)h[3] * r[0] + (u64)h[4] * s[4];
-  u64 d4 = (u64)h[0] * r[4] + (u64)h[1] * r[3] + (u64)h[2] * r[2] + (u64)h[3] * r[1] + (u64)h[4] * r[0];
-  d1 += d0 >> 26;
-  d2 += d1 >> 26;
-  d3 += d2 >> 26;
-  d4 += d3 >> 26;
-  u64 h0 = (d0 & POLY1305_MASK) + (d4 >> 26) * 5u;
+  c.d[0] += (u64)h[0] * r[0] + (u64)h[1] * s[4] + (u64)h[2] * s[3] + (u64)h[3] * s[2] + (u64)h[4] * s[1];
+  c.d[1] += (u64)h[0] * r[1] + (u64)h[1] * r[0] + (u64)h[2] * s[4] + (u64)h[3] * s[3] + (u64)h[4] * s[2];
+  c.d[2] += (u64)h[0] * r[2] + (u64)h[1] * r[1] + (u64)h[2] * r[0] + (u64)h[3] * s[4] + (u64)h[4] * s[3];
+  c.d[3] += (u64)h[0] * r[3] + (u64)h[1] * r[2] + (u64)h[2] * r[1] + (u64)h[3] * r[0] + (u64)h[4] * s[4];
+  c.d[4] += (u64)h[0] * r[4] + (u64)h[1] * r[3] + (u64)h[2] * r[2] + (u64)h[3] * r[1] + (u64)h[4] * r[0];
+}
+
+// Column sums below 2^63 to an element mod p, partially reduced: limbs below 2^26, but limb 1
+// below 2^26 + 2^14.
+CIPHER_FN poly1305_elem poly1305_reduce(poly1305_columns c) {
+  c.d[1] += c.d[0] >> 26;
+  c.d[2] += c.d[1] >> 26;
+  c.d[3] += c.d[2] >> 26;
+  c.d[4] += c.d[3] >> 26;
+  const unsigned long long h0 = (c.d[0] & POLY1305_MASK) + (c.d[4] >> 26) * 5u;
   poly1305_elem out;
   out.l[0] = (unsigned int)(h0 & POLY1305_MASK);
-  out.l[1] = (unsigned int)(d1 & POLY1305_MASK) + (unsigned int)(h0 >> 26);
-  out.l[2] = (unsigned int)(d2 & POLY1305_MASK);
-  out.l[3] = (unsigned int)(d3 & POLY1305_MASK);
-  out.l[4] = (unsigned int)(d4 & POLY1305_MASK);
+  out.l[1] = (unsigned int)(c.d[1] & POLY1305_MASK) + (unsigned int)(h0 >> 26);
+  out.l[2] = (unsigned int)(c.d[2] & POLY1305_MASK);
+  out.l[3] = (unsigned int)(c.d[3] & POLY1305_MASK);
+  out.l[4] = (unsigned int)(c.d[4] & POLY1305_MASK);
   return out;
+}
+
+// a * m mod p, partially reduced (a's limbs below 2^31, m's as for poly1305_mul_add).
+CIPHER_FN poly1305_elem poly1305_mul(const poly1305_elem& a, const poly1305_mul_by& m) {
+  poly1305_columns c = poly1305_columns_zero();
+  poly1305_mul_add(c, a, m);
+  return poly1305_reduce(c);
 }
 
 // (h + m) * r: one Horner step over a full 16-byte block.
