@@ -11,7 +11,9 @@ usage: sass_count.py KERNEL.cubin [--per N] [--kernel NAME] [--sms 132] [--clock
              path one thread runs, read off the disassembly (e.g. the aligned path of a kernel
              that also holds byte-by-byte code for partial blocks)
 Instructions inside loops (a backward branch) are reported per loop, since the static count of a
-loop body runs once per iteration. Needs cuobjdump (CUDA toolkit) on PATH or $CUOBJDUMP.
+loop body runs once per iteration. Needs cuobjdump (CUDA toolkit) on PATH or $CUOBJDUMP, and the
+nvdisasm it runs on PATH; where the toolkit lacks them, `pip download --no-deps
+nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm` has both (nvidia/cu13/bin in the wheels).
 """
 import argparse
 import json
