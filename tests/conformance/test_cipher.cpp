@@ -109,6 +109,32 @@ TEST_P(Ciphers, BulkMatchesOpenSslOnEdgeAndLargeLengthsInPlaceOrNot) {
   }
 }
 
+// Ciphertexts of all-ones and all-zero bytes (plaintext = keystream XOR the pattern), with AAD of
+// the same pattern: the MACs' largest and smallest inputs. All-ones blocks put every Poly1305 limb
+// at its maximum (2^26 - 1; the carries and the 64-bit column sums at their bounds) and give GHASH
+// its densest operands. The length covers several thread blocks of 256-byte pieces of the
+// ChaCha20-Poly1305 kernels plus a short tail.
+TEST_P(Ciphers, AeadsMatchOpenSslOnAllOnesAndAllZeroCiphertexts) {
+  const std::size_t len = 2 * 256 * 256 + 3 * 256 + 7;
+  for (Cipher cipher : {Cipher::chacha20_poly1305, Cipher::aes_128_gcm, Cipher::aes_256_gcm}) {
+    for (std::uint8_t pattern : {std::uint8_t{0xFF}, std::uint8_t{0x00}}) {
+      const Bytes key = random_bytes(ops::cipher_traits(cipher).key_bytes), iv = random_iv(cipher);
+      const Bytes aad(64, pattern);
+      Bytes plain = reference_encrypt(cipher, key, iv, aad, Bytes(len, 0)).data;  // the keystream
+      for (std::uint8_t& byte : plain) byte ^= pattern;
+      const Sealed expected = reference_encrypt(cipher, key, iv, aad, plain);
+      ASSERT_EQ(expected.data, Bytes(len, pattern));
+      const ops::CipherKey k{key, iv, aad};
+      Bytes sealed, tag(expected.tag.size()), opened;
+      run_bulk(target(), cipher, true, k, plain, sealed, tag, false);
+      ASSERT_EQ(difference(sealed, expected.data), "") << name(cipher);
+      ASSERT_EQ(tag, expected.tag) << name(cipher) << " pattern " << int{pattern};
+      run_bulk(target(), cipher, false, k, sealed, opened, tag, false);
+      ASSERT_EQ(difference(opened, plain), "") << name(cipher) << " decrypt";
+    }
+  }
+}
+
 // Host memory through a device: copied there and back on a GPU, run in place on the CPU backend.
 TEST_P(Ciphers, HostDataThroughTheTargetMatchesOpenSsl) {
   for (Cipher cipher : ops::all_ciphers()) {
