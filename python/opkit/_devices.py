@@ -63,6 +63,18 @@ def get_device(spec=None) -> Device:
     raise TypeError(f"a device is a Device, a name such as 'cuda:0' or 'cpu', or an int, not {type(spec).__name__}")
 
 
+_cuda_devices: dict[int, Device] = {}
+
+
+def cuda_device(index: int) -> Device:
+    """The Device of CUDA ordinal `index`, made once and then reused (per-call paths such as the
+    torch ops and framework tensors' hashes look it up on every call)."""
+    device = _cuda_devices.get(index)
+    if device is None:
+        device = _cuda_devices.setdefault(index, _opkit.Device.cuda(index))
+    return device
+
+
 def backends() -> list[dict]:
     """Every registered backend: {"name", "available", "reason", "is_gpu"}."""
     return _opkit.backends()

@@ -3,7 +3,8 @@
 Input: a [N, L] uint8 array (N messages of L bytes) from any DLPack producer (NumPy, PyTorch,
 CuPy, JAX), or a sequence of bytes objects (any lengths), or a flat uint8 array plus offsets
 (message i = data[offsets[i]:offsets[i + 1]]). Output: [N, 32] uint8 digests in the input's
-framework and on the input's device. CUDA input is hashed on its GPU with no host round trip, on
+framework and on the input's device (allocated by PyTorch or CuPy themselves for their contiguous
+[N, L] CUDA arrays hashed on their current stream). CUDA input is hashed on its GPU with no host round trip, on
 the producer's current stream; host input is hashed by the best device (the GPU when there is
 one, else OpenSSL on all cores) unless device= says otherwise.
 """
@@ -13,8 +14,18 @@ from __future__ import annotations
 import numpy as np
 
 from . import _opkit
-from ._arrays import DeviceArray, as_stream, capsule, dlpack_device, framework_stream, is_dlpack, on_cuda, to_framework
-from ._devices import get_device
+from ._arrays import (
+    DeviceArray,
+    as_stream,
+    capsule,
+    dlpack_device,
+    framework_of,
+    framework_stream,
+    is_dlpack,
+    on_cuda,
+    to_framework,
+)
+from ._devices import cuda_device, get_device
 
 DIGEST_BYTES = 32
 
@@ -92,12 +103,49 @@ def _cuda_stream(x, stream):
 
 def _fixed(algo, x, where, host_cpu, stream):
     if on_cuda(x):
+        if stream is None:
+            out = _into_framework_array(algo, x)
+            if out is not None:
+                return out
         device, s = _cuda_stream(x, stream)
         handle = None if s is None else s.handle
         out = _opkit.hash_fixed(capsule(x, handle), algo, where, host_cpu, handle)
         return to_framework(DeviceArray(out, device, s), x)
     out = _opkit.hash_fixed(capsule(x), algo, where, host_cpu, None)
     return to_framework(out, x)
+
+
+def _into_framework_array(algo, x):
+    """Digests of a C-contiguous [N, L] uint8 CUDA array of PyTorch or CuPy, written into a
+    [N, 32] array that the framework allocates on x's device (its caching allocator, on its
+    current stream) and hashed on that current stream: what the registered torch op does, with no
+    opkit allocation and no DLPack round trip per call, which made a large batch 20-50% slower
+    than its kernel. None for any other array: the DLPack path then takes it (and names what is
+    wrong with it). Only for the framework's current stream: memory from a caching allocator is
+    tied to the stream it was allocated on."""
+    framework = framework_of(x)
+    if framework == "torch":
+        import torch
+
+        if x.dtype != torch.uint8 or x.dim() != 2 or not x.is_contiguous():
+            return None
+        rows, length = x.shape
+        out = torch.empty((rows, DIGEST_BYTES), dtype=torch.uint8, device=x.device)
+        stream = torch.cuda.current_stream(x.device).cuda_stream
+        _opkit.hash_fixed_at(algo, cuda_device(x.device.index), x.data_ptr(), rows, length, out.data_ptr(), stream)
+        return out
+    if framework == "cupy":
+        import cupy
+
+        if x.dtype != cupy.uint8 or x.ndim != 2 or not x.flags.c_contiguous:
+            return None
+        rows, length = x.shape
+        with cupy.cuda.Device(x.device.id):
+            out = cupy.empty((rows, DIGEST_BYTES), dtype=cupy.uint8)
+            stream = cupy.cuda.get_current_stream().ptr
+        _opkit.hash_fixed_at(algo, cuda_device(x.device.id), x.data.ptr, rows, length, out.data.ptr, stream)
+        return out
+    return None
 
 
 def _variable(algo, data, offsets, where, host_cpu, stream):

@@ -35,22 +35,16 @@ import numpy as np
 import torch
 
 from . import _opkit
+from ._devices import cuda_device
 from ._kernels import SourceModule, _Call, _dim3
 
 __all__ = ["decrypt", "encrypt", "kernel_op", "lz4_compress", "lz4_decompress", "sha256", "sha256d"]
 
 DIGEST_BYTES = 32
 
-_devices: dict = {}
-
-
 def _opkit_device(device: torch.device):
-    """The opkit Device for a torch CUDA device (cached: the ops run it per call)."""
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    gpu = _devices.get(index)
-    if gpu is None:
-        gpu = _devices.setdefault(index, _opkit.Device.cuda(index))
-    return gpu
+    """The opkit Device for a torch CUDA device."""
+    return cuda_device(device.index if device.index is not None else torch.cuda.current_device())
 
 
 def _stream_of(device: torch.device) -> int:

@@ -31,6 +31,16 @@ def test_cupy_current_stream_is_respected(rng):
     np.testing.assert_array_equal(result, hashlib_digests(host))
 
 
+def test_digests_come_from_cupys_memory_pool(rng):
+    host = rng.integers(0, 256, size=(1 << 16, 32), dtype=np.uint8)
+    x = cupy.asarray(host)
+    pool = cupy.get_default_memory_pool()
+    before = pool.used_bytes()
+    out = opkit.sha256(x)
+    assert pool.used_bytes() == before + (1 << 16) * 32
+    np.testing.assert_array_equal(cupy.asnumpy(out), hashlib_digests(host))
+
+
 def test_kernel_takes_cupy_arrays(rng):
     mod = opkit.SourceModule("__global__ void sq(double *a, int n) { int i = threadIdx.x; if (i < n) a[i] *= a[i]; }",
                              device="cuda")
