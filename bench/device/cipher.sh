@@ -3,7 +3,8 @@
 #   1. build; the cipher unit tests (CPU backend), GPU tests, and the conformance suite's cipher
 #      cases on the GPU (every cipher, bulk and batch, against OpenSSL);
 #   2. opkit_cipher_bench: every cipher through the public C++ API on device buffers (1 GiB bulk,
-#      10^6 x 64 B and 10^6 x 1500 B batches) and the ChaCha20 keystream kernel alone;
+#      10^6 x 64 B and 10^6 x 1500 B batches) and the ChaCha20 keystream kernel alone; the
+#      ChaCha20-Poly1305 kernel's Poly1305 variants (--poly1305-chains) side by side;
 #      opkit_aes_bench: AES through its device entry points (aes_device.hpp: no host checks or
 #      uploads besides the key; device-resident batch keys);
 #   3. SASS per byte of the bulk kernels (tools/sass_count.py) and the ALU-pipe limit they imply;
@@ -48,6 +49,10 @@ $B/bench/opkit_cipher_bench >"$OUT/cipher_bench.txt" 2>&1
 echo "opkit_cipher_bench exit status: $? (1: a case disagreed with OpenSSL, 3: an error)" | tee -a "$S"
 $B/bench/opkit_aes_bench --cubin "$OUT/aes.cubin" >"$OUT/aes_bench.txt" 2>&1
 echo "opkit_aes_bench exit status: $?" | tee -a "$S"
+# chacha20_bulk.cu's Poly1305 evaluations side by side (POLY1305_CHAINS; 16 is the default).
+$B/bench/opkit_cipher_bench --poly1305-chains 16,1,16,1 >"$OUT/poly1305_chains.txt" 2>&1
+echo "Poly1305 variants (exit $?):" | tee -a "$S"
+grep '^ROW' "$OUT/poly1305_chains.txt" | tee -a "$S"
 kill $smi 2>/dev/null
 clock_mhz=$(awk -F', *' '$2 >= 90 {print $1}' "$OUT/cipher_clocks.csv" | sort -n |
   awk '{a[NR]=$1} END {print (NR ? a[int((NR+1)/2)] : 1980)}')

@@ -4,7 +4,8 @@ and the per-call cost of small batches, eager and inside a CUDA graph.
 Throughput: [rows, length] uint8 CUDA tensors; each way is timed between CUDA events (median of
 --runs), and the kernel's own time comes from torch.profiler over the same calls (what the GPU
 spent in sha256_fixed*). Ways: the registered op (output from torch's allocator), its out= form
-(preallocated output), opkit.sha256 (the DLPack path). Per call: back-to-back calls of one op on a
+(preallocated output), opkit.sha256 (the plain Python call, which for a contiguous tensor also
+writes into torch.empty). Per call: back-to-back calls of one op on a
 tiny input, host wall time per call (the GPU keeps up): eager, through torch.compile(fullgraph=True),
 and captured 100 at a time in one CUDA graph and replayed; torch elementwise ops of the same size
 are the yardstick.
@@ -46,7 +47,7 @@ def throughput(rows: int, length: int, runs: int) -> dict:
     ways = {
         "torch.ops.opkit.sha256": lambda: torch.ops.opkit.sha256(x),
         "torch.ops.opkit.sha256_out": lambda: torch.ops.opkit.sha256_out(x, out),
-        "opkit.sha256 (DLPack)": lambda: opkit.sha256(x),
+        "opkit.sha256 (Python call)": lambda: opkit.sha256(x),
     }
     ok = check(torch.ops.opkit.sha256(x), x) and check(opkit.sha256(x), x)
     torch.ops.opkit.sha256_out(x, out)
@@ -112,16 +113,16 @@ def overheads(calls: int) -> dict:
     cases = {
         "torch.ops.opkit.sha256 [64,64]": lambda: torch.ops.opkit.sha256(x),
         "torch.ops.opkit.sha256_out [64,64]": lambda: torch.ops.opkit.sha256_out(x, out),
-        "opkit.sha256 (DLPack) [64,64]": lambda: opkit.sha256(x),
+        "opkit.sha256 (Python call) [64,64]": lambda: opkit.sha256(x),
         "kernel_op doublify [64] (in place)": lambda: doublify(f),
         "torch f.mul_(1) [64] (yardstick)": lambda: f.mul_(1),
         "torch x + 1 [64,64] (yardstick)": lambda: x + 1,
     }
     result = {}
     for name, fn in cases.items():
-        # opkit.sha256 is a plain Python call: dynamo breaks the graph there, and it allocates
-        # outside torch's pool, so it has no compiled or CUDA-graph column.
-        registered = "DLPack" not in name
+        # opkit.sha256 is a plain Python call: dynamo breaks the graph there, so it has no
+        # compiled or CUDA-graph column.
+        registered = "Python call" not in name
         result[name] = {
             "eager_us": per_call_us(fn, calls),
             "compiled_us": compiled_per_call_us(fn, calls) if registered else float("nan"),
@@ -147,7 +148,7 @@ def main() -> int:
             json.dump({"gpu": torch.cuda.get_device_name(), "throughput_ms": rates, "per_call_us": calls}, f, indent=2)
 
     print(f"\n{'throughput (GH/s; % of kernel-only)':40s} " + " ".join(f"{f'{r}x{l} B':>16s}" for r, l in sizes))
-    for way in ("kernel", "torch.ops.opkit.sha256", "torch.ops.opkit.sha256_out", "opkit.sha256 (DLPack)"):
+    for way in ("kernel", "torch.ops.opkit.sha256", "torch.ops.opkit.sha256_out", "opkit.sha256 (Python call)"):
         cells = []
         for r in rates:
             rate = r["rows"] / (r[way] * 1e-3) / 1e9
