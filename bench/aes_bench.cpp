@@ -4,7 +4,8 @@
 // random data, whole call: setup, kernels, key wipe). Every bulk case is checked against OpenSSL
 // EVP once; exits 1 on a mismatch.
 //
-// usage: opkit_aes_bench [--bytes N] [--reps N] [--batch N] [--packet N] [--cubin PATH]
+// usage: opkit_aes_bench [--device D] [--bytes N] [--reps N] [--batch N] [--packet N] [--cubin PATH]
+//   --device D   any device name (default cuda:0; cpu:0 checks this program without a GPU)
 //   --bytes N    bulk message size (default 1 GiB)
 //   --batch N    messages per batch (default 10^6), --packet N bytes each (default 1500)
 //   --cubin PATH write the AES program's cubin there (for tools/sass_count.py)
@@ -96,10 +97,12 @@ struct Row {
 int main(int argc, char** argv) {
   std::size_t bytes = std::size_t{1} << 30, batch = 1000000, packet = 1500;
   int reps = 7;
-  std::string cubin;
+  std::string cubin, device = "cuda:0";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--bytes")
+    if (a == "--device")
+      device = argv[i + 1];
+    else if (a == "--bytes")
       bytes = std::stoull(argv[i + 1]);
     else if (a == "--reps")
       reps = std::stoi(argv[i + 1]);
@@ -110,7 +113,7 @@ int main(int argc, char** argv) {
     else if (a == "--cubin")
       cubin = argv[i + 1];
   }
-  const opkit::Device gpu = opkit::Device::cuda(0);
+  const opkit::Device gpu = opkit::Device::parse(device);
   const opkit::Stream stream = gpu.create_stream();
   if (!cubin.empty()) {
     const opkit::CompiledProgram compiled = gpu.build(aes::aes_program());
