@@ -248,8 +248,8 @@ struct Bench {
   // ChaCha20-Poly1305 through the library's launch sequence (cipher/chacha20_device.cpp) with
   // chacha20_bulk.cu compiled as -DPOLY1305_CHAINS=chains: rows "encrypt-cN" and "decrypt-cN"
   // (decrypt: the tag over the input, checked against encrypt's).
-  void aead_variant(const Bytes& host_in, opkit::DeviceBuffer<std::uint8_t>& in,
-                    opkit::DeviceBuffer<std::uint8_t>& out, opkit::DeviceBuffer<std::uint8_t>& back, int chains) {
+  void aead_variant(const Bytes& host_in, opkit::DeviceBuffer<std::uint8_t>& in, opkit::DeviceBuffer<std::uint8_t>& out,
+                    opkit::DeviceBuffer<std::uint8_t>& back, int chains) {
     const Bytes key = random_bytes(32, 61), nonce = random_bytes(12, 62);
     ops::detail::Iv16 iv{};
     std::copy(nonce.begin(), nonce.end(), iv.begin() + 4);  // (counter 0) || nonce
@@ -301,8 +301,8 @@ int run(int argc, char** argv) {
   int reps = 7;
   std::string device = "cuda:0";
   std::vector<int> schedules;  // --chacha20-schedules 0,1: only the kernel-only rows of those variants
-  bool bulk_only = false;  // --bulk-only 1: the kernel-only row and the bulk rows only
-  std::vector<int> chains;  // --poly1305-chains 1,16: only the ChaCha20-Poly1305 rows of those variants
+  bool bulk_only = false;      // --bulk-only 1: the kernel-only row and the bulk rows only
+  std::vector<int> chains;     // --poly1305-chains 1,16: only the ChaCha20-Poly1305 rows of those variants
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--device") {
