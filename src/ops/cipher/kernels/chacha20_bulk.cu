@@ -43,11 +43,11 @@
 //      products summed in 64-bit columns and reduced once: no step waits for another, and one
 //      carry chain per piece instead of sixteen;
 //   1: one Horner chain, h = (h + m) r, each step waiting for the last.
-// Also measured and dropped: two Horner chains with r^2 (815 / 732), the loop over the piece's
-// four ChaCha20 blocks unrolled (801 / 821 for 16: four times the code; "no instruction" was the
-// top stall in Nsight Compute),
-// __launch_bounds__ asking for 5 blocks per SM (390 / 424 for 16: spills), and each block's input
-// loaded one block earlier (8% slower: more registers, less occupancy).
+// Also measured and dropped: two Horner chains with r^2 (815 / 732); the loop over the piece's
+// four ChaCha20 blocks unrolled (801 / 821 for 16: four times the code, and "no instruction" was
+// the top stall in Nsight Compute); __launch_bounds__ asking for 5 blocks per SM (390 / 424 for
+// 16, registers capped to fit); each block's input loaded one block earlier (slower in three of
+// four cases: more registers, less occupancy).
 #ifndef POLY1305_CHAINS
 #define POLY1305_CHAINS 16
 #endif
