@@ -140,6 +140,30 @@ TEST_P(Lz4, DeviceBuffersInAndOut) {
   EXPECT_EQ(to_host(opkit::ops::lz4_decompress(upload(device, legacy_frame(data)))), data);
 }
 
+// Content checksums of device data come down in 8 MiB chunks, the next copied while the last is
+// hashed (lz4/content_checksum.hpp): one chunk exactly, one byte more, and three with a short
+// tail, written (liblz4 checks them) and checked (a flipped checksum fails, naming it).
+TEST_P(Lz4, DeviceContentChecksumsOverSeveralChunks) {
+  OPKIT_DEVICE_OR_SKIP(device, "device memory");
+  const std::uint32_t seed = fresh_seed();
+  const std::size_t chunk = std::size_t{8} << 20;
+  for (std::size_t n : {chunk, chunk + 1, 2 * chunk + 12345}) {
+    const Bytes data = text_bytes(n, seed + static_cast<std::uint32_t>(n));
+    const Bytes frame = to_host(opkit::ops::lz4_compress(upload(device, data)));
+    EXPECT_EQ(liblz4_decompress(frame, 3 * chunk), data) << "seed " << seed << ", " << n << " bytes";
+    const Bytes theirs = liblz4_compress(data, FramePrefs{});  // content checksum on
+    EXPECT_EQ(to_host(opkit::ops::lz4_decompress(upload(device, theirs))), data) << n << " bytes";
+    Bytes forged = theirs;
+    forged.back() ^= 0x01;  // the content checksum is the frame's last 4 bytes
+    try {
+      (void)opkit::ops::lz4_decompress(upload(device, forged));
+      ADD_FAILURE() << "a wrong content checksum was accepted (" << n << " bytes)";
+    } catch (const opkit::Error& e) {
+      EXPECT_NE(e.message().find("content checksum"), std::string::npos) << e.message();
+    }
+  }
+}
+
 TEST_P(Lz4, DeviceBatchesGiveOneFramePerBuffer) {
   OPKIT_DEVICE_OR_SKIP(device, "device memory");
   const std::vector<Bytes> data = inputs(fresh_seed());

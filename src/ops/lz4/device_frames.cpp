@@ -2,13 +2,14 @@
 // blocks of every item of a batch go through one launch per step (compress, hash, gather;
 // scan, hash, decode, pack). The frames' block index is found on the device (device_scan.hpp) and
 // checked on the host; frame headers, block layouts and content checksums are host work.
-#include <xxhash.h>
-
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <string>
+#include <vector>
 
 #include "lz4/block_codec.hpp"
+#include "lz4/content_checksum.hpp"
 #include "lz4/device_lz4.hpp"
 #include "lz4/device_scan.hpp"
 #include "lz4/frame_format.hpp"
@@ -112,8 +113,13 @@ Lz4Batch lz4_compress_batch(Items items, const Lz4CompressOptions& options) {
     }
     first_block.push_back(in_at.size());
   }
+  // The content checksums come down and are hashed on a thread of their own meanwhile.
+  std::future<std::vector<std::uint32_t>> content_checksums;
+  if (options.content_checksum) content_checksums = lz4::device_content_checksums_async(items);
   const lz4::DeviceLz4::Compressed packed =
       engine.compress(engine.blocks(base, in_at, in_len), options.block_checksums);
+  const std::vector<std::uint32_t> sums =
+      options.content_checksum ? content_checksums.get() : std::vector<std::uint32_t>{};
 
   Pieces pieces;
   std::vector<unsigned long long> block_at(in_at.size());
@@ -134,11 +140,8 @@ Lz4Batch lz4_compress_batch(Items items, const Lz4CompressOptions& options) {
       total += 4 + (packed.host_words[b] & ~lz4::uncompressed_bit) + (options.block_checksums ? 4 : 0);
     }
     std::vector<std::uint8_t> tail;
-    lz4::append_le32(tail, 0);       // EndMark
-    if (options.content_checksum) {  // one sequential pass over the data, on the host
-      const std::vector<std::uint8_t> data = lz4::download(items[i], items[i].size());
-      lz4::append_le32(tail, static_cast<std::uint32_t>(XXH32(data.data(), data.size(), 0)));
-    }
+    lz4::append_le32(tail, 0);  // EndMark
+    if (options.content_checksum) lz4::append_le32(tail, sums[i]);
     pieces.add(tail, total);
     total += tail.size();
     batch.offsets.push_back(total);
@@ -291,8 +294,7 @@ Lz4Batch lz4_decompress_batch(Items items, const Lz4DecompressOptions& options) 
         for (std::size_t b = frame.first_block; b < frame.first_block + frame.block_count; ++b)
           produced += sizes[p.first + b];
         if (frame.content_checksum) {
-          const std::vector<std::uint8_t> data = lz4::download(batch.bytes.view().subview(at, produced), produced);
-          const auto hash = static_cast<std::uint32_t>(XXH32(data.data(), data.size(), 0));
+          const std::uint32_t hash = lz4::device_content_checksum(batch.bytes.view().subview(at, produced));
           if (hash != *frame.content_checksum)
             throw Error(
                 Errc::invalid_argument, "lz4 frame",
