@@ -18,9 +18,10 @@
 // and the result stays there. One buffer gives one frame; a batch of buffers gives a batch of
 // frames in one launch per step (the nvCOMP batched case). Decompression finds the block index
 // on the device (a kernel walks the block headers; only the bytes the frame parser checks, about
-// 32 per block, come down); the host still computes content checksums (a copy of the data comes
-// down: turn content_checksum / verify_checksums off where that costs too much) and decodes
-// linked-block frames with liblz4 (the frame comes down for those).
+// 32 per block, come down); the host still computes content checksums (the data comes down in
+// chunks, hashed as they land, beside the compress kernels: turn content_checksum /
+// verify_checksums off where that costs too much) and decodes linked-block frames with liblz4
+// (the frame comes down for those).
 #pragma once
 
 #include <cstddef>
