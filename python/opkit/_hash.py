@@ -103,7 +103,7 @@ def _cuda_stream(x, stream):
 
 def _fixed(algo, x, where, host_cpu, stream):
     if on_cuda(x):
-        if stream is None:
+        if stream is None and where is None and not host_cpu:  # device= is checked on the other path
             out = _into_framework_array(algo, x)
             if out is not None:
                 return out

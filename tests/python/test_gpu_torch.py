@@ -123,3 +123,11 @@ def test_output_outlives_the_input_and_comes_from_torchs_allocator(rng):
     assert torch.cuda.memory_allocated() == before + 8 * (32 << 20)  # 8 outputs of 32 MiB, torch's
     del outs
     assert torch.cuda.memory_allocated() == before  # and back to its cache
+
+
+def test_device_argument_is_checked_for_cuda_tensors(rng):
+    _, x = random_rows(rng, 16, 32)
+    with pytest.raises(opkit.Error, match="copy it to the host"):
+        opkit.sha256(x, device="host")
+    with pytest.raises(opkit.Error, match="drop device="):
+        opkit.sha256(x, device="cpu")
