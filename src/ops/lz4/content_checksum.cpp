@@ -10,7 +10,7 @@
 
 namespace opkit::ops::lz4 {
 
-std::uint32_t device_content_checksum(BufferView<const std::uint8_t> data) {
+std::uint32_t device_content_checksum(BufferView<const std::uint8_t> data, const std::atomic<bool>* stop) {
   const std::size_t bytes = data.size();
   if (bytes == 0) return static_cast<std::uint32_t>(XXH32(nullptr, 0, 0));
   const std::size_t chunk = std::min(bytes, content_checksum_chunk_bytes);
@@ -30,20 +30,31 @@ std::uint32_t device_content_checksum(BufferView<const std::uint8_t> data) {
   std::future<void> landed = std::async(std::launch::deferred, fetch, 0);
   for (std::size_t k = 0; k < chunks; ++k) {
     landed.get();
+    if (stop != nullptr && stop->load()) return 0;
     if (k + 1 < chunks) landed = std::async(std::launch::async, fetch, k + 1);
     XXH32_update(state.get(), buffers[k % 2].get(), length(k));
   }
   return static_cast<std::uint32_t>(XXH32_digest(state.get()));
 }
 
-std::future<std::vector<std::uint32_t>> device_content_checksums_async(
-    std::span<const BufferView<const std::uint8_t>> items) {
-  return std::async(std::launch::async, [items] {
-    std::vector<std::uint32_t> sums;
-    sums.reserve(items.size());
-    for (const BufferView<const std::uint8_t>& item : items) sums.push_back(device_content_checksum(item));
-    return sums;
-  });
+ContentChecksums::ContentChecksums(std::span<const BufferView<const std::uint8_t>> items)
+    : sums_(std::async(std::launch::async, [this, items] {
+        std::vector<std::uint32_t> sums;
+        sums.reserve(items.size());
+        for (const BufferView<const std::uint8_t>& item : items) {
+          if (stop_.load()) break;
+          sums.push_back(device_content_checksum(item, &stop_));
+        }
+        return sums;
+      })) {}
+
+ContentChecksums::~ContentChecksums() {
+  stop_.store(true);
+  if (sums_.valid()) sums_.wait();
+}
+
+std::vector<std::uint32_t> ContentChecksums::get() {
+  return sums_.get();
 }
 
 }  // namespace opkit::ops::lz4

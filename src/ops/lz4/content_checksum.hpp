@@ -4,6 +4,7 @@
 // host copy of the whole content (which cost a page fault per 4 KiB before the copy began).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <future>
@@ -17,12 +18,26 @@ namespace opkit::ops::lz4 {
 inline constexpr std::size_t content_checksum_chunk_bytes = std::size_t{8} << 20;
 
 // XXH32 of `data`, read through its device's ordinary copies (ordered after the work queued
-// before them, as any download).
-std::uint32_t device_content_checksum(BufferView<const std::uint8_t> data);
+// before them, as any download). When `stop` becomes true it returns early, after the chunk at
+// hand, with a value of no meaning.
+std::uint32_t device_content_checksum(BufferView<const std::uint8_t> data, const std::atomic<bool>* stop = nullptr);
 
-// The checksums of every item, computed on a thread of their own, which starts at once: the
-// caller goes on (launching the compress kernels) while the bytes come down and are hashed.
-std::future<std::vector<std::uint32_t>> device_content_checksums_async(
-    std::span<const BufferView<const std::uint8_t>> items);
+// The checksums of every item, computed on a thread of their own from construction on, so that
+// the caller goes on (launching the compress kernels) while the bytes come down and are hashed.
+// Destroying it before get() (an error or Ctrl-C in the caller) stops that thread after its
+// current chunk and waits for it.
+class ContentChecksums {
+ public:
+  explicit ContentChecksums(std::span<const BufferView<const std::uint8_t>> items);
+  ~ContentChecksums();
+  ContentChecksums(const ContentChecksums&) = delete;
+  ContentChecksums& operator=(const ContentChecksums&) = delete;
+
+  std::vector<std::uint32_t> get();  // once; rethrows the thread's error
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::future<std::vector<std::uint32_t>> sums_;
+};
 
 }  // namespace opkit::ops::lz4

@@ -4,7 +4,7 @@
 // checked on the host; frame headers, block layouts and content checksums are host work.
 #include <algorithm>
 #include <cstdint>
-#include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,12 +114,11 @@ Lz4Batch lz4_compress_batch(Items items, const Lz4CompressOptions& options) {
     first_block.push_back(in_at.size());
   }
   // The content checksums come down and are hashed on a thread of their own meanwhile.
-  std::future<std::vector<std::uint32_t>> content_checksums;
-  if (options.content_checksum) content_checksums = lz4::device_content_checksums_async(items);
+  std::optional<lz4::ContentChecksums> content_checksums;
+  if (options.content_checksum) content_checksums.emplace(items);
   const lz4::DeviceLz4::Compressed packed =
       engine.compress(engine.blocks(base, in_at, in_len), options.block_checksums);
-  const std::vector<std::uint32_t> sums =
-      options.content_checksum ? content_checksums.get() : std::vector<std::uint32_t>{};
+  const std::vector<std::uint32_t> sums = content_checksums ? content_checksums->get() : std::vector<std::uint32_t>{};
 
   Pieces pieces;
   std::vector<unsigned long long> block_at(in_at.size());
