@@ -43,22 +43,30 @@ CompileQueue& CompileQueue::global() {
 }
 
 void CompileQueue::enqueue(std::function<void()> job, std::shared_ptr<std::atomic<JobStage>> stage) {
-  join_finished();
-  std::lock_guard lock(mutex_);
-  pending_.push_back({std::move(job), std::move(stage)});
-  if (running_.size() < max_threads_) {
-    // The thread starts under the lock, so it finds its own list entry filled in.
-    auto self = running_.emplace(running_.end());
-    try {
-      *self = std::thread(&CompileQueue::work, this, self);
-    } catch (...) {
-      running_.erase(self);
-      if (running_.empty()) {  // no thread will take the job: it must not wait forever
-        pending_.pop_back();
-        throw;
+  // Threads that have ended are taken out under the same lock that decides whether to start one,
+  // and joined after it: taken out before that lock, a thread ending in between would still be
+  // counted beside the one started for it (threads() one over max_threads).
+  std::list<std::thread> ended;
+  {
+    std::lock_guard lock(mutex_);
+    ended.swap(finished_);
+    pending_.push_back({std::move(job), std::move(stage)});
+    if (running_.size() < max_threads_) {
+      // The thread starts under the lock, so it finds its own list entry filled in.
+      auto self = running_.emplace(running_.end());
+      try {
+        *self = std::thread(&CompileQueue::work, this, self);
+      } catch (...) {
+        running_.erase(self);
+        if (running_.empty()) {  // no thread will take the job: it must not wait forever
+          pending_.pop_back();
+          join(ended);
+          throw;
+        }
       }
     }
   }
+  join(ended);
 }
 
 void CompileQueue::work(std::list<std::thread>::iterator self) {
@@ -86,6 +94,10 @@ void CompileQueue::join_finished() {
     std::lock_guard lock(mutex_);
     ended.swap(finished_);
   }
+  join(ended);
+}
+
+void CompileQueue::join(std::list<std::thread>& ended) {
   for (std::thread& thread : ended)
     if (thread.joinable()) thread.join();
 }

@@ -107,6 +107,7 @@ class CompileQueue {
   void work(std::list<std::thread>::iterator self);
   // Joins the threads that have ended; call without the lock.
   void join_finished();
+  static void join(std::list<std::thread>& ended);  // threads that took their last job
 
   const unsigned max_threads_;
   mutable std::mutex mutex_;
