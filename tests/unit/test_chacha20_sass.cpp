@@ -1,0 +1,81 @@
+// The constant-time check of the ChaCha20 and ChaCha20-Poly1305 bulk kernels' machine code: every
+// build the device path makes of chacha20_bulk.cu (aligned or not, encrypting or decrypting)
+// compiles under NVRTC for sm_90, and tools/ct_sass_check.py, following every loaded value
+// through registers, predicates and local memory, finds no memory address and no branch that
+// depends on one (docs/ciphers.md, "Constant time"). The checker is shown to catch a table lookup,
+// a shared-memory lookup and a data-dependent branch. The SASS part needs cuobjdump ($CUOBJDUMP
+// or PATH) and python3, and skips without them.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "nvrtc_required.hpp"
+#include "opkit/ops/cipher.hpp"
+#include "opkit/target.hpp"
+#include "unit/sass_check.hpp"
+
+namespace {
+
+opkit::CompiledProgram sm90(const opkit::Program& program) {
+  return opkit::compile(program, opkit::Target::cuda("sm_90"));
+}
+
+TEST(Chacha20Sass, BulkKernelsHaveNoAddressOrBranchThatDependsOnLoadedData) {
+  OPKIT_REQUIRE_NVRTC();
+  if (const std::string missing = opkit::test::sass_tools_missing(); !missing.empty()) GTEST_SKIP() << missing;
+  for (bool aligned : {true, false}) {
+    for (bool decrypt : {false, true}) {
+      const opkit::test::SassCheck check =
+          opkit::test::run_sass_check("ct_sass_check.py", sm90(opkit::ops::chacha20_bulk_program(aligned, decrypt)));
+      const std::string build = std::string(aligned ? "aligned" : "unaligned") + (decrypt ? " decrypt" : " encrypt");
+      if (check.output.find("ct_sass_check: cannot check") != std::string::npos)
+        GTEST_SKIP() << "this NVRTC emits SASS the checker does not model: " << check.output;
+      EXPECT_EQ(check.status, 0) << build << "\n" << check.output;
+      for (const char* kernel : {"chacha20_xor", "chacha20_xor_tail", "chacha20_poly1305_setup",
+                                 "chacha20_poly1305_main", "chacha20_poly1305_finish"})
+        EXPECT_NE(check.output.find(std::string(kernel) + "P"), std::string::npos)
+            << build << ": " << kernel << " unchecked";
+      EXPECT_NE(check.output.find("ct_sass_check: ok"), std::string::npos) << build << "\n" << check.output;
+    }
+  }
+}
+
+TEST(Chacha20Sass, TheCheckerCatchesLookupsAndBranchesOnLoadedData) {
+  OPKIT_REQUIRE_NVRTC();
+  if (const std::string missing = opkit::test::sass_tools_missing(); !missing.empty()) GTEST_SKIP() << missing;
+  const opkit::Program leaky(R"(
+    extern "C" __global__ void table_lookup(const unsigned char* in, unsigned* out, const unsigned* table) {
+      out[threadIdx.x] = table[in[threadIdx.x]];
+    }
+    extern "C" __global__ void shared_lookup(const unsigned char* in, unsigned* out) {
+      __shared__ unsigned t[256];
+      t[threadIdx.x] = threadIdx.x * 3u;
+      __syncthreads();
+      out[threadIdx.x] = t[in[threadIdx.x]];
+    }
+    extern "C" __global__ void branch(const unsigned* in, unsigned* out) {
+      if (in[threadIdx.x] & 1u) out[threadIdx.x] = 1u;
+    }
+    extern "C" __global__ void select(const unsigned* in, unsigned* out) {
+      const unsigned x = in[threadIdx.x];
+      out[threadIdx.x] = (x & 1u) ? 5u : 7u * x;
+    })");
+  const opkit::test::SassCheck check = opkit::test::run_sass_check("ct_sass_check.py", sm90(leaky));
+  if (check.output.find("ct_sass_check: cannot check") != std::string::npos)
+    GTEST_SKIP() << "this NVRTC emits SASS the checker does not model: " << check.output;
+  EXPECT_NE(check.status, 0) << check.output;
+  // The summary line of one kernel: "NAME: N instructions, M violation(s)".
+  const auto summary = [&](const std::string& kernel) {
+    const std::size_t at = check.output.find(kernel + ": ");
+    return at == std::string::npos ? std::string() : check.output.substr(at, check.output.find('\n', at) - at);
+  };
+  for (const char* kernel : {"table_lookup", "shared_lookup", "branch"}) {
+    EXPECT_FALSE(summary(kernel).empty()) << kernel << " unchecked\n" << check.output;
+    EXPECT_EQ(summary(kernel).find(", 0 violation"), std::string::npos) << check.output;
+  }
+  EXPECT_NE(summary("select").find(", 0 violation"), std::string::npos) << check.output;
+  EXPECT_NE(check.output.find("address from loaded data"), std::string::npos) << check.output;
+  EXPECT_NE(check.output.find("predicated on loaded data"), std::string::npos) << check.output;
+}
+
+}  // namespace

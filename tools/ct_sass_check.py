@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""Checks from the SASS that no memory address and no branch of a kernel depends on loaded data.
+
+Constant time, as docs/ciphers.md promises it for the ChaCha20 and Poly1305 kernels: every value a
+kernel loads (message bytes, key words, Poly1305's powers of r) is treated as secret, and taint is
+followed through the registers and predicates of every instruction, along the control-flow graph,
+to a fixed point. A violation is
+  - a memory access (LDG, STG, LDS, STS, LD, ST, ATOM, RED, LDL, STL) whose address registers are
+    tainted, or that is predicated on a tainted predicate;
+  - a branch predicated on a tainted predicate, or an indirect branch through a tainted register;
+  - an indexed constant load (c[bank][R]) with a tainted index;
+  - any local-memory access (LDL, STL: a spill or a runtime-indexed array, which leaks through
+    its address as soon as the index is secret, and which the kernels are written to avoid).
+Kernel parameters (constant bank 0: pointers, lengths, counts) and special registers (thread and
+block indices) are public. A predicated instruction that is not a memory access or branch merges
+taint (a select), so masked, branch-free code passes.
+
+The analysis is conservative: a register pair or quad named by its first register (.64, .128,
+IMAD.WIDE, F64) is read and written whole. It was written for the straight-line and simple-loop
+code of the bulk ChaCha20 / Poly1305 kernels; an opcode it does not know makes it fail loudly
+rather than guess.
+
+usage: ct_sass_check.py KERNELS.cubin [--kernel SUBSTRING ...]
+  exit 0: every checked kernel passes; 1: a violation (listed); 2: no cuobjdump, or no kernels in
+  its output; 3: an opcode the checker does not model (listed; nothing is vouched for then).
+  Needs cuobjdump ($CUOBJDUMP, or on PATH) and the nvdisasm it runs.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+LINE = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(@!?U?P[T0-6]\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)\s*(.*?)\s*;")
+FUNCTION = re.compile(r"^\s+Function : (\S+)")
+TOKEN = re.compile(r"\bU?R(?:Z|\d+)\b|\bU?P(?:T|\d)\b|\bPR\b")
+
+MEMORY = {"LDG", "STG", "LDS", "STS", "LD", "ST", "ATOM", "ATOMS", "ATOMG", "RED", "REDG", "LDL", "STL", "LDSM"}
+LOADS = {"LDG", "LDS", "LD", "LDL", "ATOM", "ATOMS", "ATOMG", "LDSM"}
+STORES = {"STG", "STS", "ST", "STL", "RED", "REDG"}
+LOCAL = {"LDL", "STL"}
+BRANCHES = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT"}
+NO_DEST = {"BRA", "BRX", "JMP", "JMX", "RET", "EXIT", "BAR", "BSSY", "BSYNC", "WARPSYNC", "NOP", "YIELD", "MEMBAR",
+           "ERRBAR", "DEPBAR", "CCTL", "FENCE", "CALL", "ENDCOLLECTIVE", "BPT", "KILL", "NANOSLEEP", "ACQBULK"}
+# Instructions whose first two operands are both predicates they write.
+TWO_PREDICATE_DESTS = {"ISETP", "FSETP", "DSETP", "HSETP2", "PSETP", "UISETP", "PLOP3", "UPLOP3"}
+KNOWN = (MEMORY | BRANCHES | NO_DEST | TWO_PREDICATE_DESTS | {
+    "IADD3", "UIADD3", "IMAD", "UIMAD", "IMUL", "VIADD", "IABS", "IMNMX", "VIMNMX", "LOP3", "ULOP3", "LOP", "SHF", "USHF",
+    "SHL", "SHR", "LEA", "ULEA", "PRMT", "UPRMT", "SEL", "USEL", "FSEL", "MOV", "UMOV", "MOV32I", "S2R", "S2UR",
+    "CS2R", "LDC", "ULDC", "R2UR", "R2P", "P2R", "BREV", "UBREV", "FLO", "UFLO", "POPC", "UPOPC", "BMSK", "UBMSK",
+    "SGXT", "USGXT", "I2F", "F2I", "I2FP", "F2IP", "MUFU", "FADD", "FMUL", "FFMA", "HFMA2", "HADD2", "HMUL2", "DADD",
+    "DMUL", "DFMA", "FRND", "F2F", "I2I", "SHFL", "VOTE", "VOTEU", "IDP", "IDP4A", "FMNMX", "ICMP", "UP2UR",
+    "UR2UP", "LEPC", "REDUX", "MATCH", "FCHK", "ISCADD"})
+
+
+def disassemble(path):
+    tool = os.environ.get("CUOBJDUMP", "cuobjdump")
+    try:
+        return subprocess.run([tool, "-sass", path], check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"ct_sass_check: cannot run {tool}: {e}", file=sys.stderr)
+        sys.exit(2)
+
+
+def split_operands(text):
+    """Top-level comma split (commas inside [] stay)."""
+    out, depth, current = [], 0, ""
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        out.append(current.strip())
+    return out
+
+
+def width(op, mods):
+    if ".128" in mods:
+        return 4
+    if ".64" in mods or (op == "IMAD" and ".WIDE" in mods) or op in ("DADD", "DMUL", "DFMA", "CS2R") or ".F64" in mods:
+        return 2
+    return 1
+
+
+def names(operand, span):
+    """The registers and predicates an operand names; a register followed by .64 (or an
+    instruction of width > 1 naming it outside brackets) covers the next ones too."""
+    out = set()
+    for m in TOKEN.finditer(operand):
+        token = m.group(0)
+        if token in ("RZ", "URZ", "PT", "UPT"):
+            continue
+        if token == "PR":
+            out.update(f"P{i}" for i in range(7))
+            continue
+        n = span
+        if operand[m.end():m.end() + 3] == ".64":
+            n = 2
+        prefix = "UR" if token.startswith("UR") else "R" if token.startswith("R") else None
+        if prefix is None:
+            out.add(token)
+            continue
+        base = int(token[len(prefix):])
+        out.update(f"{prefix}{base + k}" for k in range(n))
+    return out
+
+
+class Instruction:
+    def __init__(self, address, guard, op, mods, operands):
+        self.address, self.op, self.mods, self.text = address, op, mods, operands
+        self.guard = guard.strip().lstrip("@").lstrip("!") if guard else None
+        ops = split_operands(operands)
+        span = width(op, mods)
+        self.address_regs = set()  # registers inside [] of a memory access (its address)
+        for o in ops:
+            if "[" in o and (op in MEMORY):
+                for inner in re.findall(r"\[([^\]]*)\]", o):
+                    self.address_regs |= names(inner, 1)
+        self.indexed_constant = set()
+        for o in ops:
+            for inner in re.findall(r"(?<![A-Za-z])c\[[^\]]*\]\[([^\]]*)\]", o):
+                self.indexed_constant |= names(inner, 1)
+        self.dests, self.sources = set(), set()
+        if op in STORES:
+            self.sources |= names(ops[-1], span)  # the value stored (its address: address_regs)
+        elif op in NO_DEST:
+            for o in ops:
+                self.sources |= names(o, 1)
+        else:
+            count = 2 if op in TWO_PREDICATE_DESTS else 1
+            # Leading predicate outputs (LOP3 P0, R2, ...; SHFL PT, R5, ...) before the register,
+            # and carry-out predicates right after it (IADD3 R2, P0, ...; LEA R2, P1, ...).
+            i = 0
+            if count == 1:
+                while i < len(ops) and re.fullmatch(r"U?P(?:T|\d)", ops[i]):
+                    self.dests |= names(ops[i], 1)
+                    i += 1
+                if i < len(ops):
+                    self.dests |= names(ops[i], span if op in LOADS or op in ("IMAD", "DADD", "DMUL", "DFMA", "CS2R", "LDC", "ULDC") or ".F64" in mods else 1)
+                    i += 1
+                if op in ("IADD3", "UIADD3", "LEA", "ULEA"):
+                    while i < len(ops) and re.fullmatch(r"U?P(?:T|\d)", ops[i]):
+                        self.dests |= names(ops[i], 1)
+                        i += 1
+            else:
+                for o in ops[:2]:
+                    self.dests |= names(o, 1)
+                i = 2
+            rest = ops[i:]
+            if op in MEMORY:
+                pass  # a load reads its address (below)
+            elif op == "IMAD" and ".WIDE" in mods:  # 32 x 32 + 64
+                for j, o in enumerate(rest):
+                    self.sources |= names(o, 2 if j == 2 else 1)
+            else:
+                for o in rest:
+                    self.sources |= names(o, span if op in ("DADD", "DMUL", "DFMA") or ".F64" in mods else 1)
+        if self.guard and self.guard not in ("PT", "UPT"):
+            self.sources.add(self.guard)
+        # Local memory at the stack pointer plus a constant: the 4-byte slots touched (None when
+        # the address holds another register: a runtime index).
+        self.local_slots = None
+        self.stored = set()
+        if op in LOCAL:
+            m = re.search(r"\[R1(?:\+(0x[0-9a-f]+))?\]", operands)
+            if m and len(self.address_regs) == 1:
+                base = int(m.group(1), 16) if m.group(1) else 0
+                self.local_slots = [base + 4 * k for k in range(span)]
+            if op == "STL":
+                self.stored = names(ops[-1], span)
+        self.sources |= self.address_regs
+        self.target = None
+        if op in ("BRA", "JMP", "CALL"):
+            m = re.search(r"0x([0-9a-f]+)", operands)
+            self.target = int(m.group(1), 16) if m else None
+
+
+def kernels(text):
+    out, name = {}, None
+    for line in text.splitlines():
+        f = FUNCTION.match(line)
+        if f:
+            name = f.group(1)
+            out[name] = []
+            continue
+        m = LINE.match(line)
+        if m and name:
+            out[name].append(Instruction(int(m.group(1), 16), m.group(2), m.group(3), m.group(4), m.group(5)))
+    return out
+
+
+class State:
+    """Taint before an instruction: tainted registers and predicates; `public_if`, registers that
+    hold a public value whenever a predicate holds (written under @P from public sources: what
+    predicated code in the pattern `@P x = ...; @P load [x]` needs); local-memory slots' taint."""
+
+    def __init__(self, tainted=frozenset(), public_if=(), local=()):
+        self.tainted = frozenset(tainted)
+        self.public_if = frozenset(public_if)  # (register, predicate)
+        self.local = frozenset(local)  # (slot, tainted)
+
+    def key(self):
+        return (self.tainted, self.public_if, self.local)
+
+    def join(self, other):
+        slots = dict(self.local)
+        for slot, t in other.local:
+            slots[slot] = slots.get(slot, True) or t if slot in slots else True
+        for slot in dict(self.local):
+            if slot not in dict(other.local):
+                slots[slot] = True
+        return State(self.tainted | other.tainted, self.public_if & other.public_if, slots.items())
+
+    def is_tainted(self, register, guard):
+        return register in self.tainted and not (guard and (register, guard) in self.public_if)
+
+
+def step(ins, state):
+    """The state after `ins`."""
+    tainted, public_if, local = set(state.tainted), set(state.public_if), dict(state.local)
+    guard = ins.guard if ins.guard not in ("PT", "UPT") else None
+    any_tainted = any(state.is_tainted(r, guard) for r in ins.sources | ins.address_regs)
+    if ins.op == "STL":
+        value = any(state.is_tainted(r, guard) for r in ins.stored) or any_tainted
+        slots = ins.local_slots if ins.local_slots is not None else [slot for slot in local]
+        for slot in slots:
+            local[slot] = value or (guard is not None and local.get(slot, True))
+        if ins.local_slots is None and value:
+            local = {slot: True for slot in local}
+    if ins.dests:
+        if ins.op == "LDL" and ins.local_slots is not None and not any_tainted:
+            loaded = any(local.get(slot, True) for slot in ins.local_slots)
+        else:
+            loaded = ins.op in LOADS
+        dest_tainted = loaded or any_tainted
+        for d in ins.dests:
+            public_if = {(r, p) for r, p in public_if if r != d}
+        if dest_tainted:
+            tainted |= ins.dests
+        elif guard is None:
+            tainted -= ins.dests
+        else:
+            public_if |= {(d, guard) for d in ins.dests}
+        # A predicate written anew voids what was known under it.
+        for p in ins.dests:
+            if p.startswith("P") or p.startswith("UP"):
+                public_if = {(r, q) for r, q in public_if if q != p}
+    return State(tainted, public_if, local.items())
+
+
+class Unmodeled(Exception):
+    """An opcode whose reads and writes this checker does not know."""
+
+
+def check(code):
+    """Violations (strings) of one kernel, by a forward taint analysis to a fixed point."""
+    unknown = sorted({i.op for i in code if i.op not in KNOWN})
+    if unknown:
+        raise Unmodeled(", ".join(unknown))
+    at = {ins.address: k for k, ins in enumerate(code)}
+    # A subroutine (CALL to an address in the same listing) returns to every call site: the
+    # flow through it is merged over all of them.
+    return_sites = [k + 1 for k, ins in enumerate(code) if ins.op == "CALL" and k + 1 < len(code)]
+    successors = []
+    for k, ins in enumerate(code):
+        nxt = [k + 1] if k + 1 < len(code) else []
+        if ins.op == "EXIT" and not ins.guard:
+            nxt = []
+        if ins.op == "RET":
+            nxt = (nxt if ins.guard else []) + return_sites
+        if ins.op in ("BRA", "JMP", "CALL") and ins.target is not None:
+            if ins.target not in at:
+                raise Unmodeled(f"a branch or call to {ins.target:#x}, outside the kernel's listing")
+            nxt = ([] if ins.op != "CALL" and not ins.guard else nxt) + [at[ins.target]]
+        successors.append(nxt)
+    states = [None] * len(code)  # the state on entry to each instruction
+    states[0] = State()
+    work = [0]
+    while work:
+        k = work.pop()
+        out = step(code[k], states[k])
+        for s in successors[k]:
+            merged = out if states[s] is None else states[s].join(out)
+            if states[s] is None or merged.key() != states[s].key():
+                states[s] = merged
+                work.append(s)
+    violations, checked = [], 0
+    for k, ins in enumerate(code):
+        state = states[k]
+        if state is None:
+            continue  # unreachable
+        checked += 1
+        guard = ins.guard if ins.guard not in ("PT", "UPT") else None
+        where = f"{ins.address:#06x} {ins.op}{ins.mods} {ins.text}"
+        bad_address = sorted(r for r in ins.address_regs if state.is_tainted(r, guard))
+        if ins.op in MEMORY and bad_address:
+            violations.append(f"address from loaded data ({', '.join(bad_address)}): {where}")
+        if ins.op in MEMORY | BRANCHES and guard and guard in state.tainted:
+            violations.append(f"predicated on loaded data ({guard}): {where}")
+        if ins.op in ("BRX", "JMX") and any(state.is_tainted(r, guard) for r in ins.sources):
+            violations.append(f"indirect branch through loaded data: {where}")
+        if any(state.is_tainted(r, guard) for r in ins.indexed_constant):
+            violations.append(f"constant bank indexed by loaded data: {where}")
+    return violations, checked
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("cubin")
+    parser.add_argument("--kernel", action="append", default=[], help="check only kernels whose name contains this")
+    args = parser.parse_args()
+    found = kernels(disassemble(args.cubin))
+    if not found:
+        print("ct_sass_check: no kernels in the SASS", file=sys.stderr)
+        return 2
+    failed = False
+    for name, code in found.items():
+        if args.kernel and not any(k in name for k in args.kernel):
+            continue
+        try:
+            violations, checked = check(code)
+        except Unmodeled as e:
+            print(f"{name}: opcodes this checker does not model: {e}")
+            print("ct_sass_check: cannot check")
+            return 3
+        print(f"{name}: {checked} instructions, {len(violations)} violation(s)")
+        for v in violations:
+            print(f"  {v}")
+        failed = failed or bool(violations)
+    print("ct_sass_check: " + ("VIOLATIONS" if failed else "ok"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
