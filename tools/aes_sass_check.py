@@ -21,39 +21,21 @@ Needs cuobjdump ($CUOBJDUMP, or on PATH).
 """
 import os
 import re
-import subprocess
 import sys
 
-LINE = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(@!?U?P[T0-9]\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)\s*(.*?)\s*;")
-FUNCTION = re.compile(r"^\s+Function : (\S+)")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass_listing import disassemble, functions  # noqa: E402  (same folder: the one SASS reader)
+
 BRANCH = re.compile(r"0x([0-9a-f]+)")
 SHARED = {"LDS", "STS", "ATOMS", "LDSM"}
 LOCAL = {"LDL", "STL"}
 REGISTER = re.compile(r"\bR(\d+)\b")
 
 
-def disassemble(path):
-    tool = os.environ.get("CUOBJDUMP", "cuobjdump")
-    try:
-        return subprocess.run([tool, "-sass", path], check=True, capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        print(f"aes_sass_check: cannot run {tool}: {e}", file=sys.stderr)
-        sys.exit(2)
-
-
 def kernels(text):
     """{name: [(address, op, modifiers, operands)]}"""
-    out, name = {}, None
-    for line in text.splitlines():
-        f = FUNCTION.match(line)
-        if f:
-            name = f.group(1)
-            out[name] = []
-            continue
-        m = LINE.match(line)
-        if m and name:
-            out[name].append((int(m.group(1), 16), m.group(3), m.group(4), m.group(5)))
-    return out
+    return {name: [(a, op, mods, operands) for a, _, op, mods, operands in code]
+            for name, code in functions(text).items()}
 
 
 def loops(code):
@@ -77,7 +59,7 @@ def address_registers(operands):
 
 def check(cubin):
     problems, report = [], []
-    for name, code in kernels(disassemble(cubin)).items():
+    for name, code in kernels(disassemble(cubin, "aes_sass_check")).items():
         if not name.startswith("aes_"):
             continue
         for addr, op, mods, operands in code:

@@ -28,11 +28,11 @@ usage: ct_sass_check.py KERNELS.cubin [--kernel SUBSTRING ...]
 import argparse
 import os
 import re
-import subprocess
 import sys
 
-LINE = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(@!?U?P[T0-6]\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)\s*(.*?)\s*;")
-FUNCTION = re.compile(r"^\s+Function : (\S+)")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass_listing import disassemble, functions  # noqa: E402  (same folder: the one SASS reader)
+
 TOKEN = re.compile(r"\bU?R(?:Z|\d+)\b|\bU?P(?:T|\d)\b|\bPR\b")
 
 MEMORY = {"LDG", "STG", "LDS", "STS", "LD", "ST", "ATOM", "ATOMS", "ATOMG", "RED", "REDG", "LDL", "STL", "LDSM"}
@@ -51,15 +51,6 @@ KNOWN = (MEMORY | BRANCHES | NO_DEST | TWO_PREDICATE_DESTS | {
     "SGXT", "USGXT", "I2F", "F2I", "I2FP", "F2IP", "MUFU", "FADD", "FMUL", "FFMA", "HFMA2", "HADD2", "HMUL2", "DADD",
     "DMUL", "DFMA", "FRND", "F2F", "I2I", "SHFL", "VOTE", "VOTEU", "IDP", "IDP4A", "FMNMX", "ICMP", "UP2UR",
     "UR2UP", "LEPC", "REDUX", "MATCH", "FCHK", "ISCADD"})
-
-
-def disassemble(path):
-    tool = os.environ.get("CUOBJDUMP", "cuobjdump")
-    try:
-        return subprocess.run([tool, "-sass", path], check=True, capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        print(f"ct_sass_check: cannot run {tool}: {e}", file=sys.stderr)
-        sys.exit(2)
 
 
 def split_operands(text):
@@ -182,17 +173,7 @@ class Instruction:
 
 
 def kernels(text):
-    out, name = {}, None
-    for line in text.splitlines():
-        f = FUNCTION.match(line)
-        if f:
-            name = f.group(1)
-            out[name] = []
-            continue
-        m = LINE.match(line)
-        if m and name:
-            out[name].append(Instruction(int(m.group(1), 16), m.group(2), m.group(3), m.group(4), m.group(5)))
-    return out
+    return {name: [Instruction(*ins) for ins in code] for name, code in functions(text).items()}
 
 
 class State:
@@ -315,7 +296,7 @@ def main():
     parser.add_argument("cubin")
     parser.add_argument("--kernel", action="append", default=[], help="check only kernels whose name contains this")
     args = parser.parse_args()
-    found = kernels(disassemble(args.cubin))
+    found = kernels(disassemble(args.cubin, "ct_sass_check"))
     if not found:
         print("ct_sass_check: no kernels in the SASS", file=sys.stderr)
         return 2

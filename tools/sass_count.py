@@ -19,9 +19,11 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from collections import Counter
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sass_listing  # noqa: E402  (same folder: the one SASS reader)
 
 # Opcode (before the first '.') -> pipe. Variants that change pipe are handled in pipe_of().
 # tools/sass_pipes.py and tools/sass_banks.py take ALU and FMA from here.
@@ -37,8 +39,6 @@ CONTROL = {"BRA", "BRX", "JMP", "EXIT", "RET", "CALL", "BSSY", "BSYNC", "WARPSYN
 OTHER_PIPES = {"MUFU": "xu", "POPC": "xu", "BREV": "xu", "S2R": "xu", "S2UR": "uniform", "I2F": "xu", "F2I": "xu",
                "SHFL": "mem", "VOTE": "alu", "MATCH": "mem", "REDUX": "mem"}
 
-LINE = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)\s*(.*?);")
-FUNCTION = re.compile(r"^\s+Function : (\S+)")
 BRANCH_TARGET = re.compile(r"\(\*\"?BRANCH_TARGETS?|0x([0-9a-f]+)")
 
 
@@ -61,28 +61,13 @@ def pipe_of(op, mods):
 
 
 def disassemble(path):
-    tool = os.environ.get("CUOBJDUMP", "cuobjdump")
-    try:
-        return subprocess.run([tool, "--dump-sass", path], check=True, capture_output=True, text=True).stdout
-    except FileNotFoundError:
-        sys.exit(f"sass_count: {tool} not found (install the CUDA toolkit or set $CUOBJDUMP)")
-    except subprocess.CalledProcessError as e:
-        sys.exit(f"sass_count: {tool} failed on {path}: {e.stderr.strip()}")
+    return sass_listing.disassemble(path, "sass_count")
 
 
 def parse(text):
     """{kernel: [(address, opcode, modifiers, operands)]}"""
-    kernels, current = {}, None
-    for line in text.splitlines():
-        m = FUNCTION.match(line)
-        if m:
-            current = m.group(1)
-            kernels[current] = []
-            continue
-        m = LINE.match(line)
-        if m and current is not None:
-            kernels[current].append((int(m.group(1), 16), m.group(2), m.group(3), m.group(4)))
-    return kernels
+    return {name: [(a, op, mods, operands) for a, _, op, mods, operands in code]
+            for name, code in sass_listing.functions(text).items()}
 
 
 def loops(instructions):

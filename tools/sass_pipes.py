@@ -14,16 +14,14 @@ Needs cuobjdump (with nvdisasm) on PATH, or $CUOBJDUMP.
 import argparse
 import os
 import re
-import subprocess
 import sys
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sass_listing  # noqa: E402  (same folder: the one SASS reader)
 from sass_count import ALU, FMA  # noqa: E402  (same folder: one table of which opcode runs on which pipe)
 
 CONTROL = {"BRA", "EXIT", "BSSY", "BSYNC", "WARPSYNC", "NOP", "RET", "CALL", "JMP", "BAR", "YIELD"}
-LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)((?:\.[A-Z0-9_]+)*)\s*([^;]*);")
-FUNCTION = re.compile(r"Function : (\S+)")
 
 
 def pipe(op, mods):
@@ -41,22 +39,9 @@ def pipe(op, mods):
 
 
 def kernels(cubin):
-    tool = os.environ.get("CUOBJDUMP", "cuobjdump")
-    try:
-        text = subprocess.run([tool, "--dump-sass", cubin], check=True, capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        sys.exit(f"sass_pipes: {tool} --dump-sass {cubin} failed: {e}")
-    out, name = {}, None
-    for line in text.splitlines():
-        m = FUNCTION.search(line)
-        if m:
-            name = m.group(1)
-            out[name] = []
-            continue
-        m = LINE.search(line)
-        if m and name:
-            out[name].append((int(m.group(1), 16), m.group(3), m.group(4), m.group(5)))
-    return out
+    """{kernel: [(address, opcode, modifiers, operands)]}"""
+    return {name: [(a, op, mods, operands) for a, _, op, mods, operands in code]
+            for name, code in sass_listing.functions(sass_listing.disassemble(cubin, "sass_pipes")).items()}
 
 
 def hot_loop(code):
