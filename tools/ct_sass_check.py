@@ -1,26 +1,25 @@
 #!/usr/bin/env python3
-"""Checks from the SASS that no memory address and no branch of a kernel depends on loaded data.
+"""Checks from the SASS that no memory address and no branch of a kernel depends on secret data.
 
 Constant time, as docs/ciphers.md promises it for the ChaCha20 and Poly1305 kernels: every value a
 kernel loads (message bytes, key words, Poly1305's powers of r) is treated as secret, and taint is
-followed through the registers and predicates of every instruction, along the control-flow graph,
-to a fixed point. A violation is
+followed through the registers and predicates of every instruction, and through local-memory
+slots (spills), along the control-flow graph to a fixed point. A violation is
   - a memory access (LDG, STG, LDS, STS, LD, ST, ATOM, RED, LDL, STL) whose address registers are
     tainted, or that is predicated on a tainted predicate;
   - a branch predicated on a tainted predicate, or an indirect branch through a tainted register;
-  - an indexed constant load (c[bank][R]) with a tainted index;
-  - any local-memory access (LDL, STL: a spill or a runtime-indexed array, which leaks through
-    its address as soon as the index is secret, and which the kernels are written to avoid).
+  - an indexed constant load (c[bank][R]) with a tainted index.
 Kernel parameters (constant bank 0: pointers, lengths, counts) and special registers (thread and
-block indices) are public. A predicated instruction that is not a memory access or branch merges
-taint (a select), so masked, branch-free code passes.
+block indices) are public, and so is what is loaded through a pointer derived only from the
+parameters named by --public-param (a batch's offset tables). A predicated instruction that is not
+a memory access or branch merges taint (a select), so masked, branch-free code passes; a value
+written under @P from public sources is public for the instructions under the same @P.
 
 The analysis is conservative: a register pair or quad named by its first register (.64, .128,
-IMAD.WIDE, F64) is read and written whole. It was written for the straight-line and simple-loop
-code of the bulk ChaCha20 / Poly1305 kernels; an opcode it does not know makes it fail loudly
-rather than guess.
+IMAD.WIDE's addend, F64) is read and written whole, and a subroutine returns to every call site.
+An opcode it does not model makes it refuse rather than guess.
 
-usage: ct_sass_check.py KERNELS.cubin [--kernel SUBSTRING ...]
+usage: ct_sass_check.py KERNELS.cubin [--kernel SUBSTRING ...] [--public-param OFFSET ...]
   exit 0: every checked kernel passes; 1: a violation (listed); 2: no cuobjdump, or no kernels in
   its output; 3: an opcode the checker does not model (listed; nothing is vouched for then).
   Needs cuobjdump ($CUOBJDUMP, or on PATH) and the nvdisasm it runs.
@@ -109,10 +108,16 @@ class Instruction:
         ops = split_operands(operands)
         span = width(op, mods)
         self.address_regs = set()  # registers inside [] of a memory access (its address)
+        self.pointer_regs = set()  # the same less the memory descriptor (desc[UR4]): the pointer
         for o in ops:
             if "[" in o and (op in MEMORY):
                 for inner in re.findall(r"\[([^\]]*)\]", o):
                     self.address_regs |= names(inner, 1)
+                for inner in re.findall(r"(?<!desc)\[([^\]]*)\]", o):
+                    self.pointer_regs |= names(inner, 1)
+        # A kernel parameter read (LDC / ULDC c[0x0][offset]): its offset.
+        m = re.search(r"(?<![A-Za-z])c\[0x0\]\[(0x[0-9a-f]+)\]", operands) if op in ("LDC", "ULDC") else None
+        self.param = int(m.group(1), 16) if m else None
         self.indexed_constant = set()
         for o in ops:
             for inner in re.findall(r"(?<![A-Za-z])c\[[^\]]*\]\[([^\]]*)\]", o):
@@ -181,13 +186,14 @@ class State:
     hold a public value whenever a predicate holds (written under @P from public sources: what
     predicated code in the pattern `@P x = ...; @P load [x]` needs); local-memory slots' taint."""
 
-    def __init__(self, tainted=frozenset(), public_if=(), local=()):
+    def __init__(self, tainted=frozenset(), public_if=(), local=(), pointers=()):
         self.tainted = frozenset(tainted)
         self.public_if = frozenset(public_if)  # (register, predicate)
         self.local = frozenset(local)  # (slot, tainted)
+        self.pointers = frozenset(pointers)  # (register, parameter offset it derives from)
 
     def key(self):
-        return (self.tainted, self.public_if, self.local)
+        return (self.tainted, self.public_if, self.local, self.pointers)
 
     def join(self, other):
         slots = dict(self.local)
@@ -196,15 +202,24 @@ class State:
         for slot in dict(self.local):
             if slot not in dict(other.local):
                 slots[slot] = True
-        return State(self.tainted | other.tainted, self.public_if & other.public_if, slots.items())
+        return State(self.tainted | other.tainted, self.public_if & other.public_if, slots.items(),
+                     self.pointers | other.pointers)
+
+    def derived_from(self, registers):
+        return {p for r, p in self.pointers if r in registers}
 
     def is_tainted(self, register, guard):
         return register in self.tainted and not (guard and (register, guard) in self.public_if)
 
 
-def step(ins, state):
-    """The state after `ins`."""
+def step(ins, state, public_params=frozenset()):
+    """The state after `ins`. A load through a pointer derived only from parameters in
+    `public_params` (and public values) reads public data: batch offsets and lengths."""
     tainted, public_if, local = set(state.tainted), set(state.public_if), dict(state.local)
+    pointers = {(r, p) for r, p in state.pointers if r not in ins.dests}
+    derived = state.derived_from(ins.sources) | ({ins.param} if ins.param is not None else set())
+    if ins.op not in LOADS:
+        pointers |= {(d, p) for d in ins.dests for p in derived}
     guard = ins.guard if ins.guard not in ("PT", "UPT") else None
     any_tainted = any(state.is_tainted(r, guard) for r in ins.sources | ins.address_regs)
     if ins.op == "STL":
@@ -217,8 +232,11 @@ def step(ins, state):
     if ins.dests:
         if ins.op == "LDL" and ins.local_slots is not None and not any_tainted:
             loaded = any(local.get(slot, True) for slot in ins.local_slots)
+        elif ins.op in LOADS:
+            from_params = state.derived_from(ins.pointer_regs)
+            loaded = not (public_params and from_params and from_params <= public_params)
         else:
-            loaded = ins.op in LOADS
+            loaded = False
         dest_tainted = loaded or any_tainted
         for d in ins.dests:
             public_if = {(r, p) for r, p in public_if if r != d}
@@ -232,14 +250,14 @@ def step(ins, state):
         for p in ins.dests:
             if p.startswith("P") or p.startswith("UP"):
                 public_if = {(r, q) for r, q in public_if if q != p}
-    return State(tainted, public_if, local.items())
+    return State(tainted, public_if, local.items(), pointers)
 
 
 class Unmodeled(Exception):
     """An opcode whose reads and writes this checker does not know."""
 
 
-def check(code):
+def check(code, public_params=frozenset()):
     """Violations (strings) of one kernel, by a forward taint analysis to a fixed point."""
     unknown = sorted({i.op for i in code if i.op not in KNOWN})
     if unknown:
@@ -265,7 +283,7 @@ def check(code):
     work = [0]
     while work:
         k = work.pop()
-        out = step(code[k], states[k])
+        out = step(code[k], states[k], public_params)
         for s in successors[k]:
             merged = out if states[s] is None else states[s].join(out)
             if states[s] is None or merged.key() != states[s].key():
@@ -295,6 +313,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cubin")
     parser.add_argument("--kernel", action="append", default=[], help="check only kernels whose name contains this")
+    parser.add_argument("--public-param", action="append", default=[], type=lambda x: int(x, 0),
+                        help="the offset in constant bank 0 (0x210 is the first parameter on sm_90) of a pointer "
+                             "parameter whose data is public (a batch's offsets): loads through it are not secret")
     args = parser.parse_args()
     found = kernels(disassemble(args.cubin, "ct_sass_check"))
     if not found:
@@ -305,7 +326,7 @@ def main():
         if args.kernel and not any(k in name for k in args.kernel):
             continue
         try:
-            violations, checked = check(code)
+            violations, checked = check(code, frozenset(args.public_param))
         except Unmodeled as e:
             print(f"{name}: opcodes this checker does not model: {e}")
             print("ct_sass_check: cannot check")

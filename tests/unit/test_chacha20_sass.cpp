@@ -1,10 +1,11 @@
-// The constant-time check of the ChaCha20 and ChaCha20-Poly1305 bulk kernels' machine code: every
-// build the device path makes of chacha20_bulk.cu (aligned or not, encrypting or decrypting)
-// compiles under NVRTC for sm_90, and tools/ct_sass_check.py, following every loaded value
-// through registers, predicates and local memory, finds no memory address and no branch that
-// depends on one (docs/ciphers.md, "Constant time"). The checker is shown to catch a table lookup,
-// a shared-memory lookup and a data-dependent branch. The SASS part needs cuobjdump ($CUOBJDUMP
-// or PATH) and python3, and skips without them.
+// The constant-time check of the ChaCha20 and ChaCha20-Poly1305 kernels' machine code: every
+// build the device path makes of chacha20_bulk.cu and chacha20_batch.cu (aligned or not,
+// encrypting or decrypting, AEAD or not) compiles under NVRTC for sm_90, and
+// tools/ct_sass_check.py, following every loaded value through registers, predicates and local
+// memory, finds no memory address and no branch that depends on one (docs/ciphers.md, "Constant
+// time"). The checker is shown to catch a table lookup, a shared-memory lookup and a
+// data-dependent branch. The SASS part needs cuobjdump ($CUOBJDUMP or PATH) and python3, and
+// skips without them.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -36,6 +37,29 @@ TEST(Chacha20Sass, BulkKernelsHaveNoAddressOrBranchThatDependsOnLoadedData) {
         EXPECT_NE(check.output.find(std::string(kernel) + "P"), std::string::npos)
             << build << ": " << kernel << " unchecked";
       EXPECT_NE(check.output.find("ct_sass_check: ok"), std::string::npos) << build << "\n" << check.output;
+    }
+  }
+}
+
+// The batch kernel reads each message's offsets and AAD offsets (public) from memory: its
+// parameters `offsets` and `aad_offsets`, at 0x230 and 0x248 of constant bank 0 on sm_90
+// (parameters start at 0x210, eight bytes each). Declared public, everything else it loads (keys,
+// nonces, messages, AAD) is secret as in the bulk kernels.
+TEST(Chacha20Sass, BatchKernelsHaveNoAddressOrBranchThatDependsOnSecretData) {
+  OPKIT_REQUIRE_NVRTC();
+  if (const std::string missing = opkit::test::sass_tools_missing(); !missing.empty()) GTEST_SKIP() << missing;
+  for (bool aead : {false, true}) {
+    for (bool aligned : {true, false}) {
+      for (bool decrypt : {false, true}) {
+        const opkit::test::SassCheck check = opkit::test::run_sass_check(
+            "ct_sass_check.py", sm90(opkit::ops::chacha20_batch_program(aead, aligned, decrypt)),
+            "--public-param 0x230 --public-param 0x248");
+        if (check.output.find("ct_sass_check: cannot check") != std::string::npos)
+          GTEST_SKIP() << "this NVRTC emits SASS the checker does not model: " << check.output;
+        EXPECT_EQ(check.status, 0) << (aead ? "aead " : "") << (aligned ? "aligned " : "unaligned ")
+                                   << (decrypt ? "decrypt\n" : "encrypt\n") << check.output;
+        EXPECT_NE(check.output.find("chacha20_batchP"), std::string::npos) << check.output;
+      }
     }
   }
 }
