@@ -138,7 +138,7 @@ class Instruction:
                     self.dests |= names(ops[i], 1)
                     i += 1
                 if i < len(ops):
-                    self.dests |= names(ops[i], span if op in LOADS or op in ("IMAD", "DADD", "DMUL", "DFMA", "CS2R", "LDC", "ULDC") or ".F64" in mods else 1)
+                    self.dests |= names(ops[i], span)
                     i += 1
                 if op in ("IADD3", "UIADD3", "LEA", "ULEA"):
                     while i < len(ops) and re.fullmatch(r"U?P(?:T|\d)", ops[i]):
@@ -156,7 +156,7 @@ class Instruction:
                     self.sources |= names(o, 2 if j == 2 else 1)
             else:
                 for o in rest:
-                    self.sources |= names(o, span if op in ("DADD", "DMUL", "DFMA") or ".F64" in mods else 1)
+                    self.sources |= names(o, span)
         if self.guard and self.guard not in ("PT", "UPT"):
             self.sources.add(self.guard)
         # Local memory at the stack pointer plus a constant: the 4-byte slots touched (None when

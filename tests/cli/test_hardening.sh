@@ -170,9 +170,6 @@ done
 #    `encrypt`/`decrypt` is tested by test_signals.sh.
 printf 'abc' >abc.txt
 printf '%s  slow.fifo\n' "$(sha256sum abc.txt | cut -d' ' -f1)" >slow.sums
-key=000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f
-# The signal cases over a FIFO (hash FILE, hash -c, encrypt ctr/gcm, decrypt) are in
-# test_signals.sh.
 
 # --device is checked in every mode of hash, though files and -c always hash on the host.
 "$OPKIT" hash --device bogus abc.txt >/dev/null 2>err.txt; rc=$?

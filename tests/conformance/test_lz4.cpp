@@ -11,6 +11,7 @@
 #include <string>
 
 #include "conformance/devices.hpp"
+#include "lz4/content_checksum.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/lz4.hpp"
@@ -146,7 +147,7 @@ TEST_P(Lz4, DeviceBuffersInAndOut) {
 TEST_P(Lz4, DeviceContentChecksumsOverSeveralChunks) {
   OPKIT_DEVICE_OR_SKIP(device, "device memory");
   const std::uint32_t seed = fresh_seed();
-  const std::size_t chunk = std::size_t{8} << 20;
+  const std::size_t chunk = opkit::ops::lz4::content_checksum_chunk_bytes;
   for (std::size_t n : {chunk, chunk + 1, 2 * chunk + 12345}) {
     const Bytes data = text_bytes(n, seed + static_cast<std::uint32_t>(n));
     const Bytes frame = to_host(opkit::ops::lz4_compress(upload(device, data)));
