@@ -75,6 +75,11 @@ def cuda_device(index: int) -> Device:
     return device
 
 
+def release_cuda_devices() -> None:
+    """Lets go of the reused Devices (at interpreter exit, after what was made on them)."""
+    _cuda_devices.clear()
+
+
 def backends() -> list[dict]:
     """Every registered backend: {"name", "available", "reason", "is_gpu"}."""
     return _opkit.backends()

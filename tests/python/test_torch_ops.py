@@ -34,6 +34,19 @@ def test_import_opkit_does_not_import_torch():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_interpreter_exits_cleanly_after_using_the_ops():
+    # opkit.torch lets go of its kernels, streams and devices at exit; an error there is printed
+    # after the program's own output and is easy to miss.
+    code = (
+        "import torch, opkit.torch as ot\n"
+        "x = torch.zeros((2, 8), dtype=torch.uint8)\n"
+        "assert ot.sha256(x).shape == (2, 32)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr, run.stderr
+
+
 # ---- torch.ops.opkit.sha256 / sha256d ----
 
 
