@@ -81,14 +81,24 @@ def to_framework(result, like):
     return result
 
 
+def torch_current_stream(device_index: int) -> int:
+    """The handle of torch's current stream on CUDA device `device_index`. torch.cuda.current_stream()
+    builds a Stream object per call, microseconds of a small op's time; the raw handle is what
+    torch's own generated code (inductor) reads instead."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(device_index)
+    return torch.cuda.current_stream(device_index).cuda_stream
+
+
 def framework_stream(obj) -> int | None:
     """The producer's current CUDA stream for a CUDA array of PyTorch or CuPy, else None."""
     framework = framework_of(obj)
     device_id = dlpack_device(obj)[1]
     if framework == "torch":
-        import torch
-
-        return torch.cuda.current_stream(device_id).cuda_stream
+        return torch_current_stream(device_id)
     if framework == "cupy":
         import cupy
 

@@ -24,6 +24,7 @@ from ._arrays import (
     is_dlpack,
     on_cuda,
     to_framework,
+    torch_current_stream,
 )
 from ._devices import cuda_device, get_device
 
@@ -131,7 +132,7 @@ def _into_framework_array(algo, x):
             return None
         rows, length = x.shape
         out = torch.empty((rows, DIGEST_BYTES), dtype=torch.uint8, device=x.device)
-        stream = torch.cuda.current_stream(x.device).cuda_stream
+        stream = torch_current_stream(x.device.index)
         _opkit.hash_fixed_at(algo, cuda_device(x.device.index), x.data_ptr(), rows, length, out.data_ptr(), stream)
         return out
     if framework == "cupy":

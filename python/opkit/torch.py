@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 from . import _opkit
+from ._arrays import torch_current_stream
 from ._devices import cuda_device, release_cuda_devices
 from ._kernels import SourceModule, _Call, _dim3
 
@@ -47,17 +48,9 @@ def _opkit_device(device: torch.device):
     return cuda_device(device.index if device.index is not None else torch.cuda.current_device())
 
 
-# torch.cuda.current_stream() builds a Stream object on every call, a few microseconds of a small
-# op's eager time; the raw handle is what torch's own generated code (inductor) reads instead.
-_current_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-
-
 def _stream_of(device: torch.device) -> int:
     """The handle of torch's current stream on a CUDA device."""
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    if _current_raw_stream is not None:
-        return _current_raw_stream(index)
-    return torch.cuda.current_stream(index).cuda_stream
+    return torch_current_stream(device.index if device.index is not None else torch.cuda.current_device())
 
 
 # ---- SHA-256 ----
