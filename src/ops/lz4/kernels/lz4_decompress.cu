@@ -3,13 +3,16 @@
 // threads stage the next LZ4K_WINDOW_BYTES of the block in shared memory with one load each;
 // thread 0 parses up to LZ4K_BATCH sequences (token, lengths, offset) from there, checking every
 // read against the block's end and every write against its capacity (bytes past the window come
-// from global memory); then all threads copy every sequence's literals at once (from the window
-// where it has them), and then the matches in order, with a barrier only before a match whose
-// source reaches bytes another match of the batch wrote since the last barrier. An overlapping
-// match (offset < length) repeats the `offset` bytes before it, so byte j of the match is source
-// byte j % offset: no thread waits on another's byte. Hostile blocks stop at the first problem with
-// a status code (lz4_status.h); nothing is read or written outside [in, in + stored) and
-// [out, out + cap).
+// from global memory); then the threads write the batch's whole output at once, byte k of it by
+// thread k % LZ4K_DECODE_THREADS, with no barrier in between. A byte is resolved, not copied in
+// order: a literal byte comes from the input (the window where it has it); a match byte is the
+// byte `offset` before it, or for an overlapping match (offset < length), which repeats the
+// `offset` bytes before it, byte j % offset of those; when that source lies in the batch's own
+// output the thread follows it back (each step lands in an earlier sequence, so at most
+// LZ4K_BATCH steps) until it reaches a literal or a byte an earlier batch wrote. So every load of
+// a batch is independent of its stores, and each thread keeps LZ4K_UNROLL of them in flight. Hostile
+// blocks stop at the first problem with a status code (lz4_status.h); nothing is read or written
+// outside [in, in + stored) and [out, out + cap).
 //
 // Launch: block = LZ4K_DECODE_THREADS (32) threads, grid = count. Block i reads
 // in[in_offsets[i], + in_lengths[i] & 0x7FFFFFFF) (bit 31: stored raw) and writes
@@ -17,26 +20,31 @@
 #include "lz4_status.h"
 
 #define LZ4K_DECODE_THREADS 32
-#define LZ4K_WINDOW_BYTES 256u
-#define LZ4K_BATCH 32u
+#ifndef LZ4K_WINDOW_BYTES
+#define LZ4K_WINDOW_BYTES 512u
+#endif
+#ifndef LZ4K_BATCH_LOG
+#define LZ4K_BATCH_LOG 6
+#endif
+#define LZ4K_BATCH (1u << LZ4K_BATCH_LOG)
+#ifndef LZ4K_UNROLL
+#define LZ4K_UNROLL 8
+#endif
 
-struct Lz4Sequence {
-  unsigned int literal_from;  // input position of the literals
-  unsigned int literals;      // literal bytes
-  unsigned int out;           // output position of the literals
-  unsigned int match;         // match bytes (0: the block's last sequence)
-  unsigned int offset;        // match offset
-};
-
-// One batch, shared by the block's threads.
+// One batch, shared by the block's threads. Sequence s writes its literals at out[s] (increasing)
+// and then its match; the batch writes out[0] = base up to end.
 struct Lz4Batch {
   unsigned char window[LZ4K_WINDOW_BYTES];  // in[lo, lo + window_bytes)
-  Lz4Sequence seq[LZ4K_BATCH];
-  unsigned int lo, window_bytes;  // the window's place in the block
-  unsigned int count;             // sequences parsed into seq
-  unsigned int next;              // input position after them
-  unsigned int status;            // LZ4K_OK, or the problem that stops the block
-  unsigned int done;              // seq[count - 1] is the block's last sequence
+  unsigned int out[LZ4K_BATCH];             // output position of sequence s's literals
+  unsigned int from[LZ4K_BATCH];            // their input position
+  unsigned int literals[LZ4K_BATCH];        // literal bytes
+  unsigned int offset[LZ4K_BATCH];          // match offset (0: the block's last sequence)
+  unsigned int lo, window_bytes;            // the window's place in the block
+  unsigned int count;                       // sequences parsed
+  unsigned int next;                        // input position after them
+  unsigned int base, end;                   // the batch's output [base, end)
+  unsigned int status;                      // LZ4K_OK, or the problem that stops the block
+  unsigned int done;                        // the batch ends with the block's last sequence
 };
 
 // Thread 0's view of the block's bytes: the window where it has them, else global memory.
@@ -49,6 +57,11 @@ struct Lz4Reader {
     const unsigned int d = p - lo;  // p >= lo: the parse only moves forward
     return d < n ? window[d] : in[p];
   }
+};
+
+// One parsed sequence, before it goes to the batch.
+struct Lz4Sequence {
+  unsigned int literal_from, literals, match, offset;
 };
 
 // Adds the 255-run length extension at in[*ip..] to *length; 0 when the input ends first.
@@ -75,7 +88,6 @@ __device__ unsigned int lz4k_parse(const Lz4Reader& in, unsigned int end, unsign
   if (literals > cap - op) return LZ4K_OUTPUT_OVERFLOW;
   seq->literal_from = *ip;
   seq->literals = (unsigned int)literals;
-  seq->out = op;
   seq->match = 0;
   seq->offset = 0;
   *ip += (unsigned int)literals;
@@ -97,6 +109,34 @@ __device__ unsigned int lz4k_parse(const Lz4Reader& in, unsigned int end, unsign
   seq->offset = offset;
   seq->match = (unsigned int)match;
   return LZ4K_OK;
+}
+
+// The last sequence among the first `count` whose output starts at or before p (the batch's first
+// starts at base <= p): LZ4K_BATCH_LOG steps whatever the count, no divergent loop.
+__device__ __forceinline__ unsigned int lz4k_sequence_of(const Lz4Batch& b, unsigned int count, unsigned int p) {
+  unsigned int s = 0;
+#pragma unroll
+  for (unsigned int half = LZ4K_BATCH / 2; half > 0; half >>= 1)
+    if (s + half < count && b.out[s + half] <= p) s += half;
+  return s;
+}
+
+// Output byte p of the batch (base <= p < end), from the input or from an earlier batch's output.
+__device__ __forceinline__ unsigned char lz4k_resolve(const Lz4Batch& b, const unsigned char* in,
+                                                      const unsigned char* out, unsigned int p) {
+  unsigned int s = lz4k_sequence_of(b, b.count, p);
+  for (;;) {
+    const unsigned int d = p - b.out[s], literals = b.literals[s];
+    if (d < literals) {
+      const unsigned int ip = b.from[s] + d, w = ip - b.lo;
+      return w < b.window_bytes ? b.window[w] : in[ip];
+    }
+    // The match: byte m of it repeats byte m % offset of the `offset` bytes before it.
+    const unsigned int m = d - literals, offset = b.offset[s];
+    p = b.out[s] + literals - offset + (m < offset ? m : m % offset);
+    if (p < b.base) return out[p];
+    s = lz4k_sequence_of(b, s + 1, p);  // p is before sequence s's match: in s's literals or earlier
+  }
 }
 
 extern "C" __global__ void lz4_decompress(const unsigned char* in_base, const unsigned long long* in_offsets,
@@ -122,9 +162,9 @@ extern "C" __global__ void lz4_decompress(const unsigned char* in_base, const un
   }
 
   __shared__ Lz4Batch batch;
-  unsigned int op = 0;  // thread 0: output written by the sequences parsed so far
   if (t == 0) {
     batch.next = 0;
+    batch.end = 0;
     batch.status = LZ4K_OK;
     batch.done = 0;
   }
@@ -138,56 +178,52 @@ extern "C" __global__ void lz4_decompress(const unsigned char* in_base, const un
     __syncthreads();
     if (t == 0) {  // parse while the next token lies in the window (the first one always)
       const Lz4Reader reader = {in, batch.window, lo, n};
-      unsigned int ip = lo, count = 0, status = LZ4K_OK, done = 0;
+      unsigned int ip = lo, op = batch.end, count = 0, status = LZ4K_OK, done = 0;
+      batch.lo = lo;
+      batch.window_bytes = n;
+      batch.base = op;
       while (count < LZ4K_BATCH && (count == 0 || ip - lo < n)) {
-        status = lz4k_parse(reader, stored, &ip, op, cap, &batch.seq[count], &done);
+        Lz4Sequence q;
+        status = lz4k_parse(reader, stored, &ip, op, cap, &q, &done);
         if (status != LZ4K_OK) break;
-        op += batch.seq[count].literals + batch.seq[count].match;
+        batch.out[count] = op;
+        batch.from[count] = q.literal_from;
+        batch.literals[count] = q.literals;
+        batch.offset[count] = q.offset;
+        op += q.literals + q.match;
         ++count;
         if (done) break;
       }
       batch.count = count;
       batch.next = ip;
+      batch.end = op;
       batch.status = status;
       batch.done = done;
     }
     __syncthreads();
     if (batch.status != LZ4K_OK) break;
-    const unsigned int count = batch.count;
-    // Every literal run of the batch at once: they come from the input, not from each other.
-    for (unsigned int s = 0; s < count; ++s) {
-      const Lz4Sequence q = batch.seq[s];
-      for (unsigned int j = t; j < q.literals; j += blockDim.x) {
-        const unsigned int p = q.literal_from + j, d = p - lo;
-        out[q.out + j] = d < n ? batch.window[d] : in[p];
+    // The batch's output, LZ4K_UNROLL bytes per thread at a time: all loads, then all stores.
+    const unsigned int base = batch.base, total = batch.end - base;
+    const unsigned int stride = LZ4K_DECODE_THREADS * LZ4K_UNROLL;
+    for (unsigned int k0 = 0; k0 < total; k0 += stride) {
+      unsigned char v[LZ4K_UNROLL];
+#pragma unroll
+      for (unsigned int u = 0; u < LZ4K_UNROLL; ++u) {
+        const unsigned int k = k0 + u * LZ4K_DECODE_THREADS + t;
+        v[u] = k < total ? lz4k_resolve(batch, in, out, base + k) : 0;
       }
-    }
-    __syncthreads();
-    // The matches in order. `unsynced`: the first output byte a match wrote since the last
-    // barrier (matches write upwards), so a match whose source reaches it waits for the barrier.
-    unsigned int unsynced = 0xFFFFFFFFu;
-    for (unsigned int s = 0; s < count; ++s) {
-      const Lz4Sequence q = batch.seq[s];
-      if (q.match == 0u) continue;
-      const unsigned int at = q.out + q.literals, source = at - q.offset;
-      const unsigned int source_end = source + (q.match < q.offset ? q.match : q.offset);
-      if (source_end > unsynced) {  // the same decision in every thread: q and unsynced are shared
-        __syncthreads();
-        unsynced = 0xFFFFFFFFu;
+#pragma unroll
+      for (unsigned int u = 0; u < LZ4K_UNROLL; ++u) {
+        const unsigned int k = k0 + u * LZ4K_DECODE_THREADS + t;
+        if (k < total) out[base + k] = v[u];
       }
-      if (q.offset >= q.match) {
-        for (unsigned int j = t; j < q.match; j += blockDim.x) out[at + j] = out[source + j];
-      } else {
-        for (unsigned int j = t; j < q.match; j += blockDim.x) out[at + j] = out[source + j % q.offset];
-      }
-      if (unsynced == 0xFFFFFFFFu) unsynced = at;
     }
     const unsigned int done = batch.done;
     __syncthreads();  // the next batch overwrites the window and reads these bytes
     if (done) break;
   }
   if (t == 0) {
-    sizes[block] = batch.status == LZ4K_OK ? op : 0u;
+    sizes[block] = batch.status == LZ4K_OK ? batch.end : 0u;
     status[block] = batch.status;
   }
 }
