@@ -81,16 +81,31 @@ __device__ unsigned int lz4k_put_literals(const unsigned char* src, unsigned int
   } else {
     dst[token] = (unsigned char)(count << 4);
   }
-  for (unsigned int j = 0; j < count; ++j) dst[op + j] = src[anchor + j];
+  // Eight loads before eight stores: src and dst may alias as far as the compiler knows, so a
+  // byte-by-byte loop would wait out each load's latency before its store.
+  unsigned int j = 0;
+  for (; j + 8u <= count; j += 8u) {
+    unsigned char b[8];
+#pragma unroll
+    for (unsigned int k = 0; k < 8u; ++k) b[k] = src[anchor + j + k];
+#pragma unroll
+    for (unsigned int k = 0; k < 8u; ++k) dst[op + j + k] = b[k];
+  }
+  for (; j < count; ++j) dst[op + j] = src[anchor + j];
   return op + count;
 }
 
-// How many bytes from src[a] equal those from src[b] (b < a), stopping before src[limit]: four
-// at a time (the lowest differing byte of the XOR, as liblz4 counts), then byte by byte.
+// How many bytes from src[a] equal those from src[b] (b < a), stopping before src[limit]: eight
+// and four at a time (the lowest differing byte of the XOR, as liblz4 counts), then byte by byte.
 __device__ __forceinline__ unsigned int lz4k_match_length(const unsigned char* src, unsigned int a, unsigned int b,
                                                           unsigned int limit) {
   const unsigned int avail = a < limit ? limit - a : 0u;
   unsigned int length = 0;
+  while (length + 8u <= avail) {  // sixteen independent loads per step: long matches cost less latency
+    const unsigned long long diff = lz4k_read64(src + a + length) ^ lz4k_read64(src + b + length);
+    if (diff != 0ull) return length + ((unsigned int)(__ffsll((long long)diff) - 1) >> 3);
+    length += 8u;
+  }
   while (length + 4u <= avail) {
     const unsigned int diff = lz4k_read32(src + a + length) ^ lz4k_read32(src + b + length);
     if (diff != 0u) return length + ((unsigned int)(__ffs((int)diff) - 1) >> 3);
