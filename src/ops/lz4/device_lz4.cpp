@@ -38,6 +38,7 @@ Program kernel_program(const std::string& file) {
       .name(file)
       .header("lz4_status.h", embedded("lz4/lz4_status.h"))
       .header("lz4_scan.h", embedded("lz4/lz4_scan.h"))
+      .header("lz4_copy.cuh", embedded("lz4/lz4_copy.cuh"))
       .header("xxh32.cuh", embedded("lz4/xxh32.cuh"));
 }
 

@@ -13,6 +13,8 @@
 // in_base[in_offsets[i], + in_lengths[i]) (at most 4 MiB) into out[i * slot_bytes, ...)
 // (slot_bytes >= the LZ4 compress bound of the largest block) and writes its stored size to
 // sizes[i], with bit 31 set when the block is stored raw.
+#include "lz4_copy.cuh"
+
 #define LZ4K_COMPRESS_THREADS 64
 #define LZ4K_MINMATCH 4u
 #define LZ4K_LASTLITERALS 5u
@@ -219,6 +221,6 @@ extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsi
     if (threadIdx.x == 0) sizes[blockIdx.x] = compressed;
     return;
   }
-  for (unsigned int j = threadIdx.x; j < n; j += blockDim.x) dst[j] = src[j];
+  lz4k_copy(dst, src, n, threadIdx.x, blockDim.x);
   if (threadIdx.x == 0) sizes[blockIdx.x] = n | 0x80000000u;
 }

@@ -17,6 +17,7 @@
 // Launch: block = LZ4K_DECODE_THREADS (32) threads, grid = count. Block i reads
 // in[in_offsets[i], + in_lengths[i] & 0x7FFFFFFF) (bit 31: stored raw) and writes
 // out[out_offsets[i], + out_caps[i]); its decoded size goes to sizes[i], its status to status[i].
+#include "lz4_copy.cuh"
 #include "lz4_status.h"
 
 #define LZ4K_DECODE_THREADS 32
@@ -121,20 +122,22 @@ __device__ __forceinline__ unsigned int lz4k_sequence_of(const Lz4Batch& b, unsi
   return s;
 }
 
-// Output byte p of the batch (base <= p < end), from the input or from an earlier batch's output.
-__device__ __forceinline__ unsigned char lz4k_resolve(const Lz4Batch& b, const unsigned char* in,
-                                                      const unsigned char* out, unsigned int p) {
+// Where output byte p of the batch (base <= p < end) comes from: the input (the window where it
+// has the byte) or an earlier batch's output. An address, not the byte: the caller loads the bytes
+// of LZ4K_UNROLL such addresses back to back, with no branch between the loads to wait them out.
+__device__ __forceinline__ const unsigned char* lz4k_source(const Lz4Batch& b, const unsigned char* in,
+                                                           const unsigned char* out, unsigned int p) {
   unsigned int s = lz4k_sequence_of(b, b.count, p);
   for (;;) {
     const unsigned int d = p - b.out[s], literals = b.literals[s];
     if (d < literals) {
       const unsigned int ip = b.from[s] + d, w = ip - b.lo;
-      return w < b.window_bytes ? b.window[w] : in[ip];
+      return w < b.window_bytes ? &b.window[w] : in + ip;
     }
     // The match: byte m of it repeats byte m % offset of the `offset` bytes before it.
     const unsigned int m = d - literals, offset = b.offset[s];
     p = b.out[s] + literals - offset + (m < offset ? m : m % offset);
-    if (p < b.base) return out[p];
+    if (p < b.base) return out + p;
     s = lz4k_sequence_of(b, s + 1, p);  // p is before sequence s's match: in s's literals or earlier
   }
 }
@@ -152,8 +155,7 @@ extern "C" __global__ void lz4_decompress(const unsigned char* in_base, const un
 
   if (in_lengths[block] & 0x80000000u) {  // stored raw
     const int fits = stored <= cap;
-    if (fits)
-      for (unsigned int j = t; j < stored; j += blockDim.x) out[j] = in[j];
+    if (fits) lz4k_copy(out, in, stored, t, blockDim.x);
     if (t == 0) {
       sizes[block] = fits ? stored : 0u;
       status[block] = fits ? LZ4K_OK : LZ4K_OUTPUT_OVERFLOW;
@@ -174,7 +176,7 @@ extern "C" __global__ void lz4_decompress(const unsigned char* in_base, const un
     const unsigned int lo = batch.next;
     const unsigned int left = stored - lo;
     const unsigned int n = left < LZ4K_WINDOW_BYTES ? left : LZ4K_WINDOW_BYTES;
-    for (unsigned int j = t; j < n; j += blockDim.x) batch.window[j] = in[lo + j];
+    lz4k_copy(batch.window, in + lo, n, t, LZ4K_DECODE_THREADS);
     __syncthreads();
     if (t == 0) {  // parse while the next token lies in the window (the first one always)
       const Lz4Reader reader = {in, batch.window, lo, n};
@@ -206,12 +208,15 @@ extern "C" __global__ void lz4_decompress(const unsigned char* in_base, const un
     const unsigned int base = batch.base, total = batch.end - base;
     const unsigned int stride = LZ4K_DECODE_THREADS * LZ4K_UNROLL;
     for (unsigned int k0 = 0; k0 < total; k0 += stride) {
+      const unsigned char* from[LZ4K_UNROLL];
       unsigned char v[LZ4K_UNROLL];
 #pragma unroll
       for (unsigned int u = 0; u < LZ4K_UNROLL; ++u) {
         const unsigned int k = k0 + u * LZ4K_DECODE_THREADS + t;
-        v[u] = k < total ? lz4k_resolve(batch, in, out, base + k) : 0;
+        from[u] = k < total ? lz4k_source(batch, in, out, base + k) : batch.window;
       }
+#pragma unroll
+      for (unsigned int u = 0; u < LZ4K_UNROLL; ++u) v[u] = *from[u];
 #pragma unroll
       for (unsigned int u = 0; u < LZ4K_UNROLL; ++u) {
         const unsigned int k = k0 + u * LZ4K_DECODE_THREADS + t;
