@@ -142,6 +142,14 @@ class DeviceBuffer {
   void copy_from(const BufferView<const T>& other, const Stream* stream = nullptr) { view().copy_from(other, stream); }
   std::vector<T> to_host() const { return view().to_host(); }
   void fill(const T& value, const Stream* stream = nullptr) { view().fill(value, stream); }
+  // Keeps the first `count` elements (count <= size()) in the same allocation, which is freed
+  // whole as before: for results whose final size is known only after the device wrote them.
+  void truncate(std::size_t count) {
+    if (count > size_)
+      throw Error(Errc::invalid_argument, "DeviceBuffer::truncate",
+                  "cannot grow a buffer of " + std::to_string(size_) + " elements to " + std::to_string(count));
+    size_ = count;
+  }
 
  private:
   void reset() noexcept {

@@ -273,8 +273,11 @@ Lz4Batch lz4_decompress_batch(Items items, const Lz4DecompressOptions& options) 
     });
     batch.offsets.push_back(total);
   }
-  if (moves.identity && total == slots_total) {
+  // Every block decoded in place (only the last fell short of its slot) and little room left
+  // over: the slots are the result, with no copy.
+  if (moves.identity && slots_total - total <= std::max(total / 8, pack_piece)) {
     batch.bytes = std::move(slots);
+    batch.bytes.truncate(total);
   } else {
     batch.bytes = device.alloc<std::uint8_t>(total);
     engine.scatter(slots.data(), moves.src, moves.len, batch.bytes.data(), moves.dst);
