@@ -126,7 +126,7 @@ __device__ __forceinline__ unsigned int lz4k_sequence_of(const Lz4Batch& b, unsi
 // has the byte) or an earlier batch's output. An address, not the byte: the caller loads the bytes
 // of LZ4K_UNROLL such addresses back to back, with no branch between the loads to wait them out.
 __device__ __forceinline__ const unsigned char* lz4k_source(const Lz4Batch& b, const unsigned char* in,
-                                                           const unsigned char* out, unsigned int p) {
+                                                            const unsigned char* out, unsigned int p) {
   unsigned int s = lz4k_sequence_of(b, b.count, p);
   for (;;) {
     const unsigned int d = p - b.out[s], literals = b.literals[s];
@@ -143,10 +143,10 @@ __device__ __forceinline__ const unsigned char* lz4k_source(const Lz4Batch& b, c
 }
 
 // 32 blocks per SM (the hardware's most) at 64 registers a thread.
-extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32) lz4_decompress(const unsigned char* in_base, const unsigned long long* in_offsets,
-                                          const unsigned int* in_lengths, unsigned char* out_base,
-                                          const unsigned long long* out_offsets, const unsigned int* out_caps,
-                                          unsigned int* sizes, unsigned int* status) {
+extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
+    lz4_decompress(const unsigned char* in_base, const unsigned long long* in_offsets, const unsigned int* in_lengths,
+                   unsigned char* out_base, const unsigned long long* out_offsets, const unsigned int* out_caps,
+                   unsigned int* sizes, unsigned int* status) {
   const unsigned int block = blockIdx.x;
   const unsigned int t = threadIdx.x;
   const unsigned char* in = in_base + in_offsets[block];
