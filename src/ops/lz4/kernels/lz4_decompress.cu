@@ -3,16 +3,20 @@
 // threads stage the next LZ4K_WINDOW_BYTES of the block in shared memory with one load each;
 // thread 0 parses up to LZ4K_BATCH sequences (token, lengths, offset) from there, checking every
 // read against the block's end and every write against its capacity (bytes past the window come
-// from global memory); then the threads write the batch's whole output at once, byte k of it by
-// thread k % LZ4K_DECODE_THREADS, with no barrier in between. A byte is resolved, not copied in
-// order: a literal byte comes from the input (the window where it has it); a match byte is the
-// byte `offset` before it, or for an overlapping match (offset < length), which repeats the
-// `offset` bytes before it, byte j % offset of those; when that source lies in the batch's own
-// output the thread follows it back (each step lands in an earlier sequence, so at most
-// LZ4K_BATCH steps) until it reaches a literal or a byte an earlier batch wrote. So every load of
-// a batch is independent of its stores, and each thread keeps LZ4K_UNROLL of them in flight. Hostile
-// blocks stop at the first problem with a status code (lz4_status.h); nothing is read or written
-// outside [in, in + stored) and [out, out + cap).
+// from global memory); then the threads write the batch's output, byte k of a stretch by thread
+// k % LZ4K_DECODE_THREADS. A byte is resolved, not copied in order: a literal byte comes from the
+// input (the window where it has it); a match byte is the byte `offset` before it, or for an
+// overlapping match (offset < length), which repeats the `offset` bytes before it, byte
+// j % offset of those. When that source is a match byte of the same stretch the thread follows it
+// back (each step lands in an earlier sequence) until it reaches a literal or a byte written
+// before the stretch. Thread 0 counts those steps while it parses (a sequence's depth: one more
+// than the deepest match of the stretch its source overlaps) and starts a new stretch, behind a
+// barrier, where a sequence would need more than LZ4K_CHASE_DEPTH: so no byte costs more than
+// LZ4K_CHASE_DEPTH + 1 lookups, and typical data needs a barrier every several sequences instead of
+// at every match that reads recent output. Within a stretch every load is independent of the
+// stores, and each thread keeps LZ4K_UNROLL of them in flight. Hostile blocks stop at the first
+// problem with a status code (lz4_status.h); nothing is read or written outside [in, in + stored)
+// and [out, out + cap).
 //
 // Launch: block = LZ4K_DECODE_THREADS (32) threads, grid = count. Block i reads
 // in[in_offsets[i], + in_lengths[i] & 0x7FFFFFFF) (bit 31: stored raw) and writes
@@ -31,15 +35,22 @@
 #ifndef LZ4K_UNROLL
 #define LZ4K_UNROLL 8
 #endif
+#ifndef LZ4K_CHASE_DEPTH
+#define LZ4K_CHASE_DEPTH 3u
+#endif
 
 // One batch, shared by the block's threads. Sequence s writes its literals at out[s] (increasing)
-// and then its match; the batch writes out[0] = base up to end.
+// and then its match; the batch writes out[0] = base up to end, in stretches starting at
+// stretch_out[0] = base, stretch_out[1], ...
 struct Lz4Batch {
   unsigned char window[LZ4K_WINDOW_BYTES];  // in[lo, lo + window_bytes)
-  unsigned int out[LZ4K_BATCH];             // output position of sequence s's literals
+  unsigned int out[LZ4K_BATCH + 1];         // output position of sequence s's literals (out[count] = end)
   unsigned int from[LZ4K_BATCH];            // their input position
   unsigned int literals[LZ4K_BATCH];        // literal bytes
   unsigned int offset[LZ4K_BATCH];          // match offset (0: the block's last sequence)
+  unsigned int stretch_out[LZ4K_BATCH];     // where each stretch's output starts
+  unsigned char depth[LZ4K_BATCH];          // lookups past the first that sequence s's match bytes need
+  unsigned int stretches;                   // stretches in the batch
   unsigned int lo, window_bytes;            // the window's place in the block
   unsigned int count;                       // sequences parsed
   unsigned int next;                        // input position after them
@@ -122,11 +133,12 @@ __device__ __forceinline__ unsigned int lz4k_sequence_of(const Lz4Batch& b, unsi
   return s;
 }
 
-// Where output byte p of the batch (base <= p < end) comes from: the input (the window where it
-// has the byte) or an earlier batch's output. An address, not the byte: the caller loads the bytes
-// of LZ4K_UNROLL such addresses back to back, with no branch between the loads to wait them out.
+// Where output byte p of the stretch starting at `lo` comes from: the input (the window where it
+// has the byte) or output written before the stretch. An address, not the byte: the caller loads
+// the bytes of LZ4K_UNROLL such addresses back to back, with no branch between the loads to wait
+// them out. At most depth[s] + 1 steps (thread 0 made sure of it).
 __device__ __forceinline__ const unsigned char* lz4k_source(const Lz4Batch& b, const unsigned char* in,
-                                                            const unsigned char* out, unsigned int p) {
+                                                           const unsigned char* out, unsigned int lo, unsigned int p) {
   unsigned int s = lz4k_sequence_of(b, b.count, p);
   for (;;) {
     const unsigned int d = p - b.out[s], literals = b.literals[s];
@@ -137,9 +149,24 @@ __device__ __forceinline__ const unsigned char* lz4k_source(const Lz4Batch& b, c
     // The match: byte m of it repeats byte m % offset of the `offset` bytes before it.
     const unsigned int m = d - literals, offset = b.offset[s];
     p = b.out[s] + literals - offset + (m < offset ? m : m % offset);
-    if (p < b.base) return out + p;
+    if (p < lo) return out + p;
     s = lz4k_sequence_of(b, s + 1, p);  // p is before sequence s's match: in s's literals or earlier
   }
+}
+
+// Thread 0: the depth of a match whose source is [source, source_end), in the stretch whose
+// sequences start at `first`: one more than the deepest of those matches it overlaps (0: none).
+// Sequences 0..count-1 are parsed and b.out[count] is set. Walks back from the newest sequence and
+// stops at the first whose output ends at or before the source.
+__device__ __forceinline__ unsigned int lz4k_depth(const Lz4Batch& b, unsigned int first, unsigned int count,
+                                                   unsigned int source, unsigned int source_end) {
+  unsigned int depth = 0;
+  for (unsigned int s = count; s-- > first;) {
+    const unsigned int match_at = b.out[s] + b.literals[s], match_end = b.out[s + 1];
+    if (match_end <= source) break;
+    if (match_at < source_end && match_at < match_end && b.depth[s] + 1u > depth) depth = b.depth[s] + 1u;
+  }
+  return depth;
 }
 
 // 32 blocks per SM (the hardware's most) at 64 registers a thread.
@@ -182,9 +209,11 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     if (t == 0) {  // parse while the next token lies in the window (the first one always)
       const Lz4Reader reader = {in, batch.window, lo, n};
       unsigned int ip = lo, op = batch.end, count = 0, status = LZ4K_OK, done = 0;
+      unsigned int stretches = 1, first = 0, stretch_lo = op;  // the stretch being filled
       batch.lo = lo;
       batch.window_bytes = n;
       batch.base = op;
+      batch.stretch_out[0] = op;
       while (count < LZ4K_BATCH && (count == 0 || ip - lo < n)) {
         Lz4Sequence q;
         status = lz4k_parse(reader, stored, &ip, op, cap, &q, &done);
@@ -193,11 +222,29 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         batch.from[count] = q.literal_from;
         batch.literals[count] = q.literals;
         batch.offset[count] = q.offset;
+        unsigned int depth = 0;
+        if (q.match != 0u) {
+          const unsigned int source = op + q.literals - q.offset;
+          const unsigned int source_end = source + (q.match < q.offset ? q.match : q.offset);
+          if (source_end > stretch_lo) {  // it reads the stretch's own output
+            batch.out[count + 1] = op;    // (lz4k_depth reads where sequence count - 1 ends)
+            depth = lz4k_depth(batch, first, count, source, source_end);
+            if (depth > LZ4K_CHASE_DEPTH) {  // too deep: a new stretch, after what is written so far
+              batch.stretch_out[stretches++] = op;
+              first = count;
+              stretch_lo = op;
+              depth = 0;
+            }
+          }
+        }
+        batch.depth[count] = (unsigned char)depth;
         op += q.literals + q.match;
         ++count;
         if (done) break;
       }
+      batch.out[count] = op;
       batch.count = count;
+      batch.stretches = stretches;
       batch.next = ip;
       batch.end = op;
       batch.status = status;
@@ -205,24 +252,30 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     }
     __syncthreads();
     if (batch.status != LZ4K_OK) break;
-    // The batch's output, LZ4K_UNROLL bytes per thread at a time: all loads, then all stores.
-    const unsigned int base = batch.base, total = batch.end - base;
-    const unsigned int stride = LZ4K_DECODE_THREADS * LZ4K_UNROLL;
-    for (unsigned int k0 = 0; k0 < total; k0 += stride) {
-      const unsigned char* from[LZ4K_UNROLL];
-      unsigned char v[LZ4K_UNROLL];
+    // The batch's output stretch by stretch, LZ4K_UNROLL bytes per thread at a time: all loads,
+    // then all stores; a barrier between stretches makes one's bytes readable by the next.
+    const unsigned int stretches = batch.stretches, end = batch.end;
+    for (unsigned int g = 0; g < stretches; ++g) {
+      const unsigned int lo_out = batch.stretch_out[g];
+      const unsigned int total = (g + 1 < stretches ? batch.stretch_out[g + 1] : end) - lo_out;
+      const unsigned int stride = LZ4K_DECODE_THREADS * LZ4K_UNROLL;
+      for (unsigned int k0 = 0; k0 < total; k0 += stride) {
+        const unsigned char* from[LZ4K_UNROLL];
+        unsigned char v[LZ4K_UNROLL];
 #pragma unroll
-      for (unsigned int u = 0; u < LZ4K_UNROLL; ++u) {
-        const unsigned int k = k0 + u * LZ4K_DECODE_THREADS + t;
-        from[u] = k < total ? lz4k_source(batch, in, out, base + k) : batch.window;
+        for (unsigned int u = 0; u < LZ4K_UNROLL; ++u) {
+          const unsigned int k = k0 + u * LZ4K_DECODE_THREADS + t;
+          from[u] = k < total ? lz4k_source(batch, in, out, lo_out, lo_out + k) : batch.window;
+        }
+#pragma unroll
+        for (unsigned int u = 0; u < LZ4K_UNROLL; ++u) v[u] = *from[u];
+#pragma unroll
+        for (unsigned int u = 0; u < LZ4K_UNROLL; ++u) {
+          const unsigned int k = k0 + u * LZ4K_DECODE_THREADS + t;
+          if (k < total) out[lo_out + k] = v[u];
+        }
       }
-#pragma unroll
-      for (unsigned int u = 0; u < LZ4K_UNROLL; ++u) v[u] = *from[u];
-#pragma unroll
-      for (unsigned int u = 0; u < LZ4K_UNROLL; ++u) {
-        const unsigned int k = k0 + u * LZ4K_DECODE_THREADS + t;
-        if (k < total) out[base + k] = v[u];
-      }
+      if (g + 1 < stretches) __syncthreads();
     }
     const unsigned int done = batch.done;
     __syncthreads();  // the next batch overwrites the window and reads these bytes

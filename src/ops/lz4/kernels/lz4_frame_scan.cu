@@ -31,15 +31,21 @@ struct Lz4Walk {
   Lz4ScanRecord* out;
   unsigned long long cap, n;
 
+  // The bytes are all loaded before any is stored (the compiler cannot tell the record from the
+  // input, so a load-store loop would wait out every load): one memory round trip per record.
   __device__ void record(unsigned long long at) {
     if (n < cap) {
-      Lz4ScanRecord* r = out + n;
       const unsigned long long left = size - at;
       const unsigned int len = left < LZ4K_SCAN_BYTES ? (unsigned int)left : LZ4K_SCAN_BYTES;
+      unsigned char bytes[LZ4K_SCAN_BYTES];
+#pragma unroll
+      for (unsigned int j = 0; j < LZ4K_SCAN_BYTES; ++j) bytes[j] = j < len ? in[at + j] : 0;
+      // The whole record is written (zeros past the item's end): it goes to the host as it is.
+      Lz4ScanRecord* r = out + n;
       r->at = at;
       r->len = len;
-      // The whole record is written (zeros past the item's end): it goes to the host as it is.
-      for (unsigned int j = 0; j < LZ4K_SCAN_BYTES; ++j) r->bytes[j] = j < len ? in[at + j] : 0;
+#pragma unroll
+      for (unsigned int j = 0; j < LZ4K_SCAN_BYTES; ++j) r->bytes[j] = bytes[j];
     }
     ++n;
   }
@@ -50,8 +56,8 @@ struct Lz4Walk {
     const unsigned long long trailer = (flg & 0x10u) ? 4u : 0u;
     for (;;) {
       if (size - pos < 4) return size + 1;
+      const unsigned int word = lz4k_read32(in + pos);  // loaded beside the record's bytes
       record(pos);
-      const unsigned int word = lz4k_read32(in + pos);
       pos += 4;
       if (word == 0) return pos + ((flg & 0x04u) ? 4u : 0u);
       const unsigned int stored = word & 0x7FFFFFFFu;
