@@ -35,8 +35,11 @@
 #ifndef LZ4K_UNROLL
 #define LZ4K_UNROLL 8
 #endif
+// Measured on an H100 (bench/results/2026-12-06-h100-lz4.md), kernels on mixed binaries / Python
+// sources / logs in GB/s: depth 0: 27.3 / 34.7 / 54.5; 1: 32.1 / 32.9 / 49.5; 3: 30.9 / 27.3 /
+// 44.4; 8: 25.5 / 23.9 / 42.9; unbounded (64): 13.5 on the binaries. 1 has the best worst case.
 #ifndef LZ4K_CHASE_DEPTH
-#define LZ4K_CHASE_DEPTH 3u
+#define LZ4K_CHASE_DEPTH 1u
 #endif
 
 // One batch, shared by the block's threads. Sequence s writes its literals at out[s] (increasing)
