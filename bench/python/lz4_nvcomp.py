@@ -30,11 +30,15 @@ def timed(fn, runs):
 
 
 def codec(chunk):
-    try:
-        return nvcomp.Codec(algorithm="LZ4", chunk_size=chunk), f"chunk {chunk >> 10} KiB"
-    except (TypeError, ValueError, RuntimeError) as error:  # an nvCOMP without the option
-        print(f"nvCOMP rejects chunk_size={chunk} ({error}); default chunking", file=sys.stderr)
-        return nvcomp.Codec(algorithm="LZ4"), "default chunks"
+    """nvCOMP's LZ4 at `chunk` bytes per chunk: nvCOMP 6 names the option uncomp_chunk_size (it
+    rejects chunk_size), older releases chunk_size; default chunking where neither is taken."""
+    for option in ("uncomp_chunk_size", "chunk_size"):
+        try:
+            return nvcomp.Codec(algorithm="LZ4", **{option: chunk}), f"chunk {chunk >> 10} KiB"
+        except (TypeError, ValueError, RuntimeError) as error:  # an nvCOMP without the option
+            print(f"nvCOMP rejects {option}={chunk} ({error})", file=sys.stderr)
+    print("nvCOMP: default chunking", file=sys.stderr)
+    return nvcomp.Codec(algorithm="LZ4"), "default chunks"
 
 
 def main():
