@@ -5,7 +5,8 @@
 # property leaves its input in build/fuzz/artifacts/ and fails the script; add that input to the
 # target's corpus and a regression test. Where clang++ is not installed, says so and passes.
 # Each target compiles the few sources it parses with (instrumented); a target whose parser calls
-# deeper into the library (stratum_line: the merkle root's sha256d) also links the release build's
+# deeper into the library (stratum_line: the merkle root's sha256d; lz4_frames: device code the
+# decoder's sources name) also links the release build's
 # libopkit.a, which scripts/test.sh has built by then.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,7 @@ fi
 out=build/fuzz
 mkdir -p "$out/artifacts"
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-  -Iinclude -Isrc -Itools/opkit -include scripts/clang_tidy_compat.hpp)
+  -Iinclude -Isrc -Isrc/ops -Itools/opkit -include scripts/clang_tidy_compat.hpp)
 declare -A sources=(
   [hex]="src/core/hex.cpp src/core/error.cpp"
   [sums_line]="tools/opkit/hash_sums_line.cpp tools/opkit/hash_names.cpp"
@@ -27,11 +28,13 @@ declare -A sources=(
   [compiled_program]="src/core/program.cpp src/core/error.cpp"
   [pow_target]="src/ops/pow/target.cpp src/core/hex.cpp src/core/error.cpp"
   [stratum_line]="tools/opkit/stratum_rpc.cpp tools/opkit/stratum_json.cpp src/ops/stratum/stratum_job.cpp"
+  [lz4_frames]="src/ops/lz4/lz4.cpp src/ops/lz4/stream_decoder.cpp src/ops/lz4/frame_scanner.cpp src/ops/lz4/frame_parser.cpp src/ops/lz4/host_codec.cpp"
 )
 declare -A libraries=(
   [stratum_line]="build/release/libopkit.a -lcrypto -llz4 -lxxhash -lgomp -ldl -lpthread"
+  [lz4_frames]="build/release/libopkit.a -lcrypto -llz4 -lxxhash -lgomp -ldl -lpthread"
 )
-targets=${FUZZ_TARGETS:-"hex sums_line kernel_args kernel_names compiled_program pow_target stratum_line"}
+targets=${FUZZ_TARGETS:-"hex sums_line kernel_args kernel_names compiled_program pow_target stratum_line lz4_frames"}
 failed=0
 for name in $targets; do
   libs=${libraries[$name]:-}
