@@ -141,7 +141,7 @@ __device__ __forceinline__ unsigned int lz4k_sequence_of(const Lz4Batch& b, unsi
 // the bytes of LZ4K_UNROLL such addresses back to back, with no branch between the loads to wait
 // them out. At most depth[s] + 1 steps (thread 0 made sure of it).
 __device__ __forceinline__ const unsigned char* lz4k_source(const Lz4Batch& b, const unsigned char* in,
-                                                           const unsigned char* out, unsigned int lo, unsigned int p) {
+                                                            const unsigned char* out, unsigned int lo, unsigned int p) {
   unsigned int s = lz4k_sequence_of(b, b.count, p);
   for (;;) {
     const unsigned int d = p - b.out[s], literals = b.literals[s];
