@@ -97,26 +97,15 @@ __device__ unsigned int lz4k_put_literals(const unsigned char* src, unsigned int
   return op + count;
 }
 
-// How many bytes from src[a] equal those from src[b] (b < a), stopping before src[limit]: sixteen,
-// eight and four at a time (the lowest differing byte of the XOR, as liblz4 counts), then byte by byte.
+// How many bytes from src[a] equal those from src[b] (b < a), stopping before src[limit]: four
+// at a time (the lowest differing byte of the XOR, as liblz4 counts), then byte by byte. (A form
+// comparing sixteen bytes a step, with the search loop fetching its next candidate one step ahead,
+// ran at 0.52-0.59x nvCOMP on an H100 where this one had run at 0.60-0.63x on the H200: not an A/B
+// on one GPU, so this measured form stays. bench/results/2026-12-06-h100-lz4.md.)
 __device__ __forceinline__ unsigned int lz4k_match_length(const unsigned char* src, unsigned int a, unsigned int b,
                                                           unsigned int limit) {
   const unsigned int avail = a < limit ? limit - a : 0u;
   unsigned int length = 0;
-  // Sixteen bytes a step while they last: src[b..] is usually a cache miss, so a long match costs
-  // one round trip per step, not per word (the loads of a step are independent).
-  while (length + 16u <= avail) {
-    const unsigned long long lo = lz4k_read64(src + a + length) ^ lz4k_read64(src + b + length);
-    const unsigned long long hi = lz4k_read64(src + a + length + 8u) ^ lz4k_read64(src + b + length + 8u);
-    if (lo != 0ull) return length + ((unsigned int)(__ffsll((long long)lo) - 1) >> 3);
-    if (hi != 0ull) return length + 8u + ((unsigned int)(__ffsll((long long)hi) - 1) >> 3);
-    length += 16u;
-  }
-  if (length + 8u <= avail) {
-    const unsigned long long diff = lz4k_read64(src + a + length) ^ lz4k_read64(src + b + length);
-    if (diff != 0ull) return length + ((unsigned int)(__ffsll((long long)diff) - 1) >> 3);
-    length += 8u;
-  }
   while (length + 4u <= avail) {
     const unsigned int diff = lz4k_read32(src + a + length) ^ lz4k_read32(src + b + length);
     if (diff != 0u) return length + ((unsigned int)(__ffs((int)diff) - 1) >> 3);
@@ -139,26 +128,18 @@ __device__ unsigned int lz4k_compress_block(const unsigned char* src, unsigned i
     for (;;) {
       // Find a 4-byte match, stepping faster the longer none turns up.
       unsigned int match;
-      // The candidate of the next position and its first word are fetched one step ahead, so
-      // that position's cache miss overlaps this one's (the table read after this step's put is
-      // exactly what the next step would read: nothing else writes the table in between).
       unsigned int forward_ip = ip, step = 1, search = 1u << LZ4K_SKIP_TRIGGER;
-      unsigned int candidate = table.get(forward_hash);
-      unsigned int candidate_word = lz4k_read32(src + candidate);
       for (;;) {
         const unsigned int h = forward_hash;
         ip = forward_ip;
         forward_ip += step;
         step = search++ >> LZ4K_SKIP_TRIGGER;
         if (forward_ip > mflimit_plus_one) goto last_literals;
-        match = candidate;
-        const unsigned int match_word = candidate_word;
+        match = table.get(h);
         forward_hash = table.hash(src + forward_ip);
         table.put(h, ip);
-        candidate = table.get(forward_hash);
-        candidate_word = lz4k_read32(src + candidate);
         if (!table.in_window(match, ip)) continue;
-        if (match_word == lz4k_read32(src + ip)) break;
+        if (lz4k_read32(src + match) == lz4k_read32(src + ip)) break;
       }
       while (ip > anchor && match > 0 && src[ip - 1] == src[match - 1]) {
         --ip;
