@@ -27,7 +27,7 @@ from ._doctor import doctor
 from ._devices import backends, default_device, devices, get_device, set_default_device, synchronize
 from ._cipher import decrypt, encrypt
 from ._hash import sha256, sha256d
-from ._kernels import Function, SourceModule
+from ._kernels import Function, RawKernel, RawModule, SourceModule
 from ._lz4 import lz4_compress, lz4_decompress
 from ._memory import (
     In,
@@ -63,6 +63,8 @@ __all__ = [
     "MineProgress",
     "MineResult",
     "Out",
+    "RawKernel",
+    "RawModule",
     "SourceModule",
     "Stream",
     "backends",

@@ -327,3 +327,74 @@ class SourceModule:
     def target(self) -> str:
         """What the source was compiled for: "sm_90", "compute_90" (PTX), a host target."""
         return self._module.target
+
+
+class RawKernel:
+    """CuPy's call shape for one kernel: RawKernel(code, name, options=())(grid, block, args,
+    shared_mem=0, stream=None), with grid and block as tuples (or ints) and args a tuple of the
+    kernel's arguments (device arrays, DLPack arrays, NumPy scalars, In/Out/InOut host arrays).
+    The source compiles at construction (CuPy compiles at the first call), so a compile error or
+    an unknown name is raised here. Other keywords (device, defines, headers, name_expressions,
+    include_dirs) are SourceModule's."""
+
+    def __init__(self, code: str, name: str, options=(), **module_options):
+        if isinstance(options, str):
+            options = (options,)
+        self.code, self.name, self.options = code, name, tuple(options)
+        self._function = SourceModule(code, options=list(options), **module_options).get_function(name)
+
+    def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None):
+        if not isinstance(args, (tuple, list)):
+            raise TypeError(f"args must be a tuple of the kernel's arguments, got {type(args).__name__}")
+        return self._function(*args, grid=grid, block=block, shared=shared_mem, stream=stream)
+
+    @property
+    def attributes(self) -> dict:
+        return self._function.attributes
+
+    @property
+    def num_regs(self) -> int:
+        return self._function.num_regs
+
+    @property
+    def max_threads_per_block(self) -> int:
+        return self._function.max_threads_per_block
+
+    def __repr__(self) -> str:
+        return f"<opkit.RawKernel {self.name!r} on {self._function.device}>"
+
+
+class RawModule:
+    """CuPy's module shape: RawModule(code=source, options=(), name_expressions=()) and
+    get_function(name) -> RawKernel-style callable. Only source code is taken (code=); CuPy's
+    path= (a prebuilt cubin) has no counterpart here and is refused. Other keywords are
+    SourceModule's."""
+
+    def __init__(self, *, code: str | None = None, options=(), name_expressions=(), **module_options):
+        if "path" in module_options:
+            raise TypeError("RawModule(path=...) is not supported: pass the source as code=")
+        if code is None:
+            raise TypeError("RawModule needs code= (the CUDA C++ source)")
+        if isinstance(options, str):
+            options = (options,)
+        self.code, self.options = code, tuple(options)
+        self._module = SourceModule(
+            code, options=list(options), name_expressions=list(name_expressions), **module_options
+        )
+
+    def get_function(self, name: str) -> "_ModuleKernel":
+        """The kernel with this source name ("scale", "f<int>" among name_expressions), called as
+        RawKernel is: kernel(grid, block, args, shared_mem=0, stream=None)."""
+        return _ModuleKernel(name, self._module.get_function(name))
+
+    @property
+    def kernel_names(self) -> list[str]:
+        return self._module.kernel_names
+
+
+class _ModuleKernel(RawKernel):
+    """A RawModule's kernel: RawKernel's call shape over a function already compiled."""
+
+    def __init__(self, name: str, function: Function):  # pylint: disable=super-init-not-called
+        self.code, self.name, self.options = None, name, ()
+        self._function = function

@@ -184,3 +184,37 @@ def test_device_arrays_round_trip_and_pass_to_kernels(device, rng):
     assert opkit.empty(7, np.uint16, device=device).shape == (7,)
     with pytest.raises(TypeError, match="DLPack"):
         opkit.empty(3, np.dtype("U3"), device=device)
+
+
+def test_cupy_style_raw_kernel_and_raw_module_match_numpy(device, rng):
+    n = 1000
+    x, y = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    a = np.float32(rng.standard_normal())
+    x_gpu, y_gpu = opkit.to_device(x, device=device), opkit.to_device(y, device=device)
+    out = opkit.empty(n, np.float32, device=device)
+    saxpy = opkit.RawKernel(SAXPY, "saxpy", device=device)
+    saxpy(((n + 127) // 128,), (128,), (out, x_gpu, y_gpu, a, np.int32(n)))
+    assert_saxpy(out.get(), a, x, y)
+    assert saxpy.num_regs >= 0 and saxpy.max_threads_per_block >= 128
+
+    source = "template <class T> __global__ void scale(T *a, T k) { a[threadIdx.x] *= k; }"
+    module = opkit.RawModule(code=source, name_expressions=["scale<double>"], device=device)
+    v = rng.standard_normal(32)
+    expected = v * 3
+    module.get_function("scale<double>")(1, 32, (opkit.InOut(v), np.float64(3)))
+    np.testing.assert_allclose(v, expected)
+
+
+def test_raw_kernel_and_module_refuse_what_they_cannot_take(device):
+    with pytest.raises(opkit.Error, match="saxpy") as caught:
+        opkit.RawKernel(SAXPY, "sxapy", device=device)
+    assert caught.value.kind == "not_found"
+    with pytest.raises(opkit.CompileError):
+        opkit.RawKernel("__global__ void k(int *a) { a[0] = NOPE; }", "k", device=device)
+    saxpy = opkit.RawKernel(SAXPY, "saxpy", device=device)
+    with pytest.raises(TypeError, match="tuple"):
+        saxpy((1,), (1,), np.int32(3))
+    with pytest.raises(TypeError, match="path"):
+        opkit.RawModule(path="kernel.cubin")
+    with pytest.raises(TypeError, match="code="):
+        opkit.RawModule()
