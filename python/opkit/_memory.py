@@ -126,14 +126,20 @@ def _memset(dest, value: int, count: int, pattern_bytes: int, stream) -> None:
 
 
 def memset_d8(dest, value: int, count: int, stream=None) -> None:
+    """Sets `count` 8-bit words of device memory at dest (a DeviceAllocation or address) to
+    `value` (0 <= value < 2**8); synchronous without a stream, queued on it with one."""
     _memset(dest, value, count, 1, stream)
 
 
 def memset_d16(dest, value: int, count: int, stream=None) -> None:
+    """Sets `count` 16-bit words of device memory at dest (a DeviceAllocation or address) to
+    `value` (0 <= value < 2**16); synchronous without a stream, queued on it with one."""
     _memset(dest, value, count, 2, stream)
 
 
 def memset_d32(dest, value: int, count: int, stream=None) -> None:
+    """Sets `count` 32-bit words of device memory at dest (a DeviceAllocation or address) to
+    `value` (0 <= value < 2**32); synchronous without a stream, queued on it with one."""
     _memset(dest, value, count, 4, stream)
 
 

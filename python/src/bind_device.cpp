@@ -36,35 +36,49 @@ std::string describe(const Device& device) {
 
 void bind_device(nb::module_& m) {
   // synchronize() runs through interruptible(): Ctrl-C ends the wait with KeyboardInterrupt.
-  nb::class_<Device>(m, "Device")
+  nb::class_<Device>(m, "Device",
+                     "One device of one backend (a CUDA GPU, the CPU backend, ...): what it is, its streams and "
+                     "events, and synchronisation. Get one from opkit.get_device('cuda:0'), Device.parse or "
+                     "Device.all; equal devices compare equal and hash alike.")
       .def_static("best", &Device::best, "The first CUDA GPU if one works, else the CPU backend.")
-      .def_static("cuda", &Device::cuda, "ordinal"_a = 0)
-      .def_static("cpu", &Device::cpu)
+      .def_static("cuda", &Device::cuda, "ordinal"_a = 0, "The CUDA GPU with this ordinal (opkit.Error when absent).")
+      .def_static("cpu", &Device::cpu, "The CPU backend's device (kernels run on host threads).")
       .def_static("parse", &Device::parse, "spec"_a,
                   "A device by name: auto, cuda, cuda:N, cpu, or any registered backend's name[:N].")
       .def_static("all", nb::overload_cast<>(&Device::all), "Every device of every available backend, GPUs first.")
       .def_static("all", nb::overload_cast<std::string_view>(&Device::all), "backend"_a, "Every device of one backend.")
-      .def_static("cuda_devices", [] { return Device::all("cuda"); })
+      .def_static(
+          "cuda_devices", [] { return Device::all("cuda"); }, "Every CUDA GPU (empty without a driver).")
       .def_prop_ro("kind", &Device::backend, "The backend's name (as backend).")
-      .def_prop_ro("backend", &Device::backend)
+      .def_prop_ro("backend", &Device::backend, "The backend's name: 'cuda', 'cpu', ...")
       .def_prop_ro("id", &Device::id, "'cuda:0': the name Device.parse takes back.")
-      .def_prop_ro("ordinal", [](const Device& d) { return d.info().ordinal; })
-      .def_prop_ro("name", [](const Device& d) { return d.info().name; })
-      .def_prop_ro("arch", [](const Device& d) { return d.info().arch; })
-      .def_prop_ro("compute_units", [](const Device& d) { return d.info().compute_units; })
-      .def_prop_ro("total_memory", [](const Device& d) { return d.info().total_memory; })
-      .def_prop_ro("clock_khz", [](const Device& d) { return d.info().clock_khz; })
-      .def_prop_ro("driver", [](const Device& d) { return d.info().driver; })
-      .def_prop_ro("is_gpu", &Device::is_gpu)
+      .def_prop_ro(
+          "ordinal", [](const Device& d) { return d.info().ordinal; }, "Its index among its backend's devices.")
+      .def_prop_ro(
+          "name", [](const Device& d) { return d.info().name; }, "The product name, e.g. 'NVIDIA H200'.")
+      .def_prop_ro(
+          "arch", [](const Device& d) { return d.info().arch; }, "What kernels compile for: 'sm_90', a host target.")
+      .def_prop_ro(
+          "compute_units", [](const Device& d) { return d.info().compute_units; },
+          "Multiprocessors of a GPU, threads of the CPU backend.")
+      .def_prop_ro(
+          "total_memory", [](const Device& d) { return d.info().total_memory; }, "Device memory in bytes.")
+      .def_prop_ro(
+          "clock_khz", [](const Device& d) { return d.info().clock_khz; }, "The rated clock in kHz (0: unknown).")
+      .def_prop_ro(
+          "driver", [](const Device& d) { return d.info().driver; }, "The driver or runtime version, as text.")
+      .def_prop_ro("is_gpu", &Device::is_gpu, "True for an accelerator, False for the CPU backend.")
       .def_prop_ro("dlpack_device", &dlpack_device, "(DLPack device type, device id) of this device's memory")
-      .def("synchronize", [](const Device& d) { interruptible([&] { d.synchronize(); }); })
-      .def("free_memory", &Device::free_memory)
-      .def("default_stream", &Device::default_stream)
-      .def("create_stream", &Device::create_stream)
+      .def(
+          "synchronize", [](const Device& d) { interruptible([&] { d.synchronize(); }); },
+          "Waits for all work queued on the device (Ctrl-C ends the wait with KeyboardInterrupt).")
+      .def("free_memory", &Device::free_memory, "Free device memory in bytes, now.")
+      .def("default_stream", &Device::default_stream, "The legacy default stream (handle 0 on CUDA).")
+      .def("create_stream", &Device::create_stream, "A new stream of its own, destroyed when the object dies.")
       .def(
           "borrow_stream", [](const Device& d, std::uintptr_t handle) { return d.borrow_stream(address(handle)); },
           "handle"_a, "Wraps a stream created elsewhere (PyTorch, CuPy) by its native handle, without owning it.")
-      .def("create_event", &Device::create_event)
+      .def("create_event", &Device::create_event, "A new event, for ordering and timing (Event.elapsed_ms).")
       .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
       .def("__hash__", [](const Device& d) { return std::hash<std::string>{}(d.id()); })
       .def("__repr__", &describe);
@@ -85,21 +99,28 @@ void bind_device(nb::module_& m) {
       },
       "Every registered backend: name, available, reason (why not), is_gpu.");
 
-  nb::class_<Stream>(m, "Stream")
-      .def("synchronize", [](const Stream& s) { interruptible([&] { s.synchronize(); }); })
+  nb::class_<Stream>(m, "Stream",
+                     "An ordered queue of device work. Kernels, copies and fills given this stream run in order "
+                     "on it; Device.create_stream makes one, Device.borrow_stream wraps a framework's.")
+      .def(
+          "synchronize", [](const Stream& s) { interruptible([&] { s.synchronize(); }); },
+          "Waits for the work queued on this stream (Ctrl-C ends the wait with KeyboardInterrupt).")
       .def_prop_ro(
           "handle", [](const Stream& s) { return reinterpret_cast<std::uintptr_t>(s.native_handle()); },
           "The native handle as an integer (a CUstream for CUDA; 0 is the legacy default stream).")
-      .def_prop_ro("device", &Stream::device)
+      .def_prop_ro("device", &Stream::device, "The device whose work it queues.")
       .def("__repr__", [](const Stream& s) {
         return "<opkit.Stream " + std::to_string(reinterpret_cast<std::uintptr_t>(s.native_handle())) + " on " +
                describe(s.device()) + ">";
       });
 
-  nb::class_<Event>(m, "Event")
-      .def("record", &Event::record, "stream"_a)
-      .def("synchronize", [](const Event& e) { interruptible([&] { e.synchronize(); }); })
-      .def_static("elapsed_ms", &Event::elapsed_ms, "start"_a, "stop"_a);
+  nb::class_<Event>(m, "Event", "A point in a stream: record it, wait for it, time the work between two.")
+      .def("record", &Event::record, "stream"_a, "Marks the current end of the stream's queued work.")
+      .def(
+          "synchronize", [](const Event& e) { interruptible([&] { e.synchronize(); }); },
+          "Waits until the stream reaches the recorded point (Ctrl-C ends the wait).")
+      .def_static("elapsed_ms", &Event::elapsed_ms, "start"_a, "stop"_a,
+                  "Milliseconds between two recorded events, both reached or waited for.");
 }
 
 }  // namespace opkit::python

@@ -54,13 +54,15 @@ CopyKind copy_kind(const std::string& name) {
 }  // namespace
 
 void bind_memory(nb::module_& m) {
-  nb::class_<DeviceAllocation>(m, "DeviceAllocation")
-      .def(nb::init<Device, std::size_t>(), "device"_a, "nbytes"_a)
+  nb::class_<DeviceAllocation>(m, "DeviceAllocation",
+                               "Device memory that opkit allocated (opkit.mem_alloc): freed when the object dies "
+                               "or by free(); int(a) and a.ptr are its address, which kernels take as a pointer.")
+      .def(nb::init<Device, std::size_t>(), "device"_a, "nbytes"_a, "Allocates nbytes on the device.")
       .def("free", &DeviceAllocation::free, "Frees the memory now instead of when the object dies.")
-      .def_prop_ro("ptr", &DeviceAllocation::address)
-      .def_prop_ro("nbytes", &DeviceAllocation::bytes)
-      .def_prop_ro("device", &DeviceAllocation::device)
-      .def_prop_ro("freed", &DeviceAllocation::freed)
+      .def_prop_ro("ptr", &DeviceAllocation::address, "The device address (opkit.Error once freed).")
+      .def_prop_ro("nbytes", &DeviceAllocation::bytes, "Its size in bytes.")
+      .def_prop_ro("device", &DeviceAllocation::device, "The device it lives on.")
+      .def_prop_ro("freed", &DeviceAllocation::freed, "True once free() ran.")
       .def("__int__", &DeviceAllocation::address)
       .def("__index__", &DeviceAllocation::address)
       .def("__repr__", [](const DeviceAllocation& a) {
