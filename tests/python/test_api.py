@@ -80,3 +80,19 @@ def test_doctor_runs_in_this_process_and_finds_one_cpp_runtime():
     text = out.getvalue()
     assert text.startswith("opkit ") and "c++ runtime" in text and text.rstrip().splitlines()[-1].startswith(("ready", "not ready"))
     assert opkit.doctor(smoke=False, file=None)["checks"]  # file=None prints nothing
+
+
+def test_the_extension_ships_type_stubs_and_docstrings():
+    """_opkit.pyi (nanobind's stubgen at build time) sits beside the extension and py.typed, and the
+    classes a user meets first say what they are."""
+    from pathlib import Path
+
+    package = Path(opkit.__file__).parent
+    assert (package / "py.typed").is_file()
+    stub = (package / "_opkit.pyi").read_text()
+    for name in ("class Device", "class Stream", "class Event", "class DeviceAllocation", "def synchronize"):
+        assert name in stub, name
+    for cls in (opkit.Device, opkit.Stream, opkit.Event, opkit.DeviceAllocation):
+        assert cls.__doc__ and len(cls.__doc__) > 40, cls
+    for fn in (opkit.memset_d8, opkit.memset_d16, opkit.memset_d32, opkit.RawKernel, opkit.RawModule):
+        assert fn.__doc__, fn
