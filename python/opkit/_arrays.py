@@ -109,7 +109,8 @@ def framework_stream(obj) -> int | None:
 
 def as_stream(device: Device, stream) -> Stream | None:
     """Resolves stream= : None (the device's default stream), an opkit Stream, a raw CUstream
-    integer, a torch.cuda.Stream (.cuda_stream) or a CuPy stream (.ptr)."""
+    integer, any object with __cuda_stream__ (the CUDA stream protocol), a torch.cuda.Stream
+    (.cuda_stream) or a CuPy stream (.ptr)."""
     if stream is None:
         return None
     if isinstance(stream, Stream):
@@ -120,6 +121,14 @@ def as_stream(device: Device, stream) -> Stream | None:
         raise TypeError("stream must be an opkit.Stream, a CUDA stream object or handle, not a bool")
     if isinstance(stream, int):
         return device.borrow_stream(stream)
+    protocol = getattr(stream, "__cuda_stream__", None)
+    if protocol is not None:  # the CUDA stream protocol (cuda.core's IsStreamT): (version 0, handle)
+        value = protocol() if callable(protocol) else protocol
+        if not (isinstance(value, tuple) and len(value) == 2 and all(type(v) is int for v in value)):
+            raise TypeError(f"{type(stream).__name__}.__cuda_stream__ must give (version, handle) ints, got {value!r}")
+        if value[0] != 0:
+            raise TypeError(f"{type(stream).__name__}.__cuda_stream__ is protocol version {value[0]}; opkit reads 0")
+        return device.borrow_stream(value[1])
     for attribute in ("cuda_stream", "ptr", "handle"):
         handle = getattr(stream, attribute, None)
         if isinstance(handle, int):

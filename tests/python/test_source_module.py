@@ -127,6 +127,31 @@ def test_stream_launch_and_time_kernel(device, rng):
     assert_saxpy(out, 2, x, x)
 
 
+class _ProtocolStream:
+    """A stream from another library that speaks only the CUDA stream protocol."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __cuda_stream__(self):
+        return self.value
+
+
+def test_objects_with_the_cuda_stream_protocol_are_streams(device, rng):
+    n = 1024
+    x = rng.standard_normal(n).astype(np.float32)
+    saxpy = opkit.SourceModule(SAXPY, device=device).get_function("saxpy")
+    owner = device.create_stream()
+    foreign = _ProtocolStream((0, owner.handle))
+    x_gpu, out_gpu = opkit.to_device(x, device=device), opkit.empty(n, np.float32, device=device)
+    saxpy(out_gpu, x_gpu, x_gpu, np.float32(3), np.int32(n), block=256, grid=n // 256, stream=foreign)
+    owner.synchronize()
+    assert_saxpy(out_gpu.get(), 3, x, x)
+    for bad, message in (((1, owner.handle), "version 1"), ((0,), "version, handle"), ("0", "version, handle")):
+        with pytest.raises(TypeError, match=message):
+            saxpy(out_gpu, x_gpu, x_gpu, np.float32(3), np.int32(n), block=256, grid=n // 256, stream=_ProtocolStream(bad))
+
+
 def test_memset_fills_device_memory(device):
     buf = opkit.mem_alloc(64, device=device)
     opkit.memset_d32(buf, 0xDEADBEEF, 16)
