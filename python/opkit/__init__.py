@@ -24,7 +24,7 @@ _os.environ["OPKIT_SITE_PACKAGES"] = _os.pathsep.join(
 from ._opkit import AuthenticationError, CompileError, Device, DeviceAllocation, Error, Event, Stream, version as __version__
 from ._arrays import DeviceArray, empty, to_device
 from ._doctor import doctor
-from ._devices import backends, default_device, devices, get_device, set_default_device, synchronize
+from ._devices import ExternalStream, backends, default_device, devices, get_device, set_default_device, synchronize
 from ._cipher import decrypt, encrypt
 from ._hash import sha256, sha256d
 from ._kernels import Function, RawKernel, RawModule, SourceModule
@@ -66,6 +66,7 @@ __all__ = [
     "RawKernel",
     "RawModule",
     "SourceModule",
+    "ExternalStream",
     "Stream",
     "backends",
     "decrypt",

@@ -88,3 +88,13 @@ def backends() -> list[dict]:
 def synchronize(device=None) -> None:
     """Waits until all work queued on the device has finished."""
     get_device(device).synchronize()
+
+
+def ExternalStream(handle: int, device=None):  # noqa: N802 -- CuPy's name for the same thing
+    """A stream created elsewhere, by its native handle (a CUstream as an int; 0 is the legacy
+    default stream), borrowed: opkit queues work on it and never destroys it, so it must outlive
+    the returned object's use. device: the device the stream belongs to (default: the default
+    device). Usable as stream= and in `with stream:`."""
+    if isinstance(handle, bool) or not isinstance(handle, int):
+        raise TypeError(f"handle must be the stream's native handle as an int, got {type(handle).__name__}")
+    return get_device(device).borrow_stream(handle)

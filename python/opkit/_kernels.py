@@ -44,6 +44,14 @@ def _dim3(value, what: str) -> tuple[int, int, int]:
     return dims + (1,) * (3 - len(dims))
 
 
+def _launch_stream(device, stream):
+    """stream= of a launch: the one given, else the innermost `with stream:` of this device on this
+    thread, else None (the legacy default stream, as in PyCUDA)."""
+    if stream is None:
+        return _opkit._entered_stream(device)
+    return as_stream(device, stream)
+
+
 def _pointer(address: int) -> bytes:
     return struct.pack("=Q", address)
 
@@ -175,7 +183,7 @@ class Function:
         if block is None:
             raise ValueError("block=(x, y, z) is required")
         device = self._kernel.device
-        call = _Call(device, as_stream(device, stream))
+        call = _Call(device, _launch_stream(device, stream))
         try:
             packed = [call.pack(arg, i) for i, arg in enumerate(args)]
             return self._launch(call, packed, grid, block, shared, time_kernel)
@@ -252,7 +260,7 @@ class Function:
 
     def _prepared(self, grid, block, stream, args, shared_size, time_kernel):
         device = self._kernel.device
-        call = _Call(device, as_stream(device, stream))
+        call = _Call(device, _launch_stream(device, stream))
         try:
             return self._launch(call, self._pack_prepared(call, args), grid, block, shared_size, time_kernel)
         finally:

@@ -1,11 +1,14 @@
 // Devices, streams and events. Every call that may wait for the GPU releases the GIL and answers
 // Ctrl-C (interruptible.hpp).
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <functional>
+#include <optional>
+#include <vector>
 
 #include "bindings.hpp"
 #include "interruptible.hpp"
@@ -26,6 +29,10 @@ std::tuple<int, int> dlpack_device(const Device& device) {
   const int type = find_backend(device.backend())->dlpack_device_type();
   return {type, type == 1 ? 0 : device.info().ordinal};
 }
+
+// The streams `with stream:` blocks entered on this thread, innermost last (Python threads are OS
+// threads, so each has its own).
+thread_local std::vector<Stream> entered_streams;
 
 std::string describe(const Device& device) {
   const DeviceInfo& info = device.info();
@@ -109,10 +116,29 @@ void bind_device(nb::module_& m) {
           "handle", [](const Stream& s) { return reinterpret_cast<std::uintptr_t>(s.native_handle()); },
           "The native handle as an integer (a CUstream for CUDA; 0 is the legacy default stream).")
       .def_prop_ro("device", &Stream::device, "The device whose work it queues.")
+      .def(
+          "__enter__",
+          [](const Stream& s) {
+            entered_streams.push_back(s);
+            return s;
+          },
+          "`with stream:` makes it the stream of kernel launches on its device that give no stream=, "
+          "on this thread, until the block ends.")
+      .def(
+          "__exit__", [](const Stream&, nb::args) { entered_streams.pop_back(); }, "Ends the `with stream:` block.")
       .def("__repr__", [](const Stream& s) {
         return "<opkit.Stream " + std::to_string(reinterpret_cast<std::uintptr_t>(s.native_handle())) + " on " +
                describe(s.device()) + ">";
       });
+
+  m.def(
+      "_entered_stream",
+      [](const Device& device) -> std::optional<Stream> {
+        for (auto it = entered_streams.rbegin(); it != entered_streams.rend(); ++it)
+          if (it->device() == device) return *it;
+        return std::nullopt;
+      },
+      "device"_a, "The innermost `with stream:` stream of this device on this thread, or None.");
 
   nb::class_<Event>(m, "Event", "A point in a stream: record it, wait for it, time the work between two.")
       .def("record", &Event::record, "stream"_a, "Marks the current end of the stream's queued work.")

@@ -152,6 +152,41 @@ def test_objects_with_the_cuda_stream_protocol_are_streams(device, rng):
             saxpy(out_gpu, x_gpu, x_gpu, np.float32(3), np.int32(n), block=256, grid=n // 256, stream=_ProtocolStream(bad))
 
 
+def test_with_stream_sends_launches_without_stream_to_it(device, rng):
+    n = 512
+    x = rng.standard_normal(n).astype(np.float32)
+    saxpy = opkit.SourceModule(SAXPY, device=device).get_function("saxpy")
+    x_gpu, out_gpu = opkit.to_device(x, device=device), opkit.empty(n, np.float32, device=device)
+    outer, inner = device.create_stream(), device.create_stream()
+    assert opkit._opkit._entered_stream(device) is None
+    with outer:
+        assert opkit._opkit._entered_stream(device).handle == outer.handle
+        with inner as entered:
+            assert entered.handle == inner.handle
+            assert opkit._opkit._entered_stream(device).handle == inner.handle
+            saxpy(out_gpu, x_gpu, x_gpu, np.float32(2), np.int32(n), block=128, grid=n // 128)
+        assert opkit._opkit._entered_stream(device).handle == outer.handle
+    assert opkit._opkit._entered_stream(device) is None
+    inner.synchronize()
+    assert_saxpy(out_gpu.get(), 2, x, x)
+
+
+def test_external_stream_borrows_a_handle(device, rng):
+    owner = device.create_stream()
+    borrowed = opkit.ExternalStream(owner.handle, device=device)
+    assert borrowed.handle == owner.handle and borrowed.device == device
+    n = 256
+    x = rng.standard_normal(n).astype(np.float32)
+    out = opkit.empty(n, np.float32, device=device)
+    opkit.SourceModule(SAXPY, device=device).get_function("saxpy")(
+        out, opkit.to_device(x, device=device), opkit.to_device(x, device=device), np.float32(1), np.int32(n),
+        block=256, stream=borrowed)
+    borrowed.synchronize()
+    assert_saxpy(out.get(), 1, x, x)
+    with pytest.raises(TypeError, match="native handle"):
+        opkit.ExternalStream("0x10", device=device)
+
+
 def test_memset_fills_device_memory(device):
     buf = opkit.mem_alloc(64, device=device)
     opkit.memset_d32(buf, 0xDEADBEEF, 16)
