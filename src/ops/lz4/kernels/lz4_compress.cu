@@ -83,17 +83,7 @@ __device__ unsigned int lz4k_put_literals(const unsigned char* src, unsigned int
   } else {
     dst[token] = (unsigned char)(count << 4);
   }
-  // Eight loads before eight stores: src and dst may alias as far as the compiler knows, so a
-  // byte-by-byte loop would wait out each load's latency before its store.
-  unsigned int j = 0;
-  for (; j + 8u <= count; j += 8u) {
-    unsigned char b[8];
-#pragma unroll
-    for (unsigned int k = 0; k < 8u; ++k) b[k] = src[anchor + j + k];
-#pragma unroll
-    for (unsigned int k = 0; k < 8u; ++k) dst[op + j + k] = b[k];
-  }
-  for (; j < count; ++j) dst[op + j] = src[anchor + j];
+  lz4k_copy(dst + op, src + anchor, count, 0, 1);  // this thread alone, loads before stores
   return op + count;
 }
 

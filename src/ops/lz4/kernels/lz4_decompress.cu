@@ -159,8 +159,8 @@ __device__ __forceinline__ const unsigned char* lz4k_source(const Lz4Batch& b, c
 
 // Thread 0: the depth of a match whose source is [source, source_end), in the stretch whose
 // sequences start at `first`: one more than the deepest of those matches it overlaps (0: none).
-// Sequences 0..count-1 are parsed and b.out[count] is set. Walks back from the newest sequence and
-// stops at the first whose output ends at or before the source.
+// Sequences 0..count-1 are parsed and b.out[count] is set (where sequence count - 1 ends). Walks
+// back from the newest sequence and stops at the first whose output ends at or before the source.
 __device__ __forceinline__ unsigned int lz4k_depth(const Lz4Batch& b, unsigned int first, unsigned int count,
                                                    unsigned int source, unsigned int source_end) {
   unsigned int depth = 0;
@@ -230,7 +230,6 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
           const unsigned int source = op + q.literals - q.offset;
           const unsigned int source_end = source + (q.match < q.offset ? q.match : q.offset);
           if (source_end > stretch_lo) {  // it reads the stretch's own output
-            batch.out[count + 1] = op;    // (lz4k_depth reads where sequence count - 1 ends)
             depth = lz4k_depth(batch, first, count, source, source_end);
             if (depth > LZ4K_CHASE_DEPTH) {  // too deep: a new stretch, after what is written so far
               batch.stretch_out[stretches++] = op;
