@@ -337,19 +337,19 @@ class SourceModule:
         return self._module.target
 
 
-class RawKernel:
-    """CuPy's call shape for one kernel: RawKernel(code, name, options=())(grid, block, args,
-    shared_mem=0, stream=None), with grid and block as tuples (or ints) and args a tuple of the
-    kernel's arguments (device arrays, DLPack arrays, NumPy scalars, In/Out/InOut host arrays).
-    The source compiles at construction (CuPy compiles at the first call), so a compile error or
-    an unknown name is raised here. Other keywords (device, defines, headers, name_expressions,
-    include_dirs) are SourceModule's."""
+def _option_tuple(options) -> tuple:
+    """CuPy's options=: a tuple of compiler options, or one option as a str."""
+    return (options,) if isinstance(options, str) else tuple(options)
 
-    def __init__(self, code: str, name: str, options=(), **module_options):
-        if isinstance(options, str):
-            options = (options,)
-        self.code, self.name, self.options = code, name, tuple(options)
-        self._function = SourceModule(code, options=list(options), **module_options).get_function(name)
+
+class _RawCall:
+    """CuPy's call shape over one compiled kernel: kernel(grid, block, args, shared_mem=0,
+    stream=None), with grid and block as tuples (or ints) and args a tuple of the kernel's
+    arguments (device arrays, DLPack arrays, NumPy scalars, In/Out/InOut host arrays)."""
+
+    def __init__(self, name: str, function: Function):
+        self.name = name
+        self._function = function
 
     def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None):
         if not isinstance(args, (tuple, list)):
@@ -369,40 +369,40 @@ class RawKernel:
         return self._function.max_threads_per_block
 
     def __repr__(self) -> str:
-        return f"<opkit.RawKernel {self.name!r} on {self._function.device}>"
+        return f"<opkit.{type(self).__name__.lstrip('_')} {self.name!r} on {self._function.device}>"
+
+
+class RawKernel(_RawCall):
+    """CuPy's RawKernel(code, name, options=()): one kernel of `code`, called as
+    kernel(grid, block, args, shared_mem=0, stream=None). The source compiles at construction
+    (CuPy compiles at the first call), so a compile error or an unknown name is raised here. Other
+    keywords (device, defines, headers, name_expressions, include_dirs) are SourceModule's."""
+
+    def __init__(self, code: str, name: str, options=(), **module_options):
+        self.code, self.options = code, _option_tuple(options)
+        super().__init__(name, SourceModule(code, options=list(self.options), **module_options).get_function(name))
 
 
 class RawModule:
     """CuPy's module shape: RawModule(code=source, options=(), name_expressions=()) and
-    get_function(name) -> RawKernel-style callable. Only source code is taken (code=); CuPy's
-    path= (a prebuilt cubin) has no counterpart here and is refused. Other keywords are
-    SourceModule's."""
+    get_function(name), called as RawKernel is. Only source code is taken (code=); CuPy's path=
+    (a prebuilt cubin) has no counterpart here and is refused. Other keywords are SourceModule's."""
 
     def __init__(self, *, code: str | None = None, options=(), name_expressions=(), **module_options):
         if "path" in module_options:
             raise TypeError("RawModule(path=...) is not supported: pass the source as code=")
         if code is None:
             raise TypeError("RawModule needs code= (the CUDA C++ source)")
-        if isinstance(options, str):
-            options = (options,)
-        self.code, self.options = code, tuple(options)
+        self.code, self.options = code, _option_tuple(options)
         self._module = SourceModule(
-            code, options=list(options), name_expressions=list(name_expressions), **module_options
+            code, options=list(self.options), name_expressions=list(name_expressions), **module_options
         )
 
-    def get_function(self, name: str) -> "_ModuleKernel":
+    def get_function(self, name: str) -> _RawCall:
         """The kernel with this source name ("scale", "f<int>" among name_expressions), called as
         RawKernel is: kernel(grid, block, args, shared_mem=0, stream=None)."""
-        return _ModuleKernel(name, self._module.get_function(name))
+        return _RawCall(name, self._module.get_function(name))
 
     @property
     def kernel_names(self) -> list[str]:
         return self._module.kernel_names
-
-
-class _ModuleKernel(RawKernel):
-    """A RawModule's kernel: RawKernel's call shape over a function already compiled."""
-
-    def __init__(self, name: str, function: Function):  # pylint: disable=super-init-not-called
-        self.code, self.name, self.options = None, name, ()
-        self._function = function
