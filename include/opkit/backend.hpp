@@ -19,11 +19,23 @@
 
 namespace opkit::backend {
 
+class Event;
+
+// The defaults of wait, query and Event::query wait on the host: right for a backend whose streams
+// run work as it is queued (the CPU backend), correct (if slower) for any other.
 class Stream {
  public:
   virtual ~Stream() = default;
   virtual void synchronize() = 0;
   virtual void* native_handle() = 0;
+  // Work queued on this stream after the call runs after the work `event` recorded (cross-stream
+  // ordering without the host waiting, on a GPU).
+  virtual void wait(Event& event);
+  // Whether all work queued so far has finished; never blocks where the backend can say so.
+  virtual bool query() {
+    synchronize();
+    return true;
+  }
 };
 
 class Event {
@@ -33,7 +45,16 @@ class Event {
   virtual void synchronize() = 0;
   // Milliseconds from `start` to this event.
   virtual float elapsed_ms_since(Event& start) = 0;
+  // Whether the work it recorded has finished (true for an event never recorded).
+  virtual bool query() {
+    synchronize();
+    return true;
+  }
 };
+
+inline void Stream::wait(Event& event) {
+  event.synchronize();
+}
 
 // The parameter list of a kernel as the backend knows it (sizes in bytes), when it knows it.
 struct ParamInfo {
@@ -56,6 +77,12 @@ class Module {
   virtual ~Module() = default;
   // The function with this symbol, or nullptr when the module has none.
   virtual std::shared_ptr<Function> function(const std::string& symbol) = 0;
+  // The module-scope variable (__device__, __constant__) with this symbol, or nullopt when the
+  // module has none (or the backend cannot find variables).
+  virtual std::optional<GlobalVariable> global(const std::string& symbol) {
+    (void)symbol;
+    return std::nullopt;
+  }
 };
 
 class Backend;
@@ -136,6 +163,16 @@ class Backend {
   // Source -> binary for `arch` (a Target's arch; "" is the backend's default, where it has one),
   // with no device and no caching: opkit::build (opkit/target.hpp) adds the cache.
   virtual CompiledProgram compile(const ProgramSpec& spec, const std::string& arch) = 0;
+  // A prebuilt binary in one of this backend's formats (a file `opkit compile` or the vendor's
+  // toolchain wrote), described as a CompiledProgram: format, target, kernel symbols. nullopt
+  // when the bytes are in none of its formats. `name` is the file's, for messages.
+  virtual std::optional<CompiledProgram> recognize_binary(std::vector<std::uint8_t> bytes, const std::string& name) {
+    (void)bytes;
+    (void)name;
+    return std::nullopt;
+  }
+  // The formats recognize_binary takes, in words for a message ("a cubin or PTX file"); "" if none.
+  virtual std::string binary_files() const { return {}; }
   // Everything besides the spec that changes the binary for `arch`: compiler version, resolved
   // target, flags. It is the non-source part of the cache key.
   virtual std::string compiler_identity(const std::string& arch) = 0;

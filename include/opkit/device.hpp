@@ -74,6 +74,13 @@ class Device {
   CompiledProgram build(const Program& program) const;
   // CompiledProgram -> Module (also the path for prebuilt binaries).
   Module load(const CompiledProgram& program) const;
+  // A prebuilt binary file (a cubin or PTX from `opkit compile -o`, nvcc -cubin, ...) -> Module.
+  // Its kernels are named by their symbols (extern "C" names, or mangled C++ names). Throws
+  // Error(Errc::not_found) for a missing file, Errc::io when it cannot be read, Errc::load when
+  // this device's backend does not take that kind of file or the driver refuses it.
+  Module load_file(const std::string& path) const;
+  // The same for a binary already in memory (`name` is for messages).
+  Module load_binary(std::vector<std::uint8_t> bytes, const std::string& name) const;
   // build + load; the same Program compiled twice in one process compiles once.
   Module compile(const Program& program) const;
 

@@ -36,6 +36,12 @@ struct LaunchConfig {
   const Stream* stream = nullptr;  // nullptr: the device's default stream
 };
 
+// A module-scope variable of a loaded Module (Module::global).
+struct GlobalVariable {
+  void* address = nullptr;  // device memory, for Device::copy and kernels
+  std::size_t bytes = 0;
+};
+
 struct KernelAttributes {
   int max_threads_per_block = 0;
   int registers = 0;  // per thread

@@ -27,7 +27,7 @@ from ._doctor import doctor
 from ._devices import ExternalStream, backends, default_device, devices, get_device, set_default_device, synchronize
 from ._cipher import decrypt, encrypt
 from ._hash import sha256, sha256d
-from ._kernels import Function, RawKernel, RawModule, SourceModule
+from ._kernels import Function, Module, RawKernel, RawModule, SourceModule, module_from_buffer, module_from_file
 from ._lz4 import lz4_compress, lz4_decompress
 from ._memory import (
     In,
@@ -62,6 +62,7 @@ __all__ = [
     "InOut",
     "MineProgress",
     "MineResult",
+    "Module",
     "Out",
     "RawKernel",
     "RawModule",
@@ -77,6 +78,8 @@ __all__ = [
     "encrypt",
     "get_device",
     "mem_alloc",
+    "module_from_buffer",
+    "module_from_file",
     "mem_get_info",
     "memcpy_dtod",
     "memcpy_dtoh",

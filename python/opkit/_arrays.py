@@ -206,11 +206,29 @@ class DeviceArray:
     def _order_before(self, consumer) -> None:
         # The protocol: the data must be ready for work the consumer queues on its stream (None
         # means the legacy default stream; -1 asks for no synchronization). Same stream: already
-        # ordered; another stream: wait here, as the core API has no cross-stream wait.
+        # ordered; another stream: it waits for an event recorded here, the host does not.
         if consumer == -1 or not self._device.is_gpu:
             return
-        if protocol_stream(stream_handle(self._stream)) != protocol_stream(consumer):
-            self.synchronize()
+        producer, wanted = protocol_stream(stream_handle(self._stream)), protocol_stream(consumer)
+        if producer != wanted:
+            written = self._device.create_event().record(self._stream or self._device.default_stream())
+            self._device.borrow_stream(0 if wanted == 1 else wanted).wait_event(written)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """Numba's CUDA Array Interface (version 3), for consumers that read it instead of DLPack
+        (Numba, older CuPy and PyCUDA code). Only on a GPU: CPU-backend memory is host memory."""
+        if not self._device.is_gpu:
+            raise AttributeError("__cuda_array_interface__: this array is host memory (CPU backend); use DLPack")
+        return {
+            "shape": self.shape,
+            "typestr": self.dtype.str,
+            "data": (self.ptr, False),
+            "strides": None,
+            "version": 3,
+            # The consumer orders its work after this stream (1: the legacy default stream).
+            "stream": protocol_stream(stream_handle(self._stream)),
+        }
 
     def synchronize(self) -> None:
         """Waits for the work queued on the stream that writes this array."""

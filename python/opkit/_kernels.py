@@ -18,17 +18,30 @@ Arguments, as PyCUDA takes them and where opkit differs:
 
 from __future__ import annotations
 
+import os
 import struct
 
 import numpy as np
 
 from . import _opkit
-from ._arrays import as_stream, capsule, dlpack_device, is_dlpack, on_host, stream_handle
+from ._arrays import (
+    as_stream,
+    capsule,
+    dlpack_device,
+    framework_of,
+    framework_stream,
+    is_dlpack,
+    on_cuda,
+    on_host,
+    stream_handle,
+)
 from ._devices import get_device
 from ._memory import InOut, _HostTransfer
 from ._opkit import DeviceAllocation
 
 _INT32 = (-(2**31), 2**31 - 1)
+# Frameworks whose current CUDA stream a launch without stream= follows (framework_stream).
+_STREAM_FRAMEWORKS = ("torch", "cupy")
 
 
 def _dim3(value, what: str) -> tuple[int, int, int]:
@@ -44,12 +57,22 @@ def _dim3(value, what: str) -> tuple[int, int, int]:
     return dims + (1,) * (3 - len(dims))
 
 
-def _launch_stream(device, stream):
+def _launch_stream(device, stream, args=()):
     """stream= of a launch: the one given, else the innermost `with stream:` of this device on this
-    thread, else None (the legacy default stream, as in PyCUDA)."""
-    if stream is None:
-        return _opkit._entered_stream(device)
-    return as_stream(device, stream)
+    thread, else the current stream of the framework (PyTorch, CuPy) whose CUDA array on this
+    device is the first array argument, else None (the legacy default stream, as in PyCUDA)."""
+    if stream is not None:
+        return as_stream(device, stream)
+    entered = _opkit._entered_stream(device)
+    if entered is not None or not device.is_gpu:
+        return entered
+    for arg in args:
+        if is_dlpack(arg) and framework_of(arg) in _STREAM_FRAMEWORKS:
+            if not on_cuda(arg) or dlpack_device(arg)[1] != device.ordinal:
+                return None  # a host array or one on another device: device_pointer says which
+            handle = framework_stream(arg)
+            return device.borrow_stream(handle) if handle else None
+    return None
 
 
 def _pointer(address: int) -> bytes:
@@ -178,12 +201,14 @@ class Function:
 
     def __call__(self, *args, block=None, grid=(1, 1), stream=None, shared=0, time_kernel=False):
         """Launches the kernel. block=(x, y, z) is required; grid defaults to (1, 1); shared is the
-        dynamic shared memory in bytes; stream is an opkit/torch/CuPy stream or a CUstream handle.
+        dynamic shared memory in bytes; stream is an opkit/torch/CuPy stream or a CUstream handle
+        (default: the `with stream:` stream, else the current stream of the framework of the first
+        PyTorch or CuPy CUDA array argument, else the legacy default stream).
         With time_kernel=True, waits and returns the kernel's time in seconds."""
         if block is None:
             raise ValueError("block=(x, y, z) is required")
         device = self._kernel.device
-        call = _Call(device, _launch_stream(device, stream))
+        call = _Call(device, _launch_stream(device, stream, args))
         try:
             packed = [call.pack(arg, i) for i, arg in enumerate(args)]
             return self._launch(call, packed, grid, block, shared, time_kernel)
@@ -260,7 +285,7 @@ class Function:
 
     def _prepared(self, grid, block, stream, args, shared_size, time_kernel):
         device = self._kernel.device
-        call = _Call(device, _launch_stream(device, stream))
+        call = _Call(device, _launch_stream(device, stream, args))
         try:
             return self._launch(call, self._pack_prepared(call, args), grid, block, shared_size, time_kernel)
         finally:
@@ -270,7 +295,59 @@ class Function:
         return f"<opkit.Function {self.name} on {self.device!r}>"
 
 
-class SourceModule:
+class Module:
+    """A loaded module: its kernels (get_function) and module-scope variables (get_global).
+    SourceModule compiles one from source; module_from_file loads a prebuilt cubin or PTX."""
+
+    _module: _opkit.Module
+
+    def get_function(self, name: str) -> Function:
+        """The kernel with this source name ("doublify", "f<int>") or symbol. Raises opkit.Error
+        (kind "not_found") listing the kernels the module has."""
+        return Function(self._module.kernel(name))
+
+    def get_global(self, name: str) -> tuple[int, int]:
+        """(device address, size in bytes) of the __device__ or __constant__ variable `name`, as
+        PyCUDA returns it: copy to it with memcpy_htod(address, array). A variable at global scope
+        is known by its name; one in a namespace by its mangled symbol. Raises opkit.Error (kind
+        "not_found") when the module has no such variable."""
+        return self._module.global_(name)
+
+    @property
+    def kernel_names(self) -> list[str]:
+        return self._module.kernel_names
+
+    @property
+    def device(self):
+        return self._module.device
+
+    @property
+    def target(self) -> str:
+        """What the binary is for: "sm_90", "compute_90" (PTX), a host target."""
+        return self._module.target
+
+
+def module_from_file(path, device=None) -> Module:
+    """Loads a prebuilt binary: a cubin or PTX file (from `opkit compile -o`, nvcc -cubin or
+    -ptx), PyCUDA's driver.module_from_file. Its kernels are named by their symbols: extern "C"
+    names as written, C++ kernels by their mangled names (kernel_names lists a cubin's). Raises
+    opkit.Error: kind "not_found" for a missing file, "load" for a file the device cannot load."""
+    module = Module.__new__(Module)
+    module._module = _opkit.load_file(get_device(device), os.fspath(path))
+    return module
+
+
+def module_from_buffer(data, device=None) -> Module:
+    """Loads a prebuilt cubin or PTX from memory (bytes, as opkit.compiler.compile returns),
+    PyCUDA's driver.module_from_buffer. Kernels are named as module_from_file names them."""
+    if isinstance(data, str):
+        data = data.encode()
+    module = Module.__new__(Module)
+    module._module = _opkit.load_binary(get_device(device), bytes(data), "<buffer>")
+    return module
+
+
+class SourceModule(Module):
     """CUDA C++ source compiled at run time for one device (NVRTC on a GPU, the host compiler on
     the CPU backend), through opkit's kernel cache.
 
@@ -302,12 +379,12 @@ class SourceModule:
             raise TypeError(f"source must be a str, got {type(source).__name__}")
         if isinstance(options, str):
             raise TypeError("options must be a list of strings, e.g. ['--use_fast_math']")
-        self.device = get_device(device)
+        device = get_device(device)
         self.no_extern_c = bool(no_extern_c)
         define_pairs = [(str(k), "" if v is None else str(v)) for k, v in (defines or {}).items()]
         header_pairs = [(str(k), str(v)) for k, v in (headers or {}).items()]
         self._module = _opkit.compile(
-            self.device,
+            device,
             source,
             name,
             [str(o) for o in (options or [])],
@@ -317,24 +394,10 @@ class SourceModule:
             [str(e) for e in name_expressions],
         )
 
-    def get_function(self, name: str) -> Function:
-        """The kernel with this source name ("doublify", "f<int>") or symbol. Raises opkit.Error
-        (kind "not_found") listing the kernels the module has."""
-        return Function(self._module.kernel(name))
-
-    @property
-    def kernel_names(self) -> list[str]:
-        return self._module.kernel_names
-
     @property
     def log(self) -> str:
         """The compiler's warnings (empty when it said nothing)."""
         return self._module.log
-
-    @property
-    def target(self) -> str:
-        """What the source was compiled for: "sm_90", "compute_90" (PTX), a host target."""
-        return self._module.target
 
 
 def _option_tuple(options) -> tuple:
@@ -384,19 +447,28 @@ class RawKernel(_RawCall):
 
 
 class RawModule:
-    """CuPy's module shape: RawModule(code=source, options=(), name_expressions=()) and
-    get_function(name), called as RawKernel is. Only source code is taken (code=); CuPy's path=
-    (a prebuilt cubin) has no counterpart here and is refused. Other keywords are SourceModule's."""
+    """CuPy's module shape: RawModule(code=source, options=(), name_expressions=()) or
+    RawModule(path=cubin_or_ptx_file), then get_function(name), called as RawKernel is, and
+    get_global(name). Other keywords are SourceModule's (with path=: only device=)."""
 
-    def __init__(self, *, code: str | None = None, options=(), name_expressions=(), **module_options):
-        if "path" in module_options:
-            raise TypeError("RawModule(path=...) is not supported: pass the source as code=")
-        if code is None:
-            raise TypeError("RawModule needs code= (the CUDA C++ source)")
+    def __init__(self, *, code: str | None = None, path=None, options=(), name_expressions=(), **module_options):
+        if (code is None) == (path is None):
+            raise TypeError("RawModule needs exactly one of code= (CUDA C++ source) and path= (a cubin or PTX file)")
         self.code, self.options = code, _option_tuple(options)
+        if path is not None:
+            if self.options or name_expressions or set(module_options) - {"device"}:
+                raise TypeError("RawModule(path=...) loads a built binary: options, name_expressions and compile "
+                                "settings apply to code= only")
+            self._module = module_from_file(path, module_options.get("device"))
+            return
         self._module = SourceModule(
             code, options=list(self.options), name_expressions=list(name_expressions), **module_options
         )
+
+    def get_global(self, name: str) -> tuple[int, int]:
+        """(device address, size in bytes) of a __device__ or __constant__ variable (CuPy returns a
+        MemoryPointer; opkit gives the address and size, as PyCUDA does)."""
+        return self._module.get_global(name)
 
     def get_function(self, name: str) -> _RawCall:
         """The kernel with this source name ("scale", "f<int>" among name_expressions), called as

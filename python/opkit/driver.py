@@ -17,6 +17,7 @@ from ._memory import (
     memset_d16,
     memset_d32,
 )
+from ._kernels import Function, Module, module_from_buffer, module_from_file
 from ._opkit import DeviceAllocation, Error
 
 
@@ -51,8 +52,10 @@ __all__ = [
     "DeviceAllocation",
     "Error",
     "Event",
+    "Function",
     "In",
     "InOut",
+    "Module",
     "Out",
     "Stream",
     "mem_alloc",
@@ -65,4 +68,6 @@ __all__ = [
     "memset_d8",
     "memset_d16",
     "memset_d32",
+    "module_from_buffer",
+    "module_from_file",
 ]

@@ -14,6 +14,7 @@
 #include "interruptible.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/device.hpp"
+#include "opkit/error.hpp"
 #include "opkit/registry.hpp"
 #include "opkit/stream.hpp"
 
@@ -112,6 +113,29 @@ void bind_device(nb::module_& m) {
       .def(
           "synchronize", [](const Stream& s) { interruptible([&] { s.synchronize(); }); },
           "Waits for the work queued on this stream (Ctrl-C ends the wait with KeyboardInterrupt).")
+      .def("wait_event", &Stream::wait, "event"_a,
+           "Work queued on this stream from now on waits for the work the event recorded, on whichever "
+           "stream of the device; the host does not wait (cuStreamWaitEvent).")
+      .def(
+          "wait_stream",
+          [](const Stream& s, const Stream& other) {
+            if (!(other.device() == s.device()))
+              throw Error(Errc::invalid_argument, "Stream.wait_stream", "the other stream belongs to another device");
+            Event marker = s.device().create_event();
+            marker.record(other);
+            s.wait(marker);
+          },
+          "other"_a, "Work queued here from now on waits for the work queued on `other` so far (torch's name).")
+      .def(
+          "record_event",
+          [](const Stream& s, std::optional<Event> event) {
+            Event e = event ? *event : s.device().create_event();
+            e.record(s);
+            return e;
+          },
+          "event"_a = nb::none(), "Records `event` (a new one when None) at the current end of this stream; returns it.")
+      .def("query", &Stream::query, "True when all work queued on this stream has finished; does not block.")
+      .def_prop_ro("done", &Stream::query, "True when all work queued on this stream has finished (CuPy's name).")
       .def_prop_ro(
           "handle", [](const Stream& s) { return reinterpret_cast<std::uintptr_t>(s.native_handle()); },
           "The native handle as an integer (a CUstream for CUDA; 0 is the legacy default stream).")
@@ -141,7 +165,26 @@ void bind_device(nb::module_& m) {
       "device"_a, "The innermost `with stream:` stream of this device on this thread, or None.");
 
   nb::class_<Event>(m, "Event", "A point in a stream: record it, wait for it, time the work between two.")
-      .def("record", &Event::record, "stream"_a, "Marks the current end of the stream's queued work.")
+      .def(
+          "record",
+          [](Event& e, std::optional<Stream> stream) {
+            e.record(stream ? *stream : e.device().default_stream());
+            return e;
+          },
+          "stream"_a = nb::none(),
+          "Marks the current end of the stream's queued work (the device's default stream when None); returns "
+          "the event.")
+      .def("query", &Event::query, "True when the recorded work has finished (or nothing was recorded); does not block.")
+      .def_prop_ro("done", &Event::query, "True when the recorded work has finished (CuPy's name).")
+      .def(
+          "wait",
+          [](const Event& e, std::optional<Stream> stream) {
+            (stream ? *stream : e.device().default_stream()).wait(e);
+          },
+          "stream"_a = nb::none(),
+          "Makes work queued on `stream` (the default stream when None) from now on wait for this event; the host "
+          "does not wait.")
+      .def_prop_ro("device", &Event::device, "The device whose streams it records.")
       .def(
           "synchronize", [](const Event& e) { interruptible([&] { e.synchronize(); }); },
           "Waits until the stream reaches the recorded point (Ctrl-C ends the wait).")

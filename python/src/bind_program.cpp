@@ -20,6 +20,7 @@
 #include "opkit/kernel.hpp"
 #include "opkit/module.hpp"
 #include "opkit/program.hpp"
+#include "opkit/target.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -30,9 +31,9 @@ namespace {
 using Triple = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;
 using Pairs = std::vector<std::pair<std::string, std::string>>;
 
-Module compile(const Device& device, std::string source, std::string name, std::vector<std::string> options,
-               std::vector<std::string> include_dirs, const Pairs& defines, const Pairs& headers,
-               std::vector<std::string> name_expressions) {
+Program make_program(std::string source, std::string name, std::vector<std::string> options,
+                     std::vector<std::string> include_dirs, const Pairs& defines, const Pairs& headers,
+                     std::vector<std::string> name_expressions) {
   Program program(std::move(source));
   program.name(std::move(name));
   for (auto& option : options) program.option(std::move(option));
@@ -40,7 +41,26 @@ Module compile(const Device& device, std::string source, std::string name, std::
   for (const auto& [macro, value] : defines) program.define(macro, value);
   for (const auto& [header, content] : headers) program.header(header, content);
   for (auto& expression : name_expressions) program.name_expression(std::move(expression));
+  return program;
+}
+
+Module compile(const Device& device, std::string source, std::string name, std::vector<std::string> options,
+               std::vector<std::string> include_dirs, const Pairs& defines, const Pairs& headers,
+               std::vector<std::string> name_expressions) {
+  Program program = make_program(std::move(source), std::move(name), std::move(options), std::move(include_dirs),
+                                 defines, headers, std::move(name_expressions));
   return interruptible([&] { return device.compile(program); });
+}
+
+// Ahead of time, with no device (NVRTC needs no GPU): (format, target, binary, log).
+std::tuple<std::string, std::string, nb::bytes, std::string> build_binary(
+    const std::string& backend, const std::string& arch, std::string source, std::string name,
+    std::vector<std::string> options, std::vector<std::string> include_dirs, const Pairs& defines,
+    const Pairs& headers, std::vector<std::string> name_expressions) {
+  Program program = make_program(std::move(source), std::move(name), std::move(options), std::move(include_dirs),
+                                 defines, headers, std::move(name_expressions));
+  CompiledProgram built = interruptible([&] { return build(program, Target{backend, arch}).program; });
+  return {built.format, built.target, nb::bytes(built.binary.data(), built.binary.size()), built.log};
 }
 
 std::vector<std::string> kernel_names(const Module& module) {
@@ -86,6 +106,19 @@ void bind_program(nb::module_& m) {
         "name_expressions"_a, "Compiles CUDA C++ source for the device (through the kernel cache) and loads it.");
 
   m.def("find_kernel_names", &find_kernel_names, "source"_a);
+  m.def("build_binary", &build_binary, "backend"_a, "arch"_a, "source"_a, "name"_a, "options"_a, "include_dirs"_a,
+        "defines"_a, "headers"_a, "name_expressions"_a,
+        "Compiles for a backend and arch without a device, through the kernel cache: (format, target, binary, log).");
+  m.def(
+      "load_file", [](const Device& device, const std::string& path) { return device.load_file(path); }, "device"_a,
+      "path"_a, "Loads a prebuilt binary file (a cubin or PTX) on the device.");
+  m.def(
+      "load_binary",
+      [](const Device& device, nb::bytes data, const std::string& name) {
+        const auto* begin = static_cast<const std::uint8_t*>(data.data());
+        return device.load_binary(std::vector<std::uint8_t>(begin, begin + data.size()), name);
+      },
+      "device"_a, "data"_a, "name"_a, "Loads a prebuilt binary (a cubin or PTX) from memory on the device.");
 
   nb::class_<Module>(m, "Module")
       .def("kernel", &Module::kernel, "name"_a)
@@ -93,7 +126,14 @@ void bind_program(nb::module_& m) {
       .def_prop_ro("log", [](const Module& mod) { return mod.program().log; })
       .def_prop_ro("target", [](const Module& mod) { return mod.program().target; })
       .def_prop_ro("format", [](const Module& mod) { return std::string(binary_format_name(mod.program().format)); })
-      .def_prop_ro("device", &Module::device);
+      .def_prop_ro("device", &Module::device)
+      .def(
+          "global_",
+          [](const Module& mod, std::string_view symbol) {
+            GlobalVariable found = mod.global(symbol);
+            return std::make_pair(reinterpret_cast<std::uintptr_t>(found.address), found.bytes);
+          },
+          "symbol"_a, "(device address, size in bytes) of a __device__ or __constant__ variable.");
 
   nb::class_<Kernel>(m, "Kernel")
       .def("launch", &launch, "args"_a, "grid"_a, "block"_a, "shared_bytes"_a, "stream"_a = nb::none())

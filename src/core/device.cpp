@@ -4,7 +4,12 @@
 // KernelCache.
 #include "opkit/device.hpp"
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 
 #include "device_access.hpp"
 #include "module_cache.hpp"
@@ -118,6 +123,34 @@ CompiledProgram Device::build(const Program& program) const {
 
 Module Device::load(const CompiledProgram& program) const {
   return Module(*this, impl_->load(program), std::make_shared<const CompiledProgram>(program));
+}
+
+Module Device::load_file(const std::string& path) const {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error))
+    throw Error(error || std::filesystem::exists(path, error) ? Errc::io : Errc::not_found, "Device::load_file",
+                std::filesystem::exists(path, error) ? "'" + path + "' is not a regular file"
+                                                     : "no file '" + path + "'");
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
+  std::vector<std::uint8_t> bytes(size > 0 ? static_cast<std::size_t>(size) : 0);
+  if (size < 0 || !in.seekg(0) || !in.read(reinterpret_cast<char*>(bytes.data()), size))
+    throw Error(Errc::io, "Device::load_file", "cannot read '" + path + "': " + std::strerror(errno));
+  return load_binary(std::move(bytes), std::filesystem::path(path).filename().string());
+}
+
+Module Device::load_binary(std::vector<std::uint8_t> bytes, const std::string& name) const {
+  backend::Backend& backend = impl_->backend();
+  std::optional<CompiledProgram> program = backend.recognize_binary(std::move(bytes), name);
+  if (!program) {
+    const std::string takes = backend.binary_files();
+    throw Error(Errc::load, "Device::load_binary",
+                "'" + name + "' is not a binary the " + backend.name() + " backend loads" +
+                    (takes.empty() ? std::string(" (it loads no binary files: compile the source instead)")
+                                   : " (it takes " + takes + ")"))
+        .with_source_name(name);
+  }
+  return load(*program);
 }
 
 Module Device::compile(const Program& program) const {

@@ -29,6 +29,16 @@ Kernel Module::kernel(std::string_view name) const {
   return Kernel(device_, std::move(function), wanted);
 }
 
+GlobalVariable Module::global(std::string_view symbol) const {
+  std::string wanted(symbol);
+  if (auto found = impl_->global(wanted)) return *found;
+  throw Error(Errc::not_found, "Module::global",
+              "no __device__ or __constant__ variable '" + wanted + "' in " + program_->source_name +
+                  " (a variable in a namespace is known by its mangled name; declare it extern \"C\" or at global "
+                  "scope)")
+      .with_source_name(program_->source_name);
+}
+
 Kernel::Kernel(Device device, std::shared_ptr<backend::Function> impl, std::string name)
     : device_(std::move(device)),
       impl_(std::move(impl)),

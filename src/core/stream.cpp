@@ -13,6 +13,16 @@ Stream::Stream(Device device, std::shared_ptr<backend::Stream> impl)
 void Stream::synchronize() const {
   impl_->synchronize();
 }
+void Stream::wait(const Event& event) const {
+  if (!(event.device_ == device_))
+    throw Error(Errc::invalid_argument, "Stream::wait", "the event belongs to another device");
+  impl_->wait(*event.impl_);
+}
+
+bool Stream::query() const {
+  return impl_->query();
+}
+
 void* Stream::native_handle() const {
   return impl_->native_handle();
 }
@@ -28,6 +38,10 @@ void Event::record(const Stream& stream) {
 
 void Event::synchronize() const {
   impl_->synchronize();
+}
+
+bool Event::query() const {
+  return impl_->query();
 }
 
 float Event::elapsed_ms(const Event& start, const Event& stop) {

@@ -132,6 +132,86 @@ TEST_P(Core, StreamOrderedBuffersCarryEachRoundsDataWithoutWaits) {
     }
 }
 
+// A chain of steps alternating between two streams, each ordered after the one before by an
+// event the next stream waits for (no host wait): the result is right only if every wait held.
+TEST_P(Core, StreamsWaitForEventsOfOtherStreams) {
+  const opkit::Device& device = *target().device;
+  auto module = device.compile(opkit::Program(R"(
+    extern "C" __global__ void step(const unsigned* in, unsigned* out, unsigned n, unsigned k) {
+      unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) out[i] = in[i] * 3u + k;
+    })"));
+  const unsigned n = 1u << 18;
+  opkit::Stream streams[] = {device.create_stream(), device.create_stream()};
+  auto a = device.alloc<unsigned>(n), b = device.alloc<unsigned>(n);
+  std::vector<unsigned> expected(n);
+  std::iota(expected.begin(), expected.end(), std::random_device{}() % 1000);
+  a.copy_from(expected);
+  device.synchronize();  // the streams below do not wait for the default stream
+  opkit::DeviceBuffer<unsigned>* buffers[] = {&a, &b};
+  for (unsigned k = 0; k < 12; ++k) {
+    const opkit::Stream& stream = streams[k % 2];
+    module.kernel("step").launch({.grid = n / 256, .block = 256, .stream = &stream},
+                                 std::as_const(*buffers[k % 2]).view(), buffers[1 - k % 2]->view(), n, k);
+    for (auto& v : expected) v = v * 3u + k;
+    opkit::Event done = device.create_event();
+    done.record(stream);
+    streams[1 - k % 2].wait(done);
+  }
+  streams[0].synchronize();
+  EXPECT_EQ(a.to_host(), expected);
+  EXPECT_TRUE(streams[0].query());
+  EXPECT_TRUE(streams[1].query());
+  opkit::Event never_recorded = device.create_event();
+  EXPECT_TRUE(never_recorded.query());
+  for (const opkit::Device& other : opkit::Device::all()) {
+    if (other == device) continue;
+    EXPECT_THROW(other.create_stream().wait(never_recorded), opkit::Error) << other.id();
+  }
+}
+
+// __device__ and __constant__ variables by symbol: written from the host, read by a kernel, and
+// updated by a kernel for the host to read back.
+TEST_P(Core, ModuleVariablesAreFoundBySymbolAndCopiedToAndFrom) {
+  const opkit::Device& device = *target().device;
+  auto module = device.compile(opkit::Program(R"(
+    __constant__ int table[8];
+    __device__ unsigned long long total;
+    extern "C" __global__ void look_up(int* out, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) { out[i] = table[i % 8]; atomicAdd(&total, (unsigned long long)table[i % 8]); }
+    })"));
+  const opkit::GlobalVariable table = module.global("table");
+  const opkit::GlobalVariable total = module.global("total");
+  ASSERT_EQ(table.bytes, 8 * sizeof(int));
+  ASSERT_EQ(total.bytes, sizeof(unsigned long long));
+  std::mt19937 rng(std::random_device{}());
+  std::vector<int> values(8);
+  for (int& v : values) v = static_cast<int>(rng() % 100000);
+  const unsigned long long zero = 0;
+  device.copy(table.address, values.data(), table.bytes, opkit::CopyKind::host_to_device);
+  device.copy(total.address, &zero, total.bytes, opkit::CopyKind::host_to_device);
+  const int n = 1000;
+  auto out = device.alloc<int>(n);
+  module.kernel("look_up").launch({.grid = 4, .block = 256}, out, n);
+  const std::vector<int> host = out.to_host();
+  unsigned long long sum = 0;
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(host[static_cast<std::size_t>(i)], values[static_cast<std::size_t>(i % 8)]) << i;
+    sum += static_cast<unsigned long long>(values[static_cast<std::size_t>(i % 8)]);
+  }
+  unsigned long long read_back = 0;
+  device.copy(&read_back, total.address, sizeof read_back, opkit::CopyKind::device_to_host);
+  EXPECT_EQ(read_back, sum);
+  try {
+    (void)module.global("no_such_variable");
+    ADD_FAILURE() << "expected Errc::not_found";
+  } catch (const opkit::Error& error) {
+    EXPECT_EQ(error.kind(), opkit::Errc::not_found);
+    EXPECT_NE(std::string(error.what()).find("no_such_variable"), std::string::npos) << error.what();
+  }
+}
+
 TEST_P(Core, BorrowedViewOverForeignMemoryWorksLikeABuffer) {
   const opkit::Device& device = *target().device;
   auto owner = device.alloc<std::uint32_t>(64);

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import opkit
+import opkit.compiler
 
 
 def _reason(call) -> str | None:
@@ -22,6 +23,8 @@ def _reason(call) -> str | None:
 
 CUDA_MISSING = _reason(lambda: opkit.Device.cuda(0))
 CPU_BACKEND_MISSING = _reason(opkit.Device.cpu)
+# NVRTC compiles without a GPU (CI has the toolkit but no GPU).
+CUDA_COMPILER_MISSING = _reason(lambda: opkit.compiler.compile("__global__ void k() {}", arch="sm_90"))
 
 
 def kernel_devices() -> list:

@@ -102,6 +102,33 @@ def test_kernel_runs_on_torch_stream(rng):
     assert (result == 2).all()
 
 
+def test_kernel_without_stream_follows_torchs_current_stream():
+    # No stream= and no `with opkit stream:`: a launch with a torch tensor argument goes to torch's
+    # current stream, so torch work queued after it on that stream sees its result.
+    mod = opkit.SourceModule("__global__ void inc(int *a) { a[threadIdx.x] += 1; }", device="cuda")
+    device = opkit.get_device("cuda")
+    side = torch.cuda.Stream()
+    a = torch.zeros(64, dtype=torch.int32, device="cuda")
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        assert opkit._kernels._launch_stream(device, None, (a,)).handle == side.cuda_stream
+        torch.cuda._sleep(20_000_000)  # the side stream is busy: work on another stream would run first
+        a.fill_(5)
+        mod.get_function("inc")(a, block=64)
+        result = a.cpu()
+    assert (result == 6).all()
+    assert opkit._kernels._launch_stream(device, None, (np.int32(1),)) is None
+
+
+def test_cuda_array_interface_reaches_torch(rng):
+    x = rng.integers(0, 255, size=(8, 16), dtype=np.uint8)
+    array = opkit.to_device(x, device="cuda")
+    array.synchronize()
+    tensor = torch.as_tensor(array, device="cuda")
+    assert tensor.data_ptr() == array.ptr
+    assert (tensor.cpu().numpy() == x).all()
+
+
 def test_non_contiguous_tensor_is_refused():
     mod = opkit.SourceModule("__global__ void k(float *a) { a[0] = 1; }", device="cuda")
     x = torch.zeros((8, 8), device="cuda").t()

@@ -2,11 +2,15 @@
 checked against NumPy on fresh random inputs: arguments by value, device memory, In/Out/InOut,
 bare host arrays, streams, prepared calls, and compile and launch errors."""
 
+import contextlib
+
 import numpy as np
 import pytest
 
 import opkit
-from conftest import kernel_devices
+import opkit.compiler
+import opkit.driver
+from conftest import CUDA_COMPILER_MISSING, kernel_devices
 
 SAXPY = r"""
 __global__ void saxpy(float *out, const float *x, const float *y, float a, int n)
@@ -187,6 +191,146 @@ def test_external_stream_borrows_a_handle(device, rng):
         opkit.ExternalStream("0x10", device=device)
 
 
+def test_stream_wait_event_orders_work_across_streams(device, rng):
+    # A chain of saxpy steps alternating between two streams, each step ordered after the one
+    # before by an event, not by the host: the result is right only if every wait took effect.
+    n, steps = 1 << 16, 8
+    x = rng.standard_normal(n).astype(np.float32)
+    saxpy = opkit.SourceModule(SAXPY, device=device).get_function("saxpy")
+    streams = [device.create_stream(), device.create_stream()]
+    buffers = [opkit.to_device(x, device=device), opkit.empty(n, np.float32, device=device)]
+    streams[0].synchronize()
+    expected = x.copy()
+    for step in range(steps):
+        stream, src, dst = streams[step % 2], buffers[step % 2], buffers[1 - step % 2]
+        saxpy(dst, src, src, np.float32(0.5), np.int32(n), block=256, grid=n // 256, stream=stream)
+        expected = (np.float32(0.5) * expected + expected).astype(np.float32)
+        streams[1 - step % 2].wait_event(stream.record_event())
+    streams[steps % 2].synchronize()
+    np.testing.assert_allclose(buffers[steps % 2].get(), expected, rtol=1e-5)
+    assert streams[0].query() and streams[1].done
+
+
+def test_event_query_record_and_wait(device):
+    event = device.create_event()
+    assert event.query(), "an event never recorded has nothing to wait for"
+    stream = device.create_stream()
+    assert event.record(stream) is not None
+    event.synchronize()
+    assert event.query() and event.done and event.device == device
+    event.wait(stream)  # nothing pending: returns, and later work on the stream is unaffected
+    default_recorded = device.create_event().record()
+    default_recorded.synchronize()
+    other = device.create_stream()
+    other.wait_stream(stream)
+    other.synchronize()
+    assert other.query()
+    for other_device in (d for d in opkit.devices() if d != device):  # on a GPU machine: the CPU backend
+        with pytest.raises(opkit.Error, match="another device"):
+            other_device.create_stream().wait_event(event)
+
+
+def test_device_arrays_have_the_cuda_array_interface_on_a_gpu_only(device, rng):
+    x = rng.standard_normal(100).astype(np.float32)
+    array = opkit.to_device(x, device=device)
+    if not device.is_gpu:
+        assert not hasattr(array, "__cuda_array_interface__")
+        return
+    interface = array.__cuda_array_interface__
+    assert interface["version"] == 3 and interface["shape"] == (100,) and interface["typestr"] == "<f4"
+    assert interface["data"] == (array.ptr, False) and interface["stream"] == 1
+    out = np.empty_like(x)
+    opkit.memcpy_dtoh(out, interface["data"][0])
+    np.testing.assert_array_equal(out, x)
+
+
+GLOBALS = r"""
+__constant__ float coeffs[4];
+__device__ unsigned int launches;
+__global__ void scale_by_lane(float *out, const float *x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i == 0) atomicAdd(&launches, 1u);
+  if (i < n) out[i] = coeffs[i % 4] * x[i];
+}
+"""
+
+EXTERN_C_KERNEL = r"""
+extern "C" __global__ void add_one(int *a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[i] += 1;
+}
+"""
+
+
+@contextlib.contextmanager
+def default_device(device):
+    """PyCUDA-style copies to a raw address act on the default device."""
+    previous = opkit.default_device()
+    opkit.set_default_device(device)
+    try:
+        yield
+    finally:
+        opkit.set_default_device(previous)
+
+
+def test_get_global_reads_and_writes_module_variables(device, rng):
+    n = 1000
+    module = opkit.SourceModule(GLOBALS, device=device)
+    coeffs_address, coeffs_bytes = module.get_global("coeffs")
+    launches_address, launches_bytes = module.get_global("launches")
+    assert (coeffs_bytes, launches_bytes) == (16, 4)
+    coeffs = rng.standard_normal(4).astype(np.float32)
+    x = rng.standard_normal(n).astype(np.float32)
+    out = opkit.empty(n, np.float32, device=device)
+    kernel = module.get_function("scale_by_lane")
+    with default_device(device):
+        opkit.memcpy_htod(coeffs_address, coeffs)
+        opkit.memset_d32(launches_address, 0, 1)
+        for _ in range(3):
+            kernel(out, opkit.to_device(x, device=device), np.int32(n), block=128, grid=(n + 127) // 128)
+        launches = np.zeros(1, dtype=np.uint32)
+        opkit.memcpy_dtoh(launches, launches_address)
+    np.testing.assert_array_equal(out.get(), coeffs[np.arange(n) % 4] * x)
+    assert launches[0] == 3
+    with pytest.raises(opkit.Error, match="no __device__ or __constant__ variable 'missing'"):
+        module.get_global("missing")
+
+
+def test_binary_files_load_on_a_gpu_and_are_refused_elsewhere(device, tmp_path):
+    missing = tmp_path / "absent.cubin"
+    with pytest.raises(opkit.Error, match="no file") as raised:
+        opkit.module_from_file(missing, device=device)
+    assert raised.value.kind == "not_found"
+    garbage = tmp_path / "garbage.cubin"
+    garbage.write_bytes(b"\x7fELF not really")
+    with pytest.raises(opkit.Error, match="not a binary the") as raised:
+        opkit.module_from_file(garbage, device=device)
+    assert raised.value.kind == "load"
+    if not device.is_gpu:
+        if CUDA_COMPILER_MISSING is not None:
+            pytest.skip(f"no NVRTC to make a cubin: {CUDA_COMPILER_MISSING}")
+        cubin = tmp_path / "k.cubin"
+        cubin.write_bytes(opkit.compiler.compile(EXTERN_C_KERNEL, arch="sm_90"))
+        with pytest.raises(opkit.Error, match="cpu.* backend loads"):
+            opkit.module_from_file(cubin, device=device)
+        return
+    cubin, ptx = tmp_path / "k.cubin", tmp_path / "k.ptx"
+    cubin.write_bytes(opkit.compiler.compile(EXTERN_C_KERNEL))
+    ptx.write_bytes(opkit.compiler.compile(EXTERN_C_KERNEL, target="ptx"))
+    a = np.arange(300, dtype=np.int32)
+    loaded = [opkit.module_from_file(cubin, device=device), opkit.module_from_file(ptx, device=device),
+              opkit.driver.module_from_buffer(cubin.read_bytes(), device=device)]
+    for module in loaded:
+        target = a.copy()
+        module.get_function("add_one")(opkit.InOut(target), np.int32(300), block=128, grid=3)
+        np.testing.assert_array_equal(target, a + 1)
+    target = a.copy()
+    opkit.RawModule(path=str(cubin), device=device).get_function("add_one")((3,), (128,), (opkit.InOut(target), 300))
+    np.testing.assert_array_equal(target, a + 1)
+    assert opkit.module_from_file(cubin, device=device).kernel_names == ["add_one"]
+    assert opkit.module_from_file(cubin, device=device).target == device.arch
+
+
 def test_memset_fills_device_memory(device):
     buf = opkit.mem_alloc(64, device=device)
     opkit.memset_d32(buf, 0xDEADBEEF, 16)
@@ -274,7 +418,9 @@ def test_raw_kernel_and_module_refuse_what_they_cannot_take(device):
     saxpy = opkit.RawKernel(SAXPY, "saxpy", device=device)
     with pytest.raises(TypeError, match="tuple"):
         saxpy((1,), (1,), np.int32(3))
-    with pytest.raises(TypeError, match="path"):
-        opkit.RawModule(path="kernel.cubin")
-    with pytest.raises(TypeError, match="code="):
+    with pytest.raises(TypeError, match="exactly one of code="):
+        opkit.RawModule(code=SAXPY, path="kernel.cubin")
+    with pytest.raises(TypeError, match="exactly one of code="):
         opkit.RawModule()
+    with pytest.raises(TypeError, match="code= only"):
+        opkit.RawModule(path="kernel.cubin", options=("-O3",), device=device)

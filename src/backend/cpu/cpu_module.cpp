@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "block_runner.hpp"
+#include "elf_symbols.hpp"
 #include "kernel_compiler.hpp"
 #include "opkit/error.hpp"
 #include "static_shared.hpp"
@@ -70,6 +71,17 @@ CpuModule::CpuModule(const CompiledProgram& program, unsigned max_workers) : max
   std::vector<std::string> kernels;
   for (std::uint32_t i = 0; i < table_->kernel_count; ++i) kernels.emplace_back(table_->kernels[i].name);
   static_shared_ = static_shared_bytes(program.binary, kernels);
+  const std::uintptr_t base = object_->base();
+  for_each_symbol(program.binary, [&](std::string_view name, const Elf64_Sym& symbol) {
+    if (ELF64_ST_TYPE(symbol.st_info) != STT_OBJECT || symbol.st_shndx == SHN_UNDEF || name.empty()) return;
+    globals_[std::string(name)] = {reinterpret_cast<void*>(base + symbol.st_value), symbol.st_size};
+  });
+}
+
+std::optional<GlobalVariable> CpuModule::global(const std::string& symbol) {
+  auto it = globals_.find(symbol);
+  if (it == globals_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::shared_ptr<backend::Function> CpuModule::function(const std::string& symbol) {

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "opkit/backend.hpp"
@@ -19,12 +20,15 @@ class CpuModule final : public backend::Module {
   // Its launches use at most max_workers threads of the pool (0: all of them).
   CpuModule(const CompiledProgram& program, unsigned max_workers);
   std::shared_ptr<backend::Function> function(const std::string& symbol) override;
+  // From the object's symbol table: __device__ and __constant__ variables are plain globals here.
+  std::optional<GlobalVariable> global(const std::string& symbol) override;
 
  private:
   std::shared_ptr<const SharedObject> object_;
   const opkit_cpu_module* table_ = nullptr;
   unsigned max_workers_;
   std::map<std::string, std::size_t> static_shared_;  // per kernel (static_shared.hpp)
+  std::map<std::string, GlobalVariable, std::less<>> globals_;  // defined data objects, by symbol
 };
 
 class CpuFunction final : public backend::Function {

@@ -72,6 +72,7 @@ SharedObject::SharedObject(const std::vector<std::uint8_t>& bytes) {
 void SharedObject::record_segments() {
   link_map* map = nullptr;
   if (dlinfo(handle_, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return;
+  base_ = map->l_addr;
   struct Search {
     const link_map* map;
     SharedObject* self;

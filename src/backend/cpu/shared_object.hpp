@@ -20,6 +20,8 @@ class SharedObject {
   SharedObject& operator=(const SharedObject&) = delete;
 
   void* symbol(const char* name) const;  // nullptr when absent
+  // Where the object was loaded: a symbol's st_value plus this is its address.
+  std::uintptr_t base() const noexcept { return base_; }
 
   // Whether `pc` is in the object's executable segments: there runs the kernel's code (its CUDA
   // source and the shim's inline functions), which takes no lock, so a stopped kernel may be left
@@ -41,6 +43,7 @@ class SharedObject {
   std::uintptr_t code_begin_[kMaxCodeRanges] = {}, code_end_[kMaxCodeRanges] = {};
   std::size_t code_ranges_ = 0;
   std::size_t tls_bytes_ = 0;
+  std::uintptr_t base_ = 0;
 };
 
 }  // namespace opkit::cpu

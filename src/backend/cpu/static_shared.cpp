@@ -2,14 +2,14 @@
 #include "static_shared.hpp"
 
 #include <cxxabi.h>
-#include <elf.h>
 
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <set>
 #include <string_view>
+
+#include "elf_symbols.hpp"
 
 namespace opkit::cpu {
 namespace {
@@ -51,59 +51,31 @@ std::string demangle(const char* name) {
 
 std::map<std::string, std::size_t> static_shared_bytes(const std::vector<std::uint8_t>& elf,
                                                        const std::vector<std::string>& kernels) {
+  // Every thread-local object, then those that have a guard (a dynamically initialised one: an
+  // `extern __shared__` pointer; a __shared__ variable cannot have an initialiser).
+  std::map<std::string, std::size_t, std::less<>> objects;
+  std::set<std::string, std::less<>> guarded;
+  bool any = false;
+  for_each_symbol(elf, [&](std::string_view name, const Elf64_Sym& symbol) {
+    any = true;
+    if (ELF64_ST_TYPE(symbol.st_info) != STT_TLS || symbol.st_size == 0) return;
+    if (name.substr(0, 4) == "_ZGV") {
+      guarded.emplace("_Z" + std::string(name.substr(4)));
+    } else if (!name.empty() && name != "__tls_guard" && !is_launch_variable(name)) {
+      std::size_t& total = objects[std::string(name)];
+      total = saturating_add(total, symbol.st_size);
+    }
+  });
   std::map<std::string, std::size_t> result;
-  auto fits = [&](std::uint64_t offset, std::uint64_t bytes) {
-    return offset <= elf.size() && bytes <= elf.size() - offset;
-  };
-  Elf64_Ehdr header;
-  if (!fits(0, sizeof header)) return result;
-  std::memcpy(&header, elf.data(), sizeof header);
-  if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64 ||
-      header.e_shentsize != sizeof(Elf64_Shdr) ||
-      !fits(header.e_shoff, std::uint64_t{header.e_shnum} * sizeof(Elf64_Shdr)))
-    return result;
-  auto section = [&](std::size_t i) {
-    Elf64_Shdr s;
-    std::memcpy(&s, elf.data() + header.e_shoff + i * sizeof s, sizeof s);
-    return s;
-  };
-  for (std::size_t i = 0; i < header.e_shnum; ++i) {
-    const Elf64_Shdr symtab = section(i);
-    if (symtab.sh_type != SHT_SYMTAB || symtab.sh_link >= header.e_shnum || !fits(symtab.sh_offset, symtab.sh_size))
-      continue;
-    const Elf64_Shdr strtab = section(symtab.sh_link);
-    if (!fits(strtab.sh_offset, strtab.sh_size) || strtab.sh_size == 0) continue;
-    const char* strings = reinterpret_cast<const char*>(elf.data() + strtab.sh_offset);
-    auto name_at = [&](std::uint32_t offset) -> std::string_view {
-      if (offset >= strtab.sh_size) return {};
-      return {strings + offset, strnlen(strings + offset, strtab.sh_size - offset)};
-    };
-    // Every thread-local object, then those that have a guard (a dynamically initialised one: an
-    // `extern __shared__` pointer; a __shared__ variable cannot have an initialiser).
-    std::map<std::string, std::size_t, std::less<>> objects;
-    std::set<std::string, std::less<>> guarded;
-    for (std::uint64_t at = 0; at + sizeof(Elf64_Sym) <= symtab.sh_size; at += sizeof(Elf64_Sym)) {
-      Elf64_Sym symbol;
-      std::memcpy(&symbol, elf.data() + symtab.sh_offset + at, sizeof symbol);
-      if (ELF64_ST_TYPE(symbol.st_info) != STT_TLS || symbol.st_size == 0) continue;
-      std::string_view name = name_at(symbol.st_name);
-      if (name.substr(0, 4) == "_ZGV") {
-        guarded.emplace("_Z" + std::string(name.substr(4)));
-      } else if (!name.empty() && name != "__tls_guard" && !is_launch_variable(name)) {
-        std::size_t& total = objects[std::string(name)];
-        total = saturating_add(total, symbol.st_size);
-      }
-    }
-    std::size_t everywhere = 0;  // at namespace scope
-    std::map<std::string, std::size_t> local;
-    for (const auto& [name, bytes] : objects) {
-      if (guarded.count(name) != 0) continue;
-      std::size_t& total = name.rfind("_ZZ", 0) != 0 ? everywhere : local[enclosing_function(demangle(name.c_str()))];
-      total = saturating_add(total, bytes);
-    }
-    for (const std::string& kernel : kernels) result[kernel] = saturating_add(everywhere, local[kernel]);
-    return result;
+  if (!any) return result;
+  std::size_t everywhere = 0;  // at namespace scope
+  std::map<std::string, std::size_t> local;
+  for (const auto& [name, bytes] : objects) {
+    if (guarded.count(name) != 0) continue;
+    std::size_t& total = name.rfind("_ZZ", 0) != 0 ? everywhere : local[enclosing_function(demangle(name.c_str()))];
+    total = saturating_add(total, bytes);
   }
+  for (const std::string& kernel : kernels) result[kernel] = saturating_add(everywhere, local[kernel]);
   return result;
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda_backend.hpp"
+#include "cuda_binary_file.hpp"
 #include "nvrtc_api.hpp"
 #include "nvrtc_compiler.hpp"
 #include "opkit/target.hpp"
@@ -39,6 +40,10 @@ class CudaBackend final : public backend::Backend {
     const CudaArch target = parse(arch);
     return nvrtc_compile(spec, target.sm, target.ptx);
   }
+  std::optional<CompiledProgram> recognize_binary(std::vector<std::uint8_t> bytes, const std::string& name) override {
+    return recognize_cuda_binary(std::move(bytes), name);
+  }
+  std::string binary_files() const override { return "a cubin or PTX file"; }
   std::string compiler_identity(const std::string& arch) override {
     const CudaArch target = parse(arch);
     return nvrtc_identity(target.sm, target.ptx);

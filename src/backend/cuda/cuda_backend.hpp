@@ -26,6 +26,8 @@ class CudaStream final : public backend::Stream {
   CudaStream(CudaDevice& device, std::shared_ptr<CudaDevice> keep_alive, CUstream stream, bool owned);
   ~CudaStream() override;
   void synchronize() override;
+  void wait(backend::Event& event) override;
+  bool query() override;
   void* native_handle() override { return stream_; }
   CUstream handle() const { return stream_; }
 
@@ -43,6 +45,8 @@ class CudaEvent final : public backend::Event {
   void record(backend::Stream& stream) override;
   void synchronize() override;
   float elapsed_ms_since(backend::Event& start) override;
+  bool query() override;
+  CUevent handle() const { return event_; }
 
  private:
   std::shared_ptr<CudaDevice> device_;
@@ -78,6 +82,7 @@ class CudaModule final : public backend::Module, public std::enable_shared_from_
              std::map<std::string, std::vector<std::size_t>> param_sizes = {});
   ~CudaModule() override;
   std::shared_ptr<backend::Function> function(const std::string& symbol) override;
+  std::optional<GlobalVariable> global(const std::string& symbol) override;
   CudaDevice& device() { return *device_; }
   const std::vector<std::size_t>* recorded_params(const std::string& symbol) const;
 

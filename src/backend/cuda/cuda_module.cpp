@@ -39,6 +39,16 @@ std::shared_ptr<backend::Function> CudaModule::function(const std::string& symbo
   return std::make_shared<CudaFunction>(shared_from_this(), function, symbol);
 }
 
+std::optional<GlobalVariable> CudaModule::global(const std::string& symbol) {
+  device_->make_current();
+  CUdeviceptr address = 0;
+  std::size_t bytes = 0;
+  CUresult rc = device_->api().cuModuleGetGlobal(&address, &bytes, module_, symbol.c_str());
+  if (rc == CUDA_ERROR_NOT_FOUND) return std::nullopt;
+  check(rc, "cuModuleGetGlobal", Errc::load);
+  return GlobalVariable{reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), bytes};
+}
+
 CudaFunction::CudaFunction(std::shared_ptr<CudaModule> module, CUfunction function, const std::string& symbol)
     : module_(std::move(module)), function_(function), symbol_(intern(symbol)) {}
 

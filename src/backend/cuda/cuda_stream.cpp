@@ -18,6 +18,30 @@ void CudaStream::synchronize() {
       [&] { return api.cuStreamSynchronize(stream_); });
 }
 
+void CudaStream::wait(backend::Event& event) {
+  auto* cuda_event = dynamic_cast<CudaEvent*>(&event);
+  if (cuda_event == nullptr)
+    throw Error(Errc::invalid_argument, "Stream::wait", "the event belongs to another backend");
+  device_.make_current();
+  check(device_.api().cuStreamWaitEvent(stream_, cuda_event->handle(), 0), "cuStreamWaitEvent");
+}
+
+namespace {
+
+// CUDA_ERROR_NOT_READY is "still running"; any other failure (a faulted kernel) is an error.
+bool is_done(CUresult rc, const char* stage) {
+  if (rc == CUDA_ERROR_NOT_READY) return false;
+  check(rc, stage);
+  return true;
+}
+
+}  // namespace
+
+bool CudaStream::query() {
+  device_.make_current();
+  return is_done(device_.api().cuStreamQuery(stream_), "cuStreamQuery");
+}
+
 CudaEvent::CudaEvent(std::shared_ptr<CudaDevice> device) : device_(std::move(device)) {
   device_->make_current();
   check(device_->api().cuEventCreate(&event_, CU_EVENT_DEFAULT), "cuEventCreate");
@@ -36,6 +60,11 @@ void CudaEvent::synchronize() {
   const DriverApi& api = device_->api();
   device_->wait(
       "cuEventSynchronize", [&] { return api.cuEventQuery(event_); }, [&] { return api.cuEventSynchronize(event_); });
+}
+
+bool CudaEvent::query() {
+  device_->make_current();
+  return is_done(device_->api().cuEventQuery(event_), "cuEventQuery");
 }
 
 float CudaEvent::elapsed_ms_since(backend::Event& start) {

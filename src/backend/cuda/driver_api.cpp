@@ -55,6 +55,7 @@ LoadedDriver load_driver() {
   l.bind(a.cuModuleLoadData, "cuModuleLoadData", missing);
   l.bind(a.cuModuleUnload, "cuModuleUnload", missing);
   l.bind(a.cuModuleGetFunction, "cuModuleGetFunction", missing);
+  l.bind(a.cuModuleGetGlobal, "cuModuleGetGlobal_v2", missing);
   l.bind(a.cuFuncGetAttribute, "cuFuncGetAttribute", missing);
   l.bind(a.cuFuncSetAttribute, "cuFuncSetAttribute", missing);
   l.bind(a.cuLaunchKernel, "cuLaunchKernel", missing);
@@ -62,6 +63,7 @@ LoadedDriver load_driver() {
   l.bind(a.cuStreamDestroy, "cuStreamDestroy_v2", missing);
   l.bind(a.cuStreamSynchronize, "cuStreamSynchronize", missing);
   l.bind(a.cuStreamQuery, "cuStreamQuery", missing);
+  l.bind(a.cuStreamWaitEvent, "cuStreamWaitEvent", missing);
   l.bind(a.cuEventCreate, "cuEventCreate", missing);
   l.bind(a.cuEventDestroy, "cuEventDestroy_v2", missing);
   l.bind(a.cuEventRecord, "cuEventRecord", missing);
