@@ -22,6 +22,7 @@ import statistics
 import sys
 import time
 
+import numpy as np
 import torch
 
 import opkit
@@ -110,19 +111,37 @@ def overheads(calls: int) -> dict:
         "opkit_bench::doublify", DOUBLIFY, kernel="doublify", schema="(Tensor(a!) a) -> ()",
         args=lambda a: (a, a.numel()), grid=1, block=64,
     )
+    # The floor under any op whose implementation is Python: one registered the same way that
+    # does nothing (torch's dispatcher into Python and back).
+    floor = torch.library.Library("opkit_bench", "FRAGMENT")
+    floor.define("noop(Tensor(a!) a) -> ()")
+    floor.impl("noop", lambda a: None, "CUDA")
+    torch.library.register_fake("opkit_bench::noop", lambda a: None, lib=floor)
+    raw = opkit.RawKernel(DOUBLIFY, "doublify", device="cuda")
+    n64 = np.int32(64)
     cases = {
         "torch.ops.opkit.sha256 [64,64]": lambda: torch.ops.opkit.sha256(x),
         "torch.ops.opkit.sha256_out [64,64]": lambda: torch.ops.opkit.sha256_out(x, out),
         "opkit.sha256 (Python call) [64,64]": lambda: opkit.sha256(x),
         "kernel_op doublify [64] (in place)": lambda: doublify(f),
+        "opkit.RawKernel doublify [64] (torch tensor)": lambda: raw((1,), (64,), (f, n64)),
+        "Python op that does nothing (floor)": lambda: torch.ops.opkit_bench.noop(f),
         "torch f.mul_(1) [64] (yardstick)": lambda: f.mul_(1),
         "torch x + 1 [64,64] (yardstick)": lambda: x + 1,
     }
+    try:
+        import cupy
+
+        cupy_kernel = cupy.RawKernel(DOUBLIFY, "doublify")
+        g = cupy.ones(64, dtype=cupy.float32)
+        cases["cupy.RawKernel doublify [64] (yardstick)"] = lambda: cupy_kernel((1,), (64,), (g, n64))
+    except ImportError as error:
+        print(f"no CuPy yardstick: {error}", file=sys.stderr)
     result = {}
     for name, fn in cases.items():
         # opkit.sha256 is a plain Python call: dynamo breaks the graph there, so it has no
         # compiled or CUDA-graph column.
-        registered = "Python call" not in name
+        registered = not any(word in name for word in ("Python call", "RawKernel"))
         result[name] = {
             "eager_us": per_call_us(fn, calls),
             "compiled_us": compiled_per_call_us(fn, calls) if registered else float("nan"),

@@ -37,7 +37,7 @@ import torch
 from . import _opkit
 from ._arrays import torch_current_stream
 from ._devices import cuda_device, release_cuda_devices
-from ._kernels import SourceModule, _Call, _dim3
+from ._kernels import _INT32, SourceModule, _Call, _dim3
 
 __all__ = ["decrypt", "encrypt", "kernel_op", "lz4_compress", "lz4_decompress", "sha256", "sha256d"]
 
@@ -523,22 +523,21 @@ class _KernelSource:
 
     def on(self, device: torch.device):
         """The loaded kernel for a torch device, compiled on first use there."""
+        kernel = self._kernels.get(device)  # torch.device hashes by (type, index): the per-call path
+        if kernel is not None:
+            return kernel
         if device.type == "cuda":
-            gpu = _opkit_device(device)
-            key = ("cuda", gpu.ordinal)
+            where = _opkit_device(device)
         elif device.type == "cpu":
-            gpu, key = None, ("cpu",)
+            where = _opkit.Device.cpu()
         else:
             raise ValueError(f"{self.op}: opkit runs kernels on CUDA and CPU tensors, not on {device.type}")
-        kernel = self._kernels.get(key)
-        if kernel is None:
-            with self._lock:
-                kernel = self._kernels.get(key)
-                if kernel is None:
-                    where = gpu if gpu is not None else _opkit.Device.cpu()
-                    file_name = self.op.replace("::", "_") + ".cu"
-                    module = SourceModule(self.source, device=where, options=self.options, name=file_name)
-                    kernel = self._kernels[key] = module.get_function(self.kernel)._kernel
+        with self._lock:
+            kernel = self._kernels.get(device)
+            if kernel is None:
+                file_name = self.op.replace("::", "_") + ".cu"
+                module = SourceModule(self.source, device=where, options=self.options, name=file_name)
+                kernel = self._kernels[device] = module.get_function(self.kernel)._kernel
         return kernel
 
 
@@ -603,20 +602,24 @@ def kernel_op(
             return None
         return outs if len(outs) != 1 or _returns_tuple(schema) else outs[0]
 
+    # A fixed launch shape is checked once here, not on every call.
+    fixed_grid = None if callable(grid) else _launch_shape(name, "grid", grid, ())
+    fixed_block = None if callable(block) else _launch_shape(name, "block", block, ())
+    shared_bytes = int(shared)
+
     def run(*op_args):
-        tensors = [a for a in op_args if isinstance(a, torch.Tensor)]
-        if not tensors:
+        device = next((a.device for a in op_args if isinstance(a, torch.Tensor)), None)
+        if device is None:
             raise ValueError(f"{name}: needs at least one tensor argument")
-        device = tensors[0].device
         outs = new_outputs(op_args)
         kernel_args = args(*outs, *op_args) if args is not None else (*outs, *op_args)
         packed = [_pack(name, device, a, i) for i, a in enumerate(kernel_args)]
-        grid3 = _launch_shape(name, "grid", grid, op_args)
-        if grid3 is not None:
-            block3 = _launch_shape(name, "block", block, op_args)
+        grid3 = fixed_grid if fixed_grid is not None else _launch_shape(name, "grid", grid, op_args)
+        if grid3 is not _EMPTY_GRID:
+            block3 = fixed_block if fixed_block is not None else _launch_shape(name, "block", block, op_args)
             launcher = code.on(device)
             stream = _borrowed_stream(launcher.device, device) if device.type == "cuda" else None
-            launcher.launch(packed, grid3, block3, int(shared), stream)
+            launcher.launch(packed, grid3, block3, shared_bytes, stream)
         return result(outs)
 
     def fake(*op_args):
@@ -648,11 +651,15 @@ def _returns_tuple(schema: str) -> bool:
     return returns.startswith("(") and returns != "()"
 
 
+_INT32_STRUCT, _POINTER_STRUCT = struct.Struct("=i"), struct.Struct("=Q")
+_EMPTY_GRID = (0, 0, 0)  # a grid with a 0 dimension: the launch is skipped
+
+
 def _launch_shape(op: str, what: str, rule, op_args):
     value = rule(*op_args) if callable(rule) else rule
     dims = (value,) if isinstance(value, int) else tuple(value)
     if what == "grid" and any(int(d) == 0 for d in dims):
-        return None
+        return _EMPTY_GRID
     return _dim3(value, f"{op}: {what}")
 
 
@@ -676,12 +683,14 @@ def _borrowed_stream(gpu, device: torch.device):
 
 
 def _pack(op: str, device: torch.device, arg, index: int) -> bytes:
+    if type(arg) is int and _INT32[0] <= arg <= _INT32[1]:  # the common `n`, without building a _Call
+        return _INT32_STRUCT.pack(arg)
     if isinstance(arg, torch.Tensor):
         if arg.device != device:
             raise ValueError(f"{op}: kernel argument #{index} lives on {arg.device}, the op runs on {device}")
         if not arg.is_contiguous():
             raise ValueError(f"{op}: kernel argument #{index} is not contiguous; pass x.contiguous()")
-        return struct.pack("=Q", arg.data_ptr())
+        return _POINTER_STRUCT.pack(arg.data_ptr())
     if not isinstance(arg, (int, np.generic)):
         raise TypeError(
             f"{op}: kernel argument #{index} is a {type(arg).__name__}; kernel ops pass tensors, numpy scalars "
