@@ -6,8 +6,12 @@
 // for every job: a new header costs no compile. The host precomputes what does not depend on the
 // nonce: the midstate of the header's first 64 bytes and the state after rounds 0..2 of the
 // second block (they read only header words 16..18), so the kernel starts at round 3, the first
-// to read the nonce. What else is the same for every nonce (round 3's other terms, the constant
-// schedule words) is loop-invariant, and ptxas computes it once per thread before the loop.
+// to read the nonce. The job words are `pow_uniform` (pow_sha256.cuh): what is computed from them
+// alone (round 3's other terms, the constant schedule words) stays in uniform registers and joins
+// the varying sums as VIADD operands, as the specialised kernel's immediates do. Treated as
+// varying, they were IMAD operands, which moved `one` into a vector register: three register reads
+// for every IMAD, 4,603 register-bank cycles per nonce against 3,352, and 7.03 GH/s against the
+// specialised kernel's 8.50 on the H200 (docs/perf-pow.md).
 //
 // Without POW_GENERIC the kernel is specialised per job with -D: POW_MID0..7 (the midstate),
 // POW_W0..2 (header words 16..18: merkle-root tail, time, nBits), POW_TARGET_TOP (the quick
@@ -27,8 +31,8 @@ struct PowBitcoinJob {
 };
 
 #ifdef POW_GENERIC
-#define POW_MID(i) pow_varying(job.midstate[i])
-#define POW_TAIL(i) pow_varying(job.tail[i])
+#define POW_MID(i) pow_uniform(job.midstate[i])
+#define POW_TAIL(i) pow_uniform(job.tail[i])
 #define POW_TOP job.target_top
 #define POW_FIRST_ROUND POW_NONCE_FREE_ROUNDS
 #else
@@ -71,7 +75,7 @@ extern "C" __global__ void POW_BOUNDS pow_bitcoin(pow_u32* found, pow_u32 slots,
     for (int i = 0; i < 8; ++i) {
       state[i] = POW_MID(i);
 #ifdef POW_GENERIC
-      s[i] = pow_varying(job.state3[i]);
+      s[i] = pow_uniform(job.state3[i]);
 #else
       s[i] = state[i];
 #endif

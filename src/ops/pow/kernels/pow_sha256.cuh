@@ -29,18 +29,25 @@
 typedef unsigned int pow_u32;
 typedef unsigned long long pow_u64;
 
-// A 32-bit word and whether its value is known at compile time.
+// A 32-bit word, whether its value is known at compile time, and whether it is the same in every
+// thread (uniform: known, or from the job's arguments; not the nonce).
 struct PowWord {
   pow_u32 v;
   bool known;
+  bool uniform;
 };
 
 POW_FN PowWord pow_known(pow_u32 v) {
-  PowWord w = {v, true};
+  PowWord w = {v, true, true};
   return w;
 }
 POW_FN PowWord pow_varying(pow_u32 v) {
-  PowWord w = {v, false};
+  PowWord w = {v, false, false};
+  return w;
+}
+// A job word of the generic kernels: unknown to the compiler, the same for every nonce.
+POW_FN PowWord pow_uniform(pow_u32 v) {
+  PowWord w = {v, false, true};
   return w;
 }
 
@@ -55,20 +62,31 @@ POW_FN PowWord pow_varying(pow_u32 v) {
 // the second session.
 // (Scalars, not an array of terms: NVRTC took three times as long on the array form.)
 struct PowSum {
-  pow_u32 known;  // the constant part, folded
+  pow_u32 known;  // the constant part, folded, plus the uniform terms
   pow_u32 sum;    // the varying part so far
   int varying;    // varying terms added
   bool known_added;
+  bool uniform;   // uniform terms were added to `known`
 };
 POW_FN PowSum pow_sum_begin(pow_u32 known) {
-  PowSum s = {known, 0u, 0, known == 0u};
+  PowSum s = {known, 0u, 0, known == 0u, false};
   return s;
 }
 POW_FN pow_u32 pow_known_part(PowWord w) {
   return w.known ? w.v : 0u;
 }
+// Uniform terms join the constant part with plain adds (the uniform datapath), so the whole of it
+// reaches the varying sum as one VIADD with a uniform-register operand. Added with sha256_add
+// instead, each would be an IMAD whose uniform operand pushes `one` into a vector register: three
+// register reads for every IMAD of the kernel.
+POW_FN void pow_add_uniform(PowSum& s, PowWord w) {
+  if (w.known || !w.uniform) return;
+  s.known = s.uniform || !s.known_added ? s.known + w.v : w.v;
+  s.uniform = true;
+  s.known_added = false;
+}
 POW_FN void pow_add_varying(PowSum& s, PowWord w) {
-  if (w.known) return;
+  if (w.uniform) return;
   if (s.varying == 0) {
     s.sum = w.v;
 #if !defined(POW_CONST_ADD_ON_FMA) && !defined(POW_CONST_IN_IADD3)
@@ -88,7 +106,7 @@ POW_FN void pow_add_varying(PowSum& s, PowWord w) {
   ++s.varying;
 }
 POW_FN PowWord pow_sum_end(PowSum s) {
-  if (s.varying == 0) return pow_known(s.known);
+  if (s.varying == 0) return s.uniform ? pow_uniform(s.known) : pow_known(s.known);
   if (!s.known_added) {
 #ifdef POW_CONST_ADD_ON_FMA
     s.sum = sha256_add(s.sum, s.known);
@@ -100,12 +118,17 @@ POW_FN PowWord pow_sum_end(PowSum s) {
 }
 POW_FN PowWord operator+(PowWord a, PowWord b) {
   PowSum s = pow_sum_begin(pow_known_part(a) + pow_known_part(b));
+  pow_add_uniform(s, a);
+  pow_add_uniform(s, b);
   pow_add_varying(s, a);
   pow_add_varying(s, b);
   return pow_sum_end(s);
 }
 POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c) {
   PowSum s = pow_sum_begin(pow_known_part(a) + pow_known_part(b) + pow_known_part(c));
+  pow_add_uniform(s, a);
+  pow_add_uniform(s, b);
+  pow_add_uniform(s, c);
   pow_add_varying(s, a);
   pow_add_varying(s, b);
   pow_add_varying(s, c);
@@ -113,6 +136,10 @@ POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c) {
 }
 POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c, PowWord d) {
   PowSum s = pow_sum_begin(pow_known_part(a) + pow_known_part(b) + pow_known_part(c) + pow_known_part(d));
+  pow_add_uniform(s, a);
+  pow_add_uniform(s, b);
+  pow_add_uniform(s, c);
+  pow_add_uniform(s, d);
   pow_add_varying(s, a);
   pow_add_varying(s, b);
   pow_add_varying(s, c);
@@ -122,6 +149,11 @@ POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c, PowWord d) {
 POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c, PowWord d, PowWord e) {
   PowSum s =
       pow_sum_begin(pow_known_part(a) + pow_known_part(b) + pow_known_part(c) + pow_known_part(d) + pow_known_part(e));
+  pow_add_uniform(s, a);
+  pow_add_uniform(s, b);
+  pow_add_uniform(s, c);
+  pow_add_uniform(s, d);
+  pow_add_uniform(s, e);
   pow_add_varying(s, a);
   pow_add_varying(s, b);
   pow_add_varying(s, c);
@@ -132,27 +164,27 @@ POW_FN PowWord pow_sum(PowWord a, PowWord b, PowWord c, PowWord d, PowWord e) {
 
 // The functions of FIPS 180-4 §4.1.2 on words: known when their inputs are.
 POW_FN PowWord pow_big_sigma0(PowWord x) {
-  PowWord r = {sha256_big_sigma0(x.v), x.known};
+  PowWord r = {sha256_big_sigma0(x.v), x.known, x.uniform};
   return r;
 }
 POW_FN PowWord pow_big_sigma1(PowWord x) {
-  PowWord r = {sha256_big_sigma1(x.v), x.known};
+  PowWord r = {sha256_big_sigma1(x.v), x.known, x.uniform};
   return r;
 }
 POW_FN PowWord pow_small_sigma0(PowWord x) {
-  PowWord r = {sha256_small_sigma0(x.v), x.known};
+  PowWord r = {sha256_small_sigma0(x.v), x.known, x.uniform};
   return r;
 }
 POW_FN PowWord pow_small_sigma1(PowWord x) {
-  PowWord r = {sha256_small_sigma1(x.v), x.known};
+  PowWord r = {sha256_small_sigma1(x.v), x.known, x.uniform};
   return r;
 }
 POW_FN PowWord pow_ch(PowWord x, PowWord y, PowWord z) {
-  PowWord r = {sha256_ch(x.v, y.v, z.v), x.known && y.known && z.known};
+  PowWord r = {sha256_ch(x.v, y.v, z.v), x.known && y.known && z.known, x.uniform && y.uniform && z.uniform};
   return r;
 }
 POW_FN PowWord pow_maj(PowWord x, PowWord y, PowWord z) {
-  PowWord r = {sha256_maj(x.v, y.v, z.v), x.known && y.known && z.known};
+  PowWord r = {sha256_maj(x.v, y.v, z.v), x.known && y.known && z.known, x.uniform && y.uniform && z.uniform};
   return r;
 }
 
