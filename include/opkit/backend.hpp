@@ -166,7 +166,10 @@ class Backend {
   // A prebuilt binary in one of this backend's formats (a file `opkit compile` or the vendor's
   // toolchain wrote), described as a CompiledProgram: format, target, kernel symbols. nullopt
   // when the bytes are in none of its formats. `name` is the file's, for messages.
-  virtual std::optional<CompiledProgram> recognize_binary(std::vector<std::uint8_t> bytes, const std::string& name) {
+  // By value: a backend that recognises the bytes moves them into the CompiledProgram.
+  virtual std::optional<CompiledProgram> recognize_binary(
+      std::vector<std::uint8_t> bytes,  // NOLINT(performance-unnecessary-value-param): overrides move it
+      const std::string& name) {
     (void)bytes;
     (void)name;
     return std::nullopt;

@@ -6,10 +6,10 @@
 
 #include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <system_error>
 
 #include "device_access.hpp"
 #include "module_cache.hpp"
@@ -135,7 +135,7 @@ Module Device::load_file(const std::string& path) const {
   const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
   std::vector<std::uint8_t> bytes(size > 0 ? static_cast<std::size_t>(size) : 0);
   if (size < 0 || !in.seekg(0) || !in.read(reinterpret_cast<char*>(bytes.data()), size))
-    throw Error(Errc::io, "Device::load_file", "cannot read '" + path + "': " + std::strerror(errno));
+    throw Error(Errc::io, "Device::load_file", "cannot read '" + path + "': " + std::generic_category().message(errno));
   return load_binary(std::move(bytes), std::filesystem::path(path).filename().string());
 }
 

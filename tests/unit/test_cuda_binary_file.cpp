@@ -49,7 +49,7 @@ TEST(CudaBinaryFile, PtxIsDescribedWithItsVirtualTarget) {
 }
 
 TEST(CudaBinaryFile, OtherBytesAreRefusedAndDamagedCubinsAreSafe) {
-  for (const std::string& text : std::vector<std::string>{"", "hello", "\x7f" "ELF", ".version 8.0\n", ".target sm_90\n",
+  for (const std::string& text : std::vector<std::string>{"", "hello", "\177ELF", ".version 8.0\n", ".target sm_90\n",
                                  std::string(".version 8.0\n.target sm_90\n\0junk", 30)})
     EXPECT_FALSE(opkit::cuda::recognize_cuda_binary({text.begin(), text.end()}, "x").has_value()) << text;
   OPKIT_REQUIRE_NVRTC();

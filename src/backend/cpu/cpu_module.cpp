@@ -74,6 +74,7 @@ CpuModule::CpuModule(const CompiledProgram& program, unsigned max_workers) : max
   const std::uintptr_t base = object_->base();
   for_each_symbol(program.binary, [&](std::string_view name, const Elf64_Sym& symbol) {
     if (ELF64_ST_TYPE(symbol.st_info) != STT_OBJECT || symbol.st_shndx == SHN_UNDEF || name.empty()) return;
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): the loaded object's base plus the symbol's offset is its address
     globals_[std::string(name)] = {reinterpret_cast<void*>(base + symbol.st_value), symbol.st_size};
   });
 }

@@ -46,6 +46,7 @@ std::optional<GlobalVariable> CudaModule::global(const std::string& symbol) {
   CUresult rc = device_->api().cuModuleGetGlobal(&address, &bytes, module_, symbol.c_str());
   if (rc == CUDA_ERROR_NOT_FOUND) return std::nullopt;
   check(rc, "cuModuleGetGlobal", Errc::load);
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): a CUdeviceptr is an address
   return GlobalVariable{reinterpret_cast<void*>(static_cast<std::uintptr_t>(address)), bytes};
 }
 
