@@ -59,6 +59,30 @@ print(f"whole range, unreachable target: exit {sys.argv[3]}, hashes {r['hashes']
       f"rehashes {r['rehashes']}, search {r['seconds']:.3f} s, wall {sys.argv[2]} s, "
       f"{r['hashrate'] / 1e9:.2f} GH/s of nonces searched: {'PASS' if ok else 'FAIL'}")
 PY
+# A stream of headers: block 100000 as a Stratum job, extranonce2 rolled (one new header per
+# value, each searched over its whole 2^32 range), for POW_STREAM_S seconds (default 27: about 50
+# headers at 8 GH/s). Nonces searched per second over the whole stream, header changes included.
+stream_s=${POW_STREAM_S:-27}
+start=$(date +%s%N)
+$B/tools/opkit/opkit mine --device cuda --quiet --json --job tests/data/stratum-block-100000.json \
+  --seconds "$stream_s" >"$OUT/pow_mine_stream.jsonl"
+rc=$?
+wall=$(awk -v ns=$(($(date +%s%N) - start)) 'BEGIN {printf "%.2f", ns / 1e9}')
+python3 - "$OUT/pow_mine_stream.jsonl" "$wall" "$rc" <<'PY' | tee -a "$OUT/pow_summary.txt"
+import json, sys
+events = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+headers = sum(e.get("event") == "header" for e in events)
+shares = sum(e.get("event") == "share" for e in events)
+done = [e for e in events if e.get("event") == "done"]
+if not done:
+    print(f"header stream: no 'done' event (exit {sys.argv[3]})")
+else:
+    d = done[-1]
+    print(f"header stream (extranonce2 rolling, block 100000 job): exit {sys.argv[3]}, {headers} headers started, "
+          f"{shares} shares, {d['hashes']} nonces in {d['seconds']:.2f} s search / {sys.argv[2]} s wall: "
+          f"{d['hashes'] / d['seconds'] / 1e9:.2f} GH/s searched, {d['hashes'] / float(sys.argv[2]) / 1e9:.2f} GH/s over the wall time, "
+          f"{float(sys.argv[2]) / max(headers - 1, 1):.3f} s wall per header")
+PY
 # Data mode, two new jobs: the first may compile the generic data kernel (cold disk cache); the
 # second mines with it at once while its own kernel compiles (GH/s from the start, not the host's
 # ~0.2 GH/s).
