@@ -132,7 +132,9 @@ def overheads(calls: int) -> dict:
     try:
         import cupy
 
-        cupy_kernel = cupy.RawKernel(DOUBLIFY, "doublify")
+        # CuPy looks kernels up by their symbol, so its copy needs C linkage (opkit's RawKernel
+        # takes PyCUDA-style sources as they are).
+        cupy_kernel = cupy.RawKernel('extern "C" ' + DOUBLIFY.strip(), "doublify")
         g = cupy.ones(64, dtype=cupy.float32)
         cases["cupy.RawKernel doublify [64] (yardstick)"] = lambda: cupy_kernel((1,), (64,), (g, n64))
     except ImportError as error:
@@ -161,11 +163,6 @@ def main() -> int:
     print(f"{torch.cuda.get_device_name()}; torch {torch.__version__}, opkit {opkit.__version__}")
     sizes = [(1 << 20, 64), (1 << 24, 64), (1 << 26, 32)]
     rates = [throughput(rows, length, args.runs) for rows, length in sizes]
-    calls = overheads(args.calls)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"gpu": torch.cuda.get_device_name(), "throughput_ms": rates, "per_call_us": calls}, f, indent=2)
-
     print(f"\n{'throughput (GH/s; % of kernel-only)':40s} " + " ".join(f"{f'{r}x{l} B':>16s}" for r, l in sizes))
     for way in ("kernel", "torch.ops.opkit.sha256", "torch.ops.opkit.sha256_out", "opkit.sha256 (Python call)"):
         cells = []
@@ -175,6 +172,11 @@ def main() -> int:
         print(f"{way:40s} " + " ".join(f"{c:>16s}" for c in cells))
     checked = " ".join(f"{'ok' if r['digests_ok'] else 'WRONG':>16s}" for r in rates)
     print(f"{'digests checked against hashlib':40s} {checked}")
+    sys.stdout.flush()  # the throughput table stands even if a per-call case fails
+    calls = overheads(args.calls)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(), "throughput_ms": rates, "per_call_us": calls}, f, indent=2)
     print(f"\n{'per call (us)':40s} {'eager':>10s} {'compiled':>10s} {'CUDA graph':>10s}")
     for name, t in calls.items():
         print(f"{name:40s} {t['eager_us']:10.2f} {t['compiled_us']:10.2f} {t['graph_us']:10.2f}")
