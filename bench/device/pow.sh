@@ -59,6 +59,13 @@ print(f"whole range, unreachable target: exit {sys.argv[3]}, hashes {r['hashes']
       f"rehashes {r['rehashes']}, search {r['seconds']:.3f} s, wall {sys.argv[2]} s, "
       f"{r['hashrate'] / 1e9:.2f} GH/s of nonces searched: {'PASS' if ok else 'FAIL'}")
 PY
+# What a process costs before and after any search (CUDA start-up, the kernel from the disk
+# cache, exit): the wall time of a one-nonce search, to set against the whole range's wall time.
+start=$(date +%s%N)
+$B/tools/opkit/opkit mine --device cuda --quiet --json --header "$genesis" --start 0 --count 1 >/dev/null
+rc=$?
+wall=$(awk -v ns=$(($(date +%s%N) - start)) 'BEGIN {printf "%.2f", ns / 1e9}')
+echo "one-nonce search (the process's fixed cost): exit $rc, $wall s wall" | tee -a "$OUT/pow_summary.txt"
 # A stream of headers: block 100000 as a Stratum job, extranonce2 rolled (one new header per
 # value, each searched over its whole 2^32 range), for POW_STREAM_S seconds (default 27: about 50
 # headers at 8 GH/s). Nonces searched per second over the whole stream, header changes included.
