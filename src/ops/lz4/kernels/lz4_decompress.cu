@@ -4,6 +4,9 @@
 // next LZ4K_WINDOW_BYTES of the block in shared memory with one load each; thread 0 parses the
 // batch from there (token, lengths, offset; every read checked against the block's end, every
 // write against its capacity; bytes past the window from global memory); then the threads copy.
+// The parse is the serial part, one thread of 32, so the common sequence (no length extension,
+// wholly in the window) takes one combined check and three independent loads; any other, and any
+// problem, goes through the full parse.
 //
 // Copies are by sequence, not by byte: thread s copies sequence s on its own, its literals and
 // then its match, a few bytes at a time with all loads before all stores (the compiler cannot
@@ -14,10 +17,10 @@
 // sequence's own literals or its own match (overlapping matches repeat the `offset` bytes before
 // them) needs no barrier, as the same thread wrote it. Parts longer than LZ4K_SHORT would leave
 // the other threads idle, so such a sequence is copied by all threads together, after the epoch's
-// short ones. This costs a few instructions per output byte; the design before it resolved each
-// byte separately (a binary search over the batch plus chasing match sources, ~25 instructions a
-// byte) and reached a third of the speed. Hostile blocks stop at the first problem with a status
-// code (lz4_status.h); nothing is read or written outside [in, in + stored) and [out, out + cap).
+// short ones. The design before this one resolved each output byte separately (a binary search
+// over the batch plus chasing match sources): ~25 instructions a byte in Nsight Compute, where
+// this costs a few. Hostile blocks stop at the first problem with a status code (lz4_status.h);
+// nothing is read or written outside [in, in + stored) and [out, out + cap).
 //
 // Launch: block = LZ4K_DECODE_THREADS (32) threads, grid = count. Block i reads
 // in[in_offsets[i], + in_lengths[i] & 0x7FFFFFFF) (bit 31: stored raw) and writes
@@ -265,8 +268,8 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         // offset. Any other goes through lz4k_parse, which also names the problem.
         const unsigned int d = ip - lo, token = d < n ? batch.window[d] : 0xFFu;
         const unsigned int literals = token >> 4, match = (token & 15u) + 4u, after = d + 3u + literals;
-        const unsigned int offset = batch.window[(after - 2u) % LZ4K_WINDOW_BYTES] |
-                                    batch.window[(after - 1u) % LZ4K_WINDOW_BYTES] << 8;
+        const unsigned int offset =
+            batch.window[(after - 2u) % LZ4K_WINDOW_BYTES] | batch.window[(after - 1u) % LZ4K_WINDOW_BYTES] << 8;
         if (literals != 15u && match != 19u && after <= last && literals + match <= cap - op && offset != 0u &&
             offset <= op + literals) {
           q.literal_from = ip + 1u;
