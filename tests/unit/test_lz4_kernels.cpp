@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "lz4/block_codec.hpp"
+#include "lz4/kernels/lz4_status.h"
 #include "nvrtc_required.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/error.hpp"
@@ -33,6 +34,118 @@ Lz4DecompressOptions decode_on_cpu_backend() {
   Lz4DecompressOptions o;
   o.device = opkit::Device::cpu();
   return o;
+}
+
+// One LZ4 sequence as a test writes it: literals, then a match of `match` bytes (>= 4) at
+// `offset`; match 0 for the block's last sequence.
+struct Sequence {
+  Bytes literals;
+  unsigned offset = 0, match = 0;
+};
+
+void put_length(Bytes& b, std::size_t n) {  // the 255-run extension of a length >= 15
+  for (n -= 15; n >= 255; n -= 255) b.push_back(255);
+  b.push_back(static_cast<std::uint8_t>(n));
+}
+
+Bytes lz4_block(const std::vector<Sequence>& sequences) {
+  Bytes b;
+  for (const Sequence& q : sequences) {
+    const std::size_t literals = q.literals.size(), match = q.match == 0 ? 0 : q.match - 4;
+    b.push_back(static_cast<std::uint8_t>((std::min<std::size_t>(literals, 15) << 4) |
+                                          (q.match == 0 ? 0 : std::min<std::size_t>(match, 15))));
+    if (literals >= 15) put_length(b, literals);
+    b.insert(b.end(), q.literals.begin(), q.literals.end());
+    if (q.match == 0) continue;
+    b.push_back(static_cast<std::uint8_t>(q.offset));
+    b.push_back(static_cast<std::uint8_t>(q.offset >> 8));
+    if (match >= 15) put_length(b, match);
+  }
+  return b;
+}
+
+// What the sequences decode to, byte by byte in order: the reference.
+Bytes decode_in_order(const std::vector<Sequence>& sequences) {
+  Bytes out;
+  for (const Sequence& q : sequences) {
+    out.insert(out.end(), q.literals.begin(), q.literals.end());
+    for (unsigned m = 0; m < q.match; ++m) out.push_back(out[out.size() - q.offset]);
+  }
+  return out;
+}
+
+struct BlockResult {
+  Bytes data;
+  unsigned status;
+};
+
+// lz4_decompress.cu on the CPU backend, one launch for all blocks, each with room `caps[i]`.
+std::vector<BlockResult> decode_blocks(const std::vector<Bytes>& blocks, const std::vector<unsigned>& caps) {
+  opkit::Device cpu = opkit::Device::cpu();
+  Bytes in;
+  std::vector<unsigned long long> in_offsets, out_offsets;
+  std::vector<std::uint32_t> in_lengths;
+  unsigned long long room = 0;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    in_offsets.push_back(in.size());
+    in_lengths.push_back(static_cast<std::uint32_t>(blocks[i].size()));
+    in.insert(in.end(), blocks[i].begin(), blocks[i].end());
+    out_offsets.push_back(room);
+    room += caps[i];
+  }
+  auto d_in = cpu.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
+  d_in.copy_from(in);
+  auto d_in_offsets = cpu.alloc<unsigned long long>(blocks.size());
+  d_in_offsets.copy_from(in_offsets);
+  auto d_in_lengths = cpu.alloc<std::uint32_t>(blocks.size());
+  d_in_lengths.copy_from(in_lengths);
+  auto d_out = cpu.alloc<std::uint8_t>(std::max<std::size_t>(room, 1));
+  auto d_out_offsets = cpu.alloc<unsigned long long>(blocks.size());
+  d_out_offsets.copy_from(out_offsets);
+  auto d_caps = cpu.alloc<std::uint32_t>(blocks.size());
+  d_caps.copy_from(std::vector<std::uint32_t>(caps.begin(), caps.end()));
+  auto d_sizes = cpu.alloc<std::uint32_t>(blocks.size());
+  auto d_status = cpu.alloc<std::uint32_t>(blocks.size());
+  cpu.compile(opkit::ops::lz4::kernel_program("lz4_decompress.cu"))
+      .kernel("lz4_decompress")
+      .launch({.grid = static_cast<unsigned>(blocks.size()), .block = 32}, d_in, d_in_offsets, d_in_lengths, d_out,
+              d_out_offsets, d_caps, d_sizes, d_status);
+  const Bytes out = d_out.to_host();
+  const std::vector<std::uint32_t> sizes = d_sizes.to_host(), status = d_status.to_host();
+  std::vector<BlockResult> results;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const auto at = out.begin() + static_cast<std::ptrdiff_t>(out_offsets[i]);
+    results.push_back({Bytes(at, at + sizes[i]), status[i]});
+  }
+  return results;
+}
+
+// Random sequences whose lengths sit around the decoder's thresholds (a part a thread copies
+// alone: up to 32 bytes; its chunks of 8; 15, where a length gets extension bytes; the 512-byte
+// window) and whose offsets are mostly short, so that matches overlap themselves and read the
+// output of the sequences just before them.
+std::vector<Sequence> random_sequences(std::mt19937& rng, std::size_t target) {
+  static const unsigned literal_lengths[] = {0, 0, 0, 1, 2, 3, 7, 8, 9, 14, 15, 16, 31, 32, 33, 64, 65, 300, 600};
+  static const unsigned match_lengths[] = {4,  5,  7,  8,  9,  15, 18, 19,  20,  31,
+                                           32, 33, 36, 37, 40, 64, 65, 100, 270, 1000};
+  std::vector<Sequence> sequences;
+  std::size_t produced = 0;
+  while (produced < target) {
+    Sequence q;
+    q.literals = random_bytes(literal_lengths[rng() % std::size(literal_lengths)], rng());
+    if (produced == 0 && q.literals.empty()) q.literals = random_bytes(5, rng());  // nothing to match yet
+    const std::size_t match_at = produced + q.literals.size();
+    if (match_at > 0) {
+      const unsigned r = rng() % 8;
+      const std::size_t offset = r < 5 ? 1 + rng() % 40 : r < 7 ? 1 + rng() % 300 : 1 + rng() % 65535;
+      q.offset = static_cast<unsigned>(std::min(offset, match_at));
+      q.match = match_lengths[rng() % std::size(match_lengths)];
+    }
+    produced = match_at + q.match;
+    sequences.push_back(std::move(q));
+  }
+  sequences.push_back({random_bytes(12 + rng() % 20, rng()), 0, 0});  // a block ends with literals
+  return sequences;
 }
 
 TEST(Lz4Kernels, EveryKernelCompilesUnderNvrtc) {
@@ -108,6 +221,77 @@ TEST(Lz4Kernels, Xxh32KernelMatchesLibxxhash) {
   const std::vector<std::uint32_t> hashes = d_hashes.to_host();
   for (std::size_t i = 0; i < lengths.size(); ++i)
     EXPECT_EQ(hashes[i], XXH32(data.data() + offsets[i], lengths[i], 0)) << lengths[i];
+}
+
+// Chains of matches that read the output of the sequences just before them (each such match
+// waits for a barrier), overlapping matches at offsets 1..40, parts on both sides of the length
+// a thread copies alone, and sequences across the staged window's end: the kernel must agree
+// with an in-order decode and with liblz4.
+TEST(Lz4Kernels, DecoderMatchesAnInOrderDecodeOfHandWrittenSequences) {
+  std::mt19937 rng(2026);
+  std::vector<std::vector<Sequence>> cases;
+  for (int i = 0; i < 48; ++i) cases.push_back(random_sequences(rng, 1000 + rng() % 20000));
+  // The first tokens at and around the window's end (512 bytes), with extended lengths there.
+  for (unsigned lead = 490; lead < 530; ++lead) {
+    std::vector<Sequence> q = {{random_bytes(lead, lead), 3, 20}, {random_bytes(20, 1), 1, 300}};
+    for (unsigned j = 0; j < 40; ++j) q.push_back({random_bytes(j % 17, j), 1 + j % 33, 4 + j % 40});
+    q.push_back({random_bytes(600, 2), 0, 0});
+    cases.push_back(std::move(q));
+  }
+  std::vector<Bytes> blocks;
+  std::vector<unsigned> caps;
+  for (const auto& q : cases) {
+    blocks.push_back(lz4_block(q));
+    caps.push_back(static_cast<unsigned>(decode_in_order(q).size()));
+  }
+  const std::vector<BlockResult> results = decode_blocks(blocks, caps);
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Bytes expected = decode_in_order(cases[i]);
+    Bytes reference(expected.size());
+    ASSERT_EQ(
+        LZ4_decompress_safe(reinterpret_cast<const char*>(blocks[i].data()), reinterpret_cast<char*>(reference.data()),
+                            static_cast<int>(blocks[i].size()), static_cast<int>(reference.size())),
+        static_cast<int>(expected.size()))
+        << "case " << i;
+    ASSERT_EQ(reference, expected) << "case " << i;
+    EXPECT_EQ(results[i].status, LZ4K_OK) << "case " << i;
+    EXPECT_EQ(results[i].data, expected) << "case " << i;
+  }
+}
+
+// Each problem stops its block with its own status, whatever the problem's place in a batch.
+TEST(Lz4Kernels, DecoderReportsEachProblemWithItsStatus) {
+  const Bytes lead = random_bytes(40, 3);
+  const std::vector<Sequence> good = {{lead, 7, 30}, {random_bytes(5, 4), 40, 100}, {random_bytes(13, 5), 0, 0}};
+  const Bytes block = lz4_block(good);
+  const unsigned size = static_cast<unsigned>(decode_in_order(good).size());
+  const Bytes zero_offset = lz4_block({{lead, 7, 30}, {random_bytes(5, 4), 0, 100}, {random_bytes(13, 5), 0, 0}});
+  const Bytes ends_with_match = lz4_block({{lead, 7, 30}});
+  const Bytes long_literals = lz4_block({{random_bytes(1000, 6), 0, 0}});
+  const std::vector<Bytes> blocks = {block,
+                                     block,
+                                     Bytes(block.begin(), block.end() - 5),
+                                     lz4_block({{lead, 41, 30}, {random_bytes(13, 5), 0, 0}}),
+                                     zero_offset,
+                                     ends_with_match,
+                                     Bytes(long_literals.begin(), long_literals.begin() + 3),
+                                     Bytes(long_literals.begin(), long_literals.end() - 1),
+                                     {},
+                                     lz4_block({{lead, 40, 0xFFFFFF}, {random_bytes(13, 5), 0, 0}})};
+  const std::vector<unsigned> caps = {size, size - 1, size, 1000, 1000, 1000, 2000, 2000, 10, 1u << 20};
+  const std::vector<BlockResult> r = decode_blocks(blocks, caps);
+  EXPECT_EQ(r[0].status, LZ4K_OK);
+  EXPECT_EQ(r[0].data, decode_in_order(good));
+  EXPECT_EQ(r[1].status, LZ4K_OUTPUT_OVERFLOW);  // one byte short of room
+  EXPECT_EQ(r[2].status, LZ4K_INPUT_TRUNCATED);  // the last literals cut short
+  EXPECT_EQ(r[3].status, LZ4K_BAD_OFFSET);       // 41 back from byte 40
+  EXPECT_EQ(r[4].status, LZ4K_ZERO_OFFSET);
+  EXPECT_EQ(r[5].status, LZ4K_ENDS_WITH_MATCH);
+  EXPECT_EQ(r[6].status, LZ4K_INPUT_TRUNCATED);  // inside the length's extension
+  EXPECT_EQ(r[7].status, LZ4K_INPUT_TRUNCATED);  // a literal run past the window and the block
+  EXPECT_EQ(r[8].status, LZ4K_INPUT_TRUNCATED);  // no token
+  EXPECT_EQ(r[9].status, LZ4K_OUTPUT_OVERFLOW);  // a 16 MiB match
+  for (std::size_t i = 1; i < r.size(); ++i) EXPECT_TRUE(r[i].data.empty()) << i;
 }
 
 // Mutated frames: an opkit::Error or liblz4's answer; block checksums off (and the content

@@ -1,24 +1,26 @@
 // Byte copies shared by the LZ4 kernels, `threads` threads of a block copying together (thread t).
 // A plain `for (j = t; j < n; j += threads) to[j] = from[j]` waits out each load's latency before
 // its store (the compiler cannot tell the two pointers apart), one round trip per 32 bytes a warp;
-// here each thread has LZ4K_COPY_UNROLL loads in flight before it stores any of them. Byte
+// here each thread has `Unroll` (LZ4K_COPY_UNROLL unless the caller needs the registers) loads in
+// flight before it stores any of them. Byte
 // accesses, coalesced across a warp: the two sides rarely share an alignment (frame offsets are
 // arbitrary), and nothing outside [from, from + n) or [to, to + n) is touched.
 #pragma once
 
 #define LZ4K_COPY_UNROLL 16u
 
+template <unsigned int Unroll = LZ4K_COPY_UNROLL>
 __device__ __forceinline__ void lz4k_copy(unsigned char* to, const unsigned char* from, unsigned int n, unsigned int t,
                                           unsigned int threads) {
-  for (unsigned int j0 = 0; j0 < n; j0 += threads * LZ4K_COPY_UNROLL) {
-    unsigned char v[LZ4K_COPY_UNROLL];
+  for (unsigned int j0 = 0; j0 < n; j0 += threads * Unroll) {
+    unsigned char v[Unroll];
 #pragma unroll
-    for (unsigned int u = 0; u < LZ4K_COPY_UNROLL; ++u) {
+    for (unsigned int u = 0; u < Unroll; ++u) {
       const unsigned int j = j0 + u * threads + t;
       v[u] = j < n ? from[j] : 0;
     }
 #pragma unroll
-    for (unsigned int u = 0; u < LZ4K_COPY_UNROLL; ++u) {
+    for (unsigned int u = 0; u < Unroll; ++u) {
       const unsigned int j = j0 + u * threads + t;
       if (j < n) to[j] = v[u];
     }
