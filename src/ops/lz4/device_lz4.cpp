@@ -15,7 +15,7 @@ namespace opkit::ops::lz4 {
 namespace {
 
 constexpr unsigned decode_threads = 32;    // LZ4K_DECODE_THREADS
-constexpr unsigned compress_threads = 64;  // LZ4K_COMPRESS_THREADS
+constexpr unsigned compress_threads = 32;  // LZ4K_COMPRESS_THREADS
 constexpr unsigned copy_threads = 128;
 constexpr unsigned hash_threads = 128;
 constexpr unsigned scan_threads = 64;
