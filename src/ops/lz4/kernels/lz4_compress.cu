@@ -103,6 +103,7 @@ struct Lz4Exchange {
 __device__ __forceinline__ unsigned int lz4k_block_min(Lz4Exchange* x, unsigned int& exchange, unsigned int value) {
   const unsigned int slot = exchange % 3u, next = (exchange + 1u) % 3u;
   if (threadIdx.x == 0) x->min_slot[next] = LZ4K_NONE;
+  if (blockDim.x == 1) return value;  // alone: nothing to exchange, no barrier
   if (value != LZ4K_NONE) atomicMin(x->min_slot + slot, value);
   __syncthreads();
   ++exchange;
@@ -137,12 +138,12 @@ __device__ unsigned int lz4k_put_literals(const unsigned char* src, unsigned int
   return op + count;
 }
 
-// How many bytes from src[a] equal those from src[b] (b < a), stopping before src[limit]: 128
-// bytes a step, 4 per thread (the lowest differing byte of a thread's XOR, as liblz4 counts).
+// How many bytes from src[a] equal those from src[b] (b < a), stopping before src[limit]: 4 bytes
+// a thread a step (the lowest differing byte of a thread's XOR, as liblz4 counts).
 __device__ unsigned int lz4k_match_length(const unsigned char* src, unsigned int a, unsigned int b, unsigned int limit,
                                           Lz4Exchange* x, unsigned int& exchange) {
   const unsigned int avail = a < limit ? limit - a : 0u;
-  for (unsigned int base = 0;; base += 4u * LZ4K_COMPRESS_THREADS) {
+  for (unsigned int base = 0;; base += 4u * blockDim.x) {
     const unsigned int at = base + 4u * threadIdx.x;
     unsigned int length = avail;  // this thread's first differing byte, avail, or none in its 4 bytes
     if (at + 4u <= avail) {
@@ -184,10 +185,10 @@ __device__ unsigned int lz4k_compress_block(const unsigned char* src, unsigned i
       const unsigned int winner = lz4k_block_min(x, exchange, mine);
       if (live && threadIdx.x <= winner) table.put_latest(h, position);
       if (winner == LZ4K_NONE) {
-        searched += LZ4K_COMPRESS_THREADS;
-        ip += LZ4K_COMPRESS_THREADS * stride;
+        searched += blockDim.x;
+        ip += blockDim.x * stride;
         if (ip >= mflimit_plus_one) break;
-        __syncthreads();  // the table's updates before the next round's lookups
+        if (blockDim.x > 1) __syncthreads();  // the table's updates before the next round's lookups
         continue;
       }
 
@@ -212,7 +213,7 @@ __device__ unsigned int lz4k_compress_block(const unsigned char* src, unsigned i
       // As liblz4: the position two before the match's end goes in (after the round's updates:
       // lz4k_match_length's barrier); the next round looks up ip itself first.
       if (threadIdx.x == 0) table.put_latest(table.hash(src + ip - 2), ip - 2);
-      __syncthreads();
+      if (blockDim.x > 1) __syncthreads();
     }
   }
   const unsigned int count = n - anchor;
