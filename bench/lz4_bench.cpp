@@ -204,7 +204,8 @@ int main(int argc, char** argv) try {
     if (gpu) {
       step("kernels", [&] { return bench_kernels(*gpu, name, data, id, runs, 13, compress_threads); });
       if (id == 4)  // the compressor with half the table (8 KiB of shared memory): its speed and ratio
-        step("kernels, 4096-entry table", [&] { return bench_kernels(*gpu, name, data, id, runs, 12, compress_threads); });
+        step("kernels, 4096-entry table",
+             [&] { return bench_kernels(*gpu, name, data, id, runs, 12, compress_threads); });
       step("API", [&] { return bench_api(*gpu, name, data, id, runs, false); });
       step("API with content checksum", [&] { return bench_api(*gpu, name, data, id, runs, true); });
     }

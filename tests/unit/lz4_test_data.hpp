@@ -86,7 +86,8 @@ inline Bytes binary_bytes(std::size_t n, std::uint32_t seed) {
         b.resize(b.size() + 1 + rng() % 200, 0);
         break;
       case 2:  // a symbol name
-        for (std::uint32_t j = 0, len = 3 + rng() % 20; j < len; ++j) b.push_back(static_cast<std::uint8_t>('a' + rng() % 26));
+        for (std::uint32_t j = 0, len = 3 + rng() % 20; j < len; ++j)
+          b.push_back(static_cast<std::uint8_t>('a' + rng() % 26));
         b.push_back(0);
         break;
       case 3:  // random bytes
@@ -96,7 +97,8 @@ inline Bytes binary_bytes(std::size_t n, std::uint32_t seed) {
         if (b.size() > 64) {
           const std::size_t len = std::min<std::size_t>(8 + rng() % 500, b.size() / 2);
           const std::size_t from = b.size() - len - rng() % std::min<std::size_t>(b.size() - len, 60000);
-          for (std::size_t j = 0; j < len; ++j) b.push_back(rng() % 40 == 0 ? static_cast<std::uint8_t>(rng()) : b[from + j]);
+          for (std::size_t j = 0; j < len; ++j)
+            b.push_back(rng() % 40 == 0 ? static_cast<std::uint8_t>(rng()) : b[from + j]);
         }
     }
   }

@@ -14,7 +14,7 @@
 namespace opkit::ops::lz4 {
 namespace {
 
-constexpr unsigned decode_threads = 32;    // LZ4K_DECODE_THREADS
+constexpr unsigned decode_threads = 32;        // LZ4K_DECODE_THREADS
 constexpr unsigned max_compress_threads = 32;  // LZ4K_COMPRESS_THREADS
 constexpr unsigned copy_threads = 128;
 constexpr unsigned hash_threads = 128;
@@ -91,7 +91,9 @@ DeviceKernels kernels_for(const Device& device, unsigned small_hash_log) {
 
 DeviceLz4::DeviceLz4(Device device, unsigned small_hash_log, unsigned compress_threads)
     : device_(std::move(device)),
-      compress_threads_(compress_threads != 0 ? compress_threads : device_.backend() == "cpu" ? 1 : max_compress_threads),
+      compress_threads_(compress_threads != 0        ? compress_threads
+                        : device_.backend() == "cpu" ? 1
+                                                     : max_compress_threads),
       k_(std::make_shared<const DeviceKernels>(kernels_for(device_, small_hash_log))) {
   if (small_hash_log < 10 || small_hash_log > 13)
     throw Error(Errc::invalid_argument, "lz4", "small_hash_log must be 10..13");
