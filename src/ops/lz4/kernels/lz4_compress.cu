@@ -22,10 +22,12 @@
 // a hash of 4 bytes (2^LZ4K_SMALL_HASH_LOG entries), larger ones 4096 32-bit positions, a hash of
 // 5 bytes and the 65535-byte window check.
 //
-// Launch: block = LZ4K_COMPRESS_THREADS threads, grid = the block count. Block i compresses
-// in_base[in_offsets[i], + in_lengths[i]) (at most 4 MiB) into out[i * slot_bytes, ...)
-// (slot_bytes >= the LZ4 compress bound of the largest block) and writes its stored size to
-// sizes[i], with bit 31 set when the block is stored raw.
+// Launch: block = 1..LZ4K_COMPRESS_THREADS threads (32 on a GPU; the CPU backend runs a block's
+// threads one after another, so there one thread, a round of one position: the serial parse, with
+// no barriers), grid = the block count. Block i compresses in_base[in_offsets[i], + in_lengths[i])
+// (at most 4 MiB) into out[i * slot_bytes, ...) (slot_bytes >= the LZ4 compress bound of the
+// largest block) and writes its stored size to sizes[i], with bit 31 set when the block is stored
+// raw. Deterministic: the same input gives the same output.
 #include "lz4_copy.cuh"
 
 #define LZ4K_COMPRESS_THREADS 32u
@@ -51,8 +53,14 @@
 #define LZ4K_TABLE_WORDS 4096u
 #endif
 
+// Four bytes from p as two aligned words and a funnel shift (half the loads of four byte loads).
+// Reads up to 7 bytes from p's aligned word: every caller has 8 bytes from p inside the block
+// (positions stop 12 bytes before its end), and an aligned word holding a byte of the block lies
+// in the block's allocation.
 __device__ __forceinline__ unsigned int lz4k_read32(const unsigned char* p) {
-  return (unsigned int)p[0] | ((unsigned int)p[1] << 8) | ((unsigned int)p[2] << 16) | ((unsigned int)p[3] << 24);
+  const unsigned long long address = (unsigned long long)p;
+  const unsigned int* word = (const unsigned int*)(address & ~3ull);
+  return __funnelshift_r(word[0], word[1], (unsigned int)(address & 3u) * 8u);
 }
 
 __device__ __forceinline__ unsigned long long lz4k_read64(const unsigned char* p) {
@@ -118,6 +126,24 @@ __device__ __forceinline__ unsigned int lz4k_put_length(unsigned char* dst, unsi
   return op + full + 1u;
 }
 
+// Literal runs are mostly short: four loads in flight per thread (lz4k_copy's sixteen would hold
+// registers that the parse needs).
+__device__ __forceinline__ void lz4k_copy_literals(unsigned char* to, const unsigned char* from, unsigned int n) {
+  for (unsigned int j0 = 0; j0 < n; j0 += 4u * blockDim.x) {
+    unsigned char v[4];
+#pragma unroll
+    for (unsigned int u = 0; u < 4u; ++u) {
+      const unsigned int j = j0 + u * blockDim.x + threadIdx.x;
+      v[u] = j < n ? from[j] : 0;
+    }
+#pragma unroll
+    for (unsigned int u = 0; u < 4u; ++u) {
+      const unsigned int j = j0 + u * blockDim.x + threadIdx.x;
+      if (j < n) to[j] = v[u];
+    }
+  }
+}
+
 // The size of a sequence's token, literal length and literals.
 __device__ __forceinline__ unsigned int lz4k_literals_bytes(unsigned int count) {
   return 1u + (count >= 15u ? (count - 15u) / 255u + 1u : 0u) + count;
@@ -134,7 +160,7 @@ __device__ unsigned int lz4k_put_literals(const unsigned char* src, unsigned int
   } else if (threadIdx.x == 0) {
     dst[token] = (unsigned char)((count << 4) | match_nibble);
   }
-  lz4k_copy(dst + op, src + anchor, count, threadIdx.x, blockDim.x);
+  lz4k_copy_literals(dst + op, src + anchor, count);
   return op + count;
 }
 
