@@ -1,6 +1,7 @@
-// LZ4 on a CUDA GPU: the kernels' frames equal the host engine's byte for byte (same parse),
-// liblz4 reads them, GPU decoding of liblz4's frames, and hostile frames fail with an error (run
-// this under compute-sanitizer memcheck on the GPU machine: bench/device/lz4.sh does).
+// LZ4 on a CUDA GPU: the kernels' frames decode with liblz4 and on the GPU, at a size within 3%
+// of the host engine's (the GPU's parse is its own, 32 positions a round), the same frame every
+// time; GPU decoding of liblz4's frames, and hostile frames fail with an error (run this under
+// compute-sanitizer memcheck on the GPU machine: bench/device/lz4.sh does).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -17,13 +18,13 @@ using opkit::ops::Lz4BlockSize;
 using opkit::ops::Lz4CompressOptions;
 using opkit::ops::Lz4DecompressOptions;
 
-TEST(Lz4Gpu, FramesEqualTheHostEngineAndRoundTrip) {
+TEST(Lz4Gpu, FramesRoundTripNearTheHostEngineAndRepeat) {
   OPKIT_SKIP_WITHOUT_GPU();
   using Generator = Bytes (*)(std::size_t, std::uint32_t);
-  for (Generator gen : {random_bytes, text_bytes, periodic_bytes})
-    for (auto size : {Lz4BlockSize::kib64, Lz4BlockSize::mib4})
-      for (std::size_t n :
-           {std::size_t{0}, std::size_t{1}, std::size_t{65536}, std::size_t{65537}, std::size_t{20} << 20}) {
+  for (Generator gen : {random_bytes, text_bytes, periodic_bytes, binary_bytes})
+    for (auto size : {Lz4BlockSize::kib64, Lz4BlockSize::kib256, Lz4BlockSize::mib4})
+      for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{13}, std::size_t{65536}, std::size_t{65537},
+                            std::size_t{20} << 20}) {
         const Bytes data = gen(n, static_cast<std::uint32_t>(n));
         Lz4CompressOptions o;
         o.block_size = size;
@@ -31,7 +32,8 @@ TEST(Lz4Gpu, FramesEqualTheHostEngineAndRoundTrip) {
         const Bytes host = opkit::ops::lz4_compress(data, o);
         o.device = gpu;
         const Bytes frame = opkit::ops::lz4_compress(data, o);
-        EXPECT_EQ(frame, host) << n;
+        EXPECT_LE(static_cast<double>(frame.size()), 1.03 * static_cast<double>(host.size()) + 16) << n;
+        EXPECT_EQ(opkit::ops::lz4_compress(data, o), frame) << n << ": the same input, another frame";
         Lz4DecompressOptions d;
         d.device = gpu;
         EXPECT_EQ(opkit::ops::lz4_decompress(frame, d), data) << n;

@@ -62,6 +62,50 @@ inline Bytes periodic_bytes(std::size_t n, std::uint32_t seed) {
   return b;
 }
 
+// Like an executable or object file: records of little-endian fields (counters, pointers a small
+// stride apart, flags), zero padding, short strings, stretches of random bytes (code, hashes),
+// and copies of earlier stretches with a few bytes changed (relocated code).
+inline Bytes binary_bytes(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  Bytes b;
+  b.reserve(n + 4096);
+  auto put = [&](std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) b.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  };
+  std::uint64_t pointer = 0x400000 + rng() % 4096;
+  while (b.size() < n) {
+    switch (rng() % 5) {
+      case 0:  // a table of records
+        for (std::uint32_t r = 0, count = 4 + rng() % 60; r < count; ++r) {
+          put(r, 4);
+          put(pointer += 8 * (1 + rng() % 4), 8);
+          put(rng() % 4 == 0 ? rng() % 256 : 0, 4);
+        }
+        break;
+      case 1:  // padding
+        b.resize(b.size() + 1 + rng() % 200, 0);
+        break;
+      case 2:  // a symbol name
+        for (std::uint32_t j = 0, len = 3 + rng() % 20; j < len; ++j)
+          b.push_back(static_cast<std::uint8_t>('a' + rng() % 26));
+        b.push_back(0);
+        break;
+      case 3:  // random bytes
+        for (std::uint32_t j = 0, len = 1 + rng() % 300; j < len; ++j) b.push_back(static_cast<std::uint8_t>(rng()));
+        break;
+      default:  // an earlier stretch again, a few bytes changed
+        if (b.size() > 64) {
+          const std::size_t len = std::min<std::size_t>(8 + rng() % 500, b.size() / 2);
+          const std::size_t from = b.size() - len - rng() % std::min<std::size_t>(b.size() - len, 60000);
+          for (std::size_t j = 0; j < len; ++j)
+            b.push_back(rng() % 40 == 0 ? static_cast<std::uint8_t>(rng()) : b[from + j]);
+        }
+    }
+  }
+  b.resize(n);
+  return b;
+}
+
 struct FramePrefs {
   int block_size_id = 4;  // 4..7
   bool linked = false;

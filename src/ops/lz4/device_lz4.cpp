@@ -14,8 +14,8 @@
 namespace opkit::ops::lz4 {
 namespace {
 
-constexpr unsigned decode_threads = 32;    // LZ4K_DECODE_THREADS
-constexpr unsigned compress_threads = 64;  // LZ4K_COMPRESS_THREADS
+constexpr unsigned decode_threads = 32;        // LZ4K_DECODE_THREADS
+constexpr unsigned max_compress_threads = 32;  // LZ4K_COMPRESS_THREADS
 constexpr unsigned copy_threads = 128;
 constexpr unsigned hash_threads = 128;
 constexpr unsigned scan_threads = 64;
@@ -89,10 +89,16 @@ DeviceKernels kernels_for(const Device& device, unsigned small_hash_log) {
 
 }  // namespace
 
-DeviceLz4::DeviceLz4(Device device, unsigned small_hash_log)
-    : device_(std::move(device)), k_(std::make_shared<const DeviceKernels>(kernels_for(device_, small_hash_log))) {
+DeviceLz4::DeviceLz4(Device device, unsigned small_hash_log, unsigned compress_threads)
+    : device_(std::move(device)),
+      compress_threads_(compress_threads != 0        ? compress_threads
+                        : device_.backend() == "cpu" ? 1
+                                                     : max_compress_threads),
+      k_(std::make_shared<const DeviceKernels>(kernels_for(device_, small_hash_log))) {
   if (small_hash_log < 10 || small_hash_log > 13)
     throw Error(Errc::invalid_argument, "lz4", "small_hash_log must be 10..13");
+  if (compress_threads_ > max_compress_threads)
+    throw Error(Errc::invalid_argument, "lz4", "compress_threads must be 1..32");
 }
 
 DeviceLz4::Blocks DeviceLz4::blocks(const std::uint8_t* base, std::span<const unsigned long long> in_at,
@@ -117,7 +123,7 @@ DeviceLz4::Compressed DeviceLz4::compress(const Blocks& blocks, bool block_check
   if (count == 0) return c;
   // Blocks under 64 KiB + 11 bytes need only the 16-bit table (less shared memory per block).
   const Kernel& kernel = blocks.largest < small_block_limit ? k_->compress_small : k_->compress;
-  kernel.launch({.grid = static_cast<std::uint32_t>(count), .block = compress_threads, .stream = stream}, blocks.base,
+  kernel.launch({.grid = static_cast<std::uint32_t>(count), .block = compress_threads_, .stream = stream}, blocks.base,
                 blocks.in_at, blocks.in_len, c.slots, static_cast<unsigned long long>(c.slot_bytes), c.words);
   if (block_checksums) {
     std::vector<unsigned long long> slot_at(count);
