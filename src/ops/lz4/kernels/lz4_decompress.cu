@@ -1,26 +1,35 @@
 // LZ4 block decompression, one thread block of LZ4K_DECODE_THREADS per LZ4 block, many blocks
 // in parallel. A block is a chain of sequences (literals, then a match that repeats earlier
 // output), so the decoder works in batches of up to LZ4K_BATCH sequences: the threads stage the
-// next LZ4K_WINDOW_BYTES of the block in shared memory with one load each; thread 0 parses the
-// batch from there (token, lengths, offset; every read checked against the block's end, every
-// write against its capacity; bytes past the window from global memory); then the threads copy.
-// The parse is the serial part, one thread of 32, so the common sequence (no length extension,
-// wholly in the window) takes one combined check and three independent loads; any other, and any
-// problem, goes through the full parse.
+// next LZ4K_WINDOW_BYTES of the block in shared memory with one load each; thread 0 walks the
+// chain from there; then thread s checks sequence s; then the threads copy.
+//
+// The walk is the serial part, one thread of 32, so it does only what the next step needs: read
+// the token (and the length extensions where the token has them, every read checked against the
+// block's end, bytes past the window from global memory), step to the next token, add up the output
+// position, store both. Thread s then reads its offset, fills in its sequence's fields and checks
+// them in the order a serial parse would (truncated input, output overflow, the block's last
+// sequence, zero or too-far offset, ending with a match); the batch stops at its lowest-numbered
+// problem (an atomicMin of s << 3 | status), so the status is the one an in-order parse reports,
+// and a batch with a problem copies nothing. The walk may run on past a bad sequence: its reads
+// stay inside the block, lengths that run past the block end it, and what it finds there is never
+// used. Its lengths are clamped (a literal run to the block's size + 1, a match to 2^32 - 1) so
+// that 32-bit sums only wrap past a sequence that fails.
 //
 // Copies are by sequence, not by byte: thread s copies sequence s on its own, its literals and
 // then its match, a few bytes at a time with all loads before all stores (the compiler cannot
 // prove that the pointers differ, so a plain loop would wait out each load before its store).
-// A sequence may read output of earlier sequences only once they are written, so thread 0 cuts
-// the batch into epochs, each behind a barrier: a new epoch starts at a sequence whose match
-// source overlaps the output of an earlier sequence of the current epoch. A source in the
-// sequence's own literals or its own match (overlapping matches repeat the `offset` bytes before
-// them) needs no barrier, as the same thread wrote it. Parts longer than LZ4K_SHORT would leave
-// the other threads idle, so such a sequence is copied by all threads together, after the epoch's
-// short ones. The design before this one resolved each output byte separately (a binary search
-// over the batch plus chasing match sources): ~25 instructions a byte in Nsight Compute, where
-// this costs a few. Hostile blocks stop at the first problem with a status code (lz4_status.h);
-// nothing is read or written outside [in, in + stored) and [out, out + cap).
+// A sequence may read output of earlier sequences only once they are written, so the batch is cut
+// into epochs, each behind a barrier: a new epoch starts at a sequence whose match source overlaps
+// the output of an earlier sequence of the current epoch. Thread s finds the latest earlier
+// sequence its match reads (a binary search over the batch's output positions); while the threads
+// copy epoch e they find where epoch e + 1 ends (the first sequence that reads one of e + 1's),
+// so no thread walks the batch again. A source in the sequence's own literals or its own match
+// (overlapping matches repeat the `offset` bytes before them) needs no barrier, as the same thread
+// wrote it. Parts longer than LZ4K_SHORT would leave the other threads idle, so such a sequence is
+// copied by all threads together, after the epoch's short ones. Hostile blocks stop at the first
+// problem with a status code (lz4_status.h); nothing is read or written outside [in, in + stored)
+// and [out, out + cap).
 //
 // Launch: block = LZ4K_DECODE_THREADS (32) threads, grid = count. Block i reads
 // in[in_offsets[i], + in_lengths[i] & 0x7FFFFFFF) (bit 31: stored raw) and writes
@@ -50,20 +59,21 @@ struct Lz4Batch {
   unsigned char window[LZ4K_WINDOW_BYTES];  // in[lo, lo + n)
   // Thread 0's parse: where each token is, where its output goes, and the lengths it had to
   // extend (only where the token says so); entry `count` holds the positions after the batch.
-  unsigned int token[LZ4K_BATCH + 1];  // window position of sequence s's token
-  unsigned int out[LZ4K_BATCH + 1];    // output position of its literals
-  unsigned int literals[LZ4K_BATCH];   // literal bytes (all of them once the batch is checked)
-  unsigned int from[LZ4K_BATCH];       // their input position (likewise)
-  unsigned int match[LZ4K_BATCH];      // match bytes (likewise; 0: the block's last sequence)
-  unsigned int offset[LZ4K_BATCH];     // match offset, filled by thread s
-  unsigned int lo, window_bytes;       // the window's place in the block
-  unsigned int count;                  // sequences parsed
-  unsigned int next;                   // input position after them
-  unsigned int match_cut;              // the sequence whose match length runs past the end, or 32
-  unsigned int problem;                // (s << 3 | status) of the first bad sequence, or ~0
-  unsigned int done;                   // the batch ends with the block's last sequence
-  unsigned int long_ones;              // bit s: sequence s is copied by all threads
-  unsigned int epoch_start[3];         // the next epochs' first sequences, in rotation
+  unsigned int token[LZ4K_BATCH + 1];   // window position of sequence s's token
+  unsigned int out[LZ4K_BATCH + 1];     // output position of its literals
+  unsigned int literals[LZ4K_BATCH];    // literal bytes (all of them once the batch is checked)
+  unsigned int from[LZ4K_BATCH];        // their input position (likewise)
+  unsigned int match[LZ4K_BATCH];       // match bytes (likewise; 0: the block's last sequence)
+  unsigned int offset[LZ4K_BATCH];      // match offset, filled by thread s
+  unsigned int dependency[LZ4K_BATCH];  // the last earlier sequence its match reads, + 1 (0: none)
+  unsigned int lo, window_bytes;        // the window's place in the block
+  unsigned int count;                   // sequences parsed
+  unsigned int next;                    // input position after them
+  unsigned int match_cut;               // the sequence whose match length runs past the end, or 32
+  unsigned int problem;                 // (s << 3 | status) of the first bad sequence, or ~0
+  unsigned int done;                    // the batch ends with the block's last sequence
+  unsigned int long_ones;               // bit s: sequence s is copied by all threads
+  unsigned int epoch_start[3];          // the next epochs' first sequences, in rotation
 };
 
 // Thread 0's view of the block's bytes: the window where it has them, else global memory.
@@ -221,14 +231,14 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
   }
 
   __shared__ Lz4Batch batch;
-  unsigned int op = 0;  // thread 0: the output position of the parse
   if (t == 0) {
     batch.next = 0;
     batch.out[0] = 0;
+    batch.count = 0;
+    batch.problem = ~0u;
     batch.done = 0;
   }
   __syncthreads();
-  unsigned int problem = ~0u;
   for (;;) {
     // Stage the window: one load per thread per 32 bytes, all in flight at once.
     const unsigned int lo = batch.next;
@@ -243,12 +253,11 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       // about a sequence is checked by its own thread below. A sequence with an extension stores
       // its lengths (clamped: a literal run past the block's end, a match past any capacity) and
       // ends the chain where they run past the block.
+      unsigned int op = batch.out[batch.count];  // where the last batch ended
       unsigned int d = 0, count = 0, problem0 = ~0u, match_cut = LZ4K_BATCH;
       batch.lo = lo;
       batch.window_bytes = n;
       batch.long_ones = 0;
-      batch.epoch_start[1] = LZ4K_BATCH;
-      batch.epoch_start[2] = LZ4K_BATCH;
       if (n == 0u) problem0 = LZ4K_INPUT_TRUNCATED;  // no token
       while (n != 0u) {
         const unsigned int token = batch.window[d];
@@ -287,6 +296,8 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       batch.token[count] = d;
       batch.out[count] = op;
       batch.count = count;
+      batch.epoch_start[1] = count;  // no later epoch found yet
+      batch.epoch_start[2] = count;
       batch.next = lo + d;
       batch.match_cut = match_cut;
       batch.problem = problem0;
@@ -330,40 +341,39 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         if (dependency > 0u) atomicMin(&batch.epoch_start[1], t);  // epoch 0 starts at 0
       }
     }
+    batch.dependency[t] = dependency;
     __syncthreads();
-    problem = batch.problem;
-    if (problem != ~0u) break;
+    if (batch.problem != ~0u) break;
     // Epoch by epoch: an epoch [first, next) ends before the first sequence whose match reads output
     // of a sequence of the epoch (dependency > first). While the threads copy the epoch, they find
     // where the one after it ends, so that it is known after the barrier that ends this one. Short
     // sequences are copied each by its thread, then the long ones by all threads; the barrier after
     // an epoch makes its output readable by the next (and lets the next batch overwrite the window
     // after the last). Fields are read in the epoch, not kept in registers through the others.
-    const unsigned int done = batch.done, long_ones = batch.long_ones;
     // Epoch e's end is in epoch_start[(e + 1) % 3]; the slot of e's own start is free again.
-    for (unsigned int first = 0, slot = 1; first < count; slot = slot == 2u ? 0u : slot + 1u) {
-      const unsigned int next = batch.epoch_start[slot] < count ? batch.epoch_start[slot] : count;
+    for (unsigned int first = 0, slot = 1; first < batch.count; slot = slot == 2u ? 0u : slot + 1u) {
+      const unsigned int next = batch.epoch_start[slot];
       const unsigned int after = slot == 2u ? 0u : slot + 1u;
-      if (dependency > next) atomicMin(&batch.epoch_start[after], t);
-      if (t == 0) batch.epoch_start[after == 2u ? 0u : after + 1u] = LZ4K_BATCH;
+      if (batch.dependency[t] > next) atomicMin(&batch.epoch_start[after], t);
+      if (t == 0) batch.epoch_start[after == 2u ? 0u : after + 1u] = batch.count;
       const unsigned int epoch = (next == LZ4K_BATCH ? ~0u : (1u << next) - 1u) & ~((1u << first) - 1u);
-      if (t >= first && t < next && !(long_ones >> t & 1u)) {
+      if (t >= first && t < next && !(batch.long_ones >> t & 1u)) {
         const unsigned int op = batch.out[t], literals = batch.literals[t], match = batch.match[t];
         const unsigned char* literal_source = lz4k_literal_source(batch, in, batch.from[t], literals);
         for (unsigned int k = 0; k < literals; k += LZ4K_CHUNK)
           lz4k_copy_chunk(out + op + k, literal_source + k, literals - k);
         if (match != 0u) lz4k_copy_match_alone(out + op + literals, batch.offset[t], match);
       }
-      for (unsigned int ones = long_ones & epoch; ones != 0u; ones &= ones - 1u)
+      for (unsigned int ones = batch.long_ones & epoch; ones != 0u; ones &= ones - 1u)
         lz4k_copy_long(batch, (unsigned int)__ffs((int)ones) - 1u, in, out, t);
       __syncthreads();
       first = next;
     }
-    if (t == 0) op = batch.out[count];
-    if (done) break;
+    if (batch.done) break;
   }
   if (t == 0) {
-    sizes[block] = problem == ~0u ? op : 0u;
+    const unsigned int problem = batch.problem;
+    sizes[block] = problem == ~0u ? batch.out[batch.count] : 0u;
     status[block] = problem == ~0u ? LZ4K_OK : problem & 7u;
   }
 }
