@@ -1,26 +1,35 @@
 // LZ4 block decompression, one thread block of LZ4K_DECODE_THREADS per LZ4 block, many blocks
 // in parallel. A block is a chain of sequences (literals, then a match that repeats earlier
 // output), so the decoder works in batches of up to LZ4K_BATCH sequences: the threads stage the
-// next LZ4K_WINDOW_BYTES of the block in shared memory with one load each; thread 0 parses the
-// batch from there (token, lengths, offset; every read checked against the block's end, every
-// write against its capacity; bytes past the window from global memory); then the threads copy.
-// The parse is the serial part, one thread of 32, so the common sequence (no length extension,
-// wholly in the window) takes one combined check and three independent loads; any other, and any
-// problem, goes through the full parse.
+// next LZ4K_WINDOW_BYTES of the block in shared memory with one load each; thread 0 walks the
+// chain from there; then thread s checks sequence s; then the threads copy.
+//
+// The walk is the serial part, one thread of 32, so it does only what the next step needs: read
+// the token (and the length extensions where the token has them, every read checked against the
+// block's end, bytes past the window from global memory), step to the next token, add up the output
+// position, store both. Thread s then reads its offset, fills in its sequence's fields and checks
+// them in the order a serial parse would (truncated input, output overflow, the block's last
+// sequence, zero or too-far offset, ending with a match); the batch stops at its lowest-numbered
+// problem (an atomicMin of s << 3 | status), so the status is the one an in-order parse reports,
+// and a batch with a problem copies nothing. The walk may run on past a bad sequence: its reads
+// stay inside the block, lengths that run past the block end it, and what it finds there is never
+// used. Its lengths are clamped (a literal run to the block's size + 1, a match to 2^32 - 1) so
+// that 32-bit sums only wrap past a sequence that fails.
 //
 // Copies are by sequence, not by byte: thread s copies sequence s on its own, its literals and
 // then its match, a few bytes at a time with all loads before all stores (the compiler cannot
 // prove that the pointers differ, so a plain loop would wait out each load before its store).
-// A sequence may read output of earlier sequences only once they are written, so thread 0 cuts
-// the batch into epochs, each behind a barrier: a new epoch starts at a sequence whose match
-// source overlaps the output of an earlier sequence of the current epoch. A source in the
-// sequence's own literals or its own match (overlapping matches repeat the `offset` bytes before
-// them) needs no barrier, as the same thread wrote it. Parts longer than LZ4K_SHORT would leave
-// the other threads idle, so such a sequence is copied by all threads together, after the epoch's
-// short ones. The design before this one resolved each output byte separately (a binary search
-// over the batch plus chasing match sources): ~25 instructions a byte in Nsight Compute, where
-// this costs a few. Hostile blocks stop at the first problem with a status code (lz4_status.h);
-// nothing is read or written outside [in, in + stored) and [out, out + cap).
+// A sequence may read output of earlier sequences only once they are written, so the batch is cut
+// into epochs, each behind a barrier: a new epoch starts at a sequence whose match source overlaps
+// the output of an earlier sequence of the current epoch. Thread s finds the latest earlier
+// sequence its match reads (a binary search over the batch's output positions); while the threads
+// copy epoch e they find where epoch e + 1 ends (the first sequence that reads one of e + 1's),
+// so no thread walks the batch again. A source in the sequence's own literals or its own match
+// (overlapping matches repeat the `offset` bytes before them) needs no barrier, as the same thread
+// wrote it. Parts longer than LZ4K_SHORT would leave the other threads idle, so such a sequence is
+// copied by all threads together, after the epoch's short ones. Hostile blocks stop at the first
+// problem with a status code (lz4_status.h); nothing is read or written outside [in, in + stored)
+// and [out, out + cap).
 //
 // Launch: block = LZ4K_DECODE_THREADS (32) threads, grid = count. Block i reads
 // in[in_offsets[i], + in_lengths[i] & 0x7FFFFFFF) (bit 31: stored raw) and writes
@@ -45,23 +54,26 @@
 #define LZ4K_LONG_UNROLL 8u
 
 // One batch, shared by the block's threads. Sequence s writes its literals at out[s] and then
-// its match; the batch writes [base, end) of the block's output.
+// its match; the batch writes [out[0], out[count]) of the block's output.
 struct Lz4Batch {
-  unsigned char window[LZ4K_WINDOW_BYTES];  // in[lo, lo + window_bytes)
-  unsigned int out[LZ4K_BATCH];             // output position of sequence s's literals
-  unsigned int from[LZ4K_BATCH];            // their input position
-  unsigned int literals[LZ4K_BATCH];        // literal bytes
-  unsigned int offset[LZ4K_BATCH];          // match offset (0: the block's last sequence)
-  unsigned int match[LZ4K_BATCH];           // match bytes (0: the block's last sequence)
-  unsigned char epoch[LZ4K_BATCH];          // the epoch of sequence s
-  unsigned int long_ones[LZ4K_BATCH];       // bit s of long_ones[e]: sequence s, of epoch e, is long
-  unsigned int epochs;                      // epochs in the batch
-  unsigned int lo, window_bytes;            // the window's place in the block
-  unsigned int count;                       // sequences parsed
-  unsigned int next;                        // input position after them
-  unsigned int base, end;                   // the batch's output [base, end)
-  unsigned int status;                      // LZ4K_OK, or the problem that stops the block
-  unsigned int done;                        // the batch ends with the block's last sequence
+  unsigned char window[LZ4K_WINDOW_BYTES];  // in[lo, lo + n)
+  // Thread 0's parse: where each token is, where its output goes, and the lengths it had to
+  // extend (only where the token says so); entry `count` holds the positions after the batch.
+  unsigned int token[LZ4K_BATCH + 1];   // window position of sequence s's token
+  unsigned int out[LZ4K_BATCH + 1];     // output position of its literals
+  unsigned int literals[LZ4K_BATCH];    // literal bytes (all of them once the batch is checked)
+  unsigned int from[LZ4K_BATCH];        // their input position (likewise)
+  unsigned int match[LZ4K_BATCH];       // match bytes (likewise; 0: the block's last sequence)
+  unsigned int offset[LZ4K_BATCH];      // match offset, filled by thread s
+  unsigned int dependency[LZ4K_BATCH];  // the last earlier sequence its match reads, + 1 (0: none)
+  unsigned int lo, window_bytes;        // the window's place in the block
+  unsigned int count;                   // sequences parsed
+  unsigned int next;                    // input position after them
+  unsigned int match_cut;               // the sequence whose match length runs past the end, or 32
+  unsigned int problem;                 // (s << 3 | status) of the first bad sequence, or ~0
+  unsigned int done;                    // the batch ends with the block's last sequence
+  unsigned int long_ones;               // bit s: sequence s is copied by all threads
+  unsigned int epoch_start[3];          // the next epochs' first sequences, in rotation
 };
 
 // Thread 0's view of the block's bytes: the window where it has them, else global memory.
@@ -76,11 +88,6 @@ struct Lz4Reader {
   }
 };
 
-// One parsed sequence, before it goes to the batch.
-struct Lz4Sequence {
-  unsigned int literal_from, literals, match, offset;
-};
-
 // Adds the 255-run length extension at in[*ip..] to *length; 0 when the input ends first.
 __device__ __forceinline__ int lz4k_extend(const Lz4Reader& in, unsigned int end, unsigned int* ip,
                                            unsigned long long* length) {
@@ -93,40 +100,27 @@ __device__ __forceinline__ int lz4k_extend(const Lz4Reader& in, unsigned int end
   return 1;
 }
 
-// Thread 0: the sequence at `*ip` with output at `op` into *seq; returns LZ4K_OK or the problem,
-// and sets *done for the block's last sequence (literals only).
-__device__ __forceinline__ unsigned int lz4k_parse(const Lz4Reader& in, unsigned int end, unsigned int* ip,
-                                                   unsigned int op, unsigned int cap, Lz4Sequence* seq,
-                                                   unsigned int* done) {
-  if (*ip >= end) return LZ4K_INPUT_TRUNCATED;
-  const unsigned int token = in[(*ip)++];
-  unsigned long long literals = token >> 4;
-  if (literals == 15u && !lz4k_extend(in, end, ip, &literals)) return LZ4K_INPUT_TRUNCATED;
-  if (literals > end - *ip) return LZ4K_INPUT_TRUNCATED;
+// Thread s: checks its sequence in the order a serial parse would (after the token and the literal
+// length, which thread 0 checked) and fills in its offset; returns LZ4K_OK or the problem, and sets
+// *last for the block's last sequence (literals only).
+__device__ __forceinline__ unsigned int lz4k_check(Lz4Batch& b, const Lz4Reader& in, unsigned int end, unsigned int cap,
+                                                   unsigned int s, unsigned int op, unsigned int from,
+                                                   unsigned int literals, unsigned int match, unsigned int* offset,
+                                                   int* last) {
+  if (literals > end - from) return LZ4K_INPUT_TRUNCATED;
   if (literals > cap - op) return LZ4K_OUTPUT_OVERFLOW;
-  seq->literal_from = *ip;
-  seq->literals = (unsigned int)literals;
-  seq->match = 0;
-  seq->offset = 0;
-  *ip += (unsigned int)literals;
-  if (*ip == end) {  // the last sequence: literals only
-    *done = 1;
+  const unsigned int at = from + literals, match_at = op + literals;
+  if (at == end) {
+    *last = 1;
     return LZ4K_OK;
   }
-  if (end - *ip < 2u) return LZ4K_INPUT_TRUNCATED;
-  const unsigned int low = in[*ip], high = in[*ip + 1];  // two independent loads
-  const unsigned int offset = low | (high << 8);
-  *ip += 2;
-  const unsigned int match_at = op + (unsigned int)literals;
-  if (offset == 0u) return LZ4K_ZERO_OFFSET;
-  if (offset > match_at) return LZ4K_BAD_OFFSET;
-  unsigned long long match = (token & 15u);
-  if (match == 15u && !lz4k_extend(in, end, ip, &match)) return LZ4K_INPUT_TRUNCATED;
-  match += 4u;
+  if (end - at < 2u) return LZ4K_INPUT_TRUNCATED;
+  *offset = in[at] | in[at + 1u] << 8;
+  if (*offset == 0u) return LZ4K_ZERO_OFFSET;
+  if (*offset > match_at) return LZ4K_BAD_OFFSET;
+  if (s == b.match_cut) return LZ4K_INPUT_TRUNCATED;
   if (match > cap - match_at) return LZ4K_OUTPUT_OVERFLOW;
-  if (*ip == end) return LZ4K_ENDS_WITH_MATCH;  // a block must end with literals
-  seq->offset = offset;
-  seq->match = (unsigned int)match;
+  if (b.token[s + 1] + in.lo == end) return LZ4K_ENDS_WITH_MATCH;  // a block must end with literals
   return LZ4K_OK;
 }
 
@@ -239,8 +233,9 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
   __shared__ Lz4Batch batch;
   if (t == 0) {
     batch.next = 0;
-    batch.end = 0;
-    batch.status = LZ4K_OK;
+    batch.out[0] = 0;
+    batch.count = 0;
+    batch.problem = ~0u;
     batch.done = 0;
   }
   __syncthreads();
@@ -250,90 +245,135 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     const unsigned int left = stored - lo;
     const unsigned int n = left < LZ4K_WINDOW_BYTES ? left : LZ4K_WINDOW_BYTES;
     lz4k_copy(batch.window, in + lo, n, t, LZ4K_DECODE_THREADS);
+    const Lz4Reader reader = {in, batch.window, lo, n};
     __syncthreads();
-    if (t == 0) {  // parse while the next token lies in the window (the first one always)
-      const Lz4Reader reader = {in, batch.window, lo, n};
-      unsigned int ip = lo, op = batch.end, count = 0, status = LZ4K_OK, done = 0;
-      unsigned int epoch = 0, epoch_lo = op, long_ones = 0;  // the epoch being filled
-      // The next token at window byte `last` or before has its whole sequence in the window and
-      // is not the block's last: the fast path needs no other bounds check.
-      const unsigned int last = n < left ? n : left - 1u;
+    if (t == 0) {
+      // The serial chain: token, length extensions, the step to the next token, the output
+      // position; while the next token lies in the window (the first one always). Everything else
+      // about a sequence is checked by its own thread below. A sequence with an extension stores
+      // its lengths (clamped: a literal run past the block's end, a match past any capacity) and
+      // ends the chain where they run past the block.
+      unsigned int op = batch.out[batch.count];  // where the last batch ended
+      unsigned int d = 0, count = 0, problem0 = ~0u, match_cut = LZ4K_BATCH;
       batch.lo = lo;
       batch.window_bytes = n;
-      batch.base = op;
-      while (count < LZ4K_BATCH && (count == 0 || ip - lo < n)) {
-        Lz4Sequence q;
-        // The common sequence, read with three independent loads and checked at once: no length
-        // extension, its bytes and the next token in the window, room for its output, a valid
-        // offset. Any other goes through lz4k_parse, which also names the problem.
-        const unsigned int d = ip - lo, token = d < n ? batch.window[d] : 0xFFu;
-        const unsigned int literals = token >> 4, match = (token & 15u) + 4u, after = d + 3u + literals;
-        const unsigned int offset =
-            batch.window[(after - 2u) % LZ4K_WINDOW_BYTES] | batch.window[(after - 1u) % LZ4K_WINDOW_BYTES] << 8;
-        if (literals != 15u && match != 19u && after <= last && literals + match <= cap - op && offset != 0u &&
-            offset <= op + literals) {
-          q.literal_from = ip + 1u;
-          q.literals = literals;
-          q.offset = offset;
-          q.match = match;
-          ip += after - d;
-        } else {
-          status = lz4k_parse(reader, stored, &ip, op, cap, &q, &done);
-          if (status != LZ4K_OK) break;
-        }
-        // A match that reads output of an earlier sequence of this epoch starts the next epoch.
-        const unsigned int source = op + q.literals - q.offset;
-        const unsigned int source_end = source + (q.match < q.offset ? q.match : q.offset);
-        if (q.match != 0u && source < op && source_end > epoch_lo) {
-          batch.long_ones[epoch++] = long_ones;
-          long_ones = 0;
-          epoch_lo = op;
-        }
-        if (q.literals > LZ4K_SHORT || q.match > LZ4K_SHORT) long_ones |= 1u << count;
+      batch.long_ones = 0;
+      if (n == 0u) problem0 = LZ4K_INPUT_TRUNCATED;  // no token
+      while (n != 0u) {
+        const unsigned int token = batch.window[d];
+        const unsigned int literals = token >> 4, match = token & 15u;
+        batch.token[count] = d;
         batch.out[count] = op;
-        batch.from[count] = q.literal_from;
-        batch.literals[count] = q.literals;
-        batch.offset[count] = q.offset;
-        batch.match[count] = q.match;
-        batch.epoch[count] = (unsigned char)epoch;
-        op += q.literals + q.match;
-        ++count;
-        if (done) break;
+        if (literals != 15u && match != 15u) {
+          d += 3u + literals;
+          op += literals + match + 4u;
+        } else {
+          unsigned int p = lo + d + 1u;
+          unsigned long long l = literals, m = match;
+          if (literals == 15u && !lz4k_extend(reader, stored, &p, &l)) {
+            problem0 = count << 3 | LZ4K_INPUT_TRUNCATED;
+            break;
+          }
+          const int cut = l > stored - p;  // its thread reports it
+          batch.literals[count] = cut ? stored + 1u : (unsigned int)l;
+          batch.from[count] = p;
+          if (cut) {
+            ++count;
+            break;
+          }
+          p += (unsigned int)l + 2u;
+          if (match == 15u && !lz4k_extend(reader, stored, &p, &m)) {
+            match_cut = count++;
+            break;
+          }
+          m += 4u;
+          batch.match[count] = m < 0xFFFFFFFFull ? (unsigned int)m : 0xFFFFFFFFu;
+          d = p - lo;
+          op += (unsigned int)l + (unsigned int)m;  // wraps only past a sequence that fails
+        }
+        if (++count == LZ4K_BATCH || d >= n) break;
       }
-      batch.long_ones[epoch] = long_ones;
-      batch.epochs = epoch + 1;
+      batch.token[count] = d;
+      batch.out[count] = op;
       batch.count = count;
-      batch.next = ip;
-      batch.end = op;
-      batch.status = status;
-      batch.done = done;
+      batch.epoch_start[1] = count;  // no later epoch found yet
+      batch.epoch_start[2] = count;
+      batch.next = lo + d;
+      batch.match_cut = match_cut;
+      batch.problem = problem0;
     }
     __syncthreads();
-    if (batch.status != LZ4K_OK) break;
-    // Thread t's epoch, unless its sequence is long or there is none. Its fields are read in that
-    // epoch, not kept in registers through the others (the long copies need them).
-    const unsigned int epochs = batch.epochs, done = batch.done;
-    const unsigned int mine =
-        t < batch.count && !(batch.long_ones[batch.epoch[t]] >> t & 1u) ? batch.epoch[t] : LZ4K_BATCH;
-    // Epoch by epoch: the short sequences each by its thread, then the long ones by all threads;
-    // the barrier after an epoch makes its output readable by the next (and lets the next batch
-    // overwrite the window after the last).
-    for (unsigned int e = 0; e < epochs; ++e) {
-      if (mine == e) {
+    // Thread s: sequence s's fields, its checks, and the latest earlier sequence of the batch whose
+    // output its match reads (dependency: that sequence + 1, 0 if none).
+    const unsigned int count = batch.count;
+    unsigned int dependency = 0;
+    if (t < count) {
+      const unsigned int d = batch.token[t], token = batch.window[d], out_at = batch.out[t];
+      unsigned int literals = token >> 4, from = lo + d + 1u, match = (token & 15u) + 4u, offset = 0;
+      if (literals == 15u) {
+        literals = batch.literals[t];
+        from = batch.from[t];
+      }
+      if (match == 19u) match = batch.match[t];
+      int last = 0;
+      const unsigned int status =
+          lz4k_check(batch, reader, stored, cap, t, out_at, from, literals, match, &offset, &last);
+      if (status != LZ4K_OK) atomicMin(&batch.problem, t << 3 | status);
+      if (last) {
+        match = 0;
+        batch.out[t + 1u] = out_at + literals;  // the chain counted a match
+        batch.done = 1;
+      }
+      batch.literals[t] = literals;
+      batch.from[t] = from;
+      batch.match[t] = match;
+      batch.offset[t] = offset;
+      if (literals > LZ4K_SHORT || match > LZ4K_SHORT) atomicOr(&batch.long_ones, 1u << t);
+      // The bytes its match reads before its own output, [source, limit), from the batch's output?
+      const unsigned int source = out_at + literals - offset, overlap = match < offset ? match : offset;
+      const unsigned int limit = source + overlap < out_at ? source + overlap : out_at;
+      if (status == LZ4K_OK && match != 0u && source < out_at && limit > batch.out[0]) {
+        unsigned int j = 0;  // the last sequence j < t with out[j] < limit (out[0] is)
+#pragma unroll
+        for (unsigned int step = LZ4K_BATCH / 2u; step != 0u; step >>= 1)
+          if (j + step < t && batch.out[j + step] < limit) j += step;
+        dependency = j + 1u;
+        if (dependency > 0u) atomicMin(&batch.epoch_start[1], t);  // epoch 0 starts at 0
+      }
+    }
+    batch.dependency[t] = dependency;
+    __syncthreads();
+    if (batch.problem != ~0u) break;
+    // Epoch by epoch: an epoch [first, next) ends before the first sequence whose match reads output
+    // of a sequence of the epoch (dependency > first). While the threads copy the epoch, they find
+    // where the one after it ends, so that it is known after the barrier that ends this one. Short
+    // sequences are copied each by its thread, then the long ones by all threads; the barrier after
+    // an epoch makes its output readable by the next (and lets the next batch overwrite the window
+    // after the last). Fields are read in the epoch, not kept in registers through the others.
+    // Epoch e's end is in epoch_start[(e + 1) % 3]; the slot of e's own start is free again.
+    for (unsigned int first = 0, slot = 1; first < batch.count; slot = slot == 2u ? 0u : slot + 1u) {
+      const unsigned int next = batch.epoch_start[slot];
+      const unsigned int after = slot == 2u ? 0u : slot + 1u;
+      if (batch.dependency[t] > next) atomicMin(&batch.epoch_start[after], t);
+      if (t == 0) batch.epoch_start[after == 2u ? 0u : after + 1u] = batch.count;
+      const unsigned int epoch = (next == LZ4K_BATCH ? ~0u : (1u << next) - 1u) & ~((1u << first) - 1u);
+      if (t >= first && t < next && !(batch.long_ones >> t & 1u)) {
         const unsigned int op = batch.out[t], literals = batch.literals[t], match = batch.match[t];
         const unsigned char* literal_source = lz4k_literal_source(batch, in, batch.from[t], literals);
         for (unsigned int k = 0; k < literals; k += LZ4K_CHUNK)
           lz4k_copy_chunk(out + op + k, literal_source + k, literals - k);
         if (match != 0u) lz4k_copy_match_alone(out + op + literals, batch.offset[t], match);
       }
-      for (unsigned int long_ones = batch.long_ones[e]; long_ones != 0u; long_ones &= long_ones - 1u)
-        lz4k_copy_long(batch, (unsigned int)__ffs((int)long_ones) - 1u, in, out, t);
+      for (unsigned int ones = batch.long_ones & epoch; ones != 0u; ones &= ones - 1u)
+        lz4k_copy_long(batch, (unsigned int)__ffs((int)ones) - 1u, in, out, t);
       __syncthreads();
+      first = next;
     }
-    if (done) break;
+    if (batch.done) break;
   }
   if (t == 0) {
-    sizes[block] = batch.status == LZ4K_OK ? batch.end : 0u;
-    status[block] = batch.status;
+    const unsigned int problem = batch.problem;
+    sizes[block] = problem == ~0u ? batch.out[batch.count] : 0u;
+    status[block] = problem == ~0u ? LZ4K_OK : problem & 7u;
   }
 }
