@@ -271,6 +271,9 @@ extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsi
     if (threadIdx.x == 0) sizes[blockIdx.x] = compressed;
     return;
   }
+  // The parse may have written sequences to dst before it found the block does not shrink: other
+  // threads' bytes there must land before the raw copy overwrites them.
+  __syncthreads();
   lz4k_copy(dst, src, n, threadIdx.x, blockDim.x);
   if (threadIdx.x == 0) sizes[blockIdx.x] = n | 0x80000000u;
 }
