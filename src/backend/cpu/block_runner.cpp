@@ -5,7 +5,9 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <system_error>
 
 #include "opkit/error.hpp"
@@ -52,6 +54,18 @@ const char* signal_text(int signal, int code) {
 
 }  // namespace
 
+bool reverse_thread_order() {
+  static const bool reverse = [] {
+    const char* env = std::getenv("OPKIT_CPU_THREAD_ORDER");
+    const std::string order = env != nullptr ? env : "";
+    if (order.empty() || order == "forward") return false;
+    if (order == "reverse") return true;
+    throw Error(Errc::invalid_argument, "CPU backend",
+                "OPKIT_CPU_THREAD_ORDER=" + order + " is neither 'forward' nor 'reverse'");
+  }();
+  return reverse;
+}
+
 BlockRunner::BlockRunner() {
   void* p =
       mmap(nullptr, kMaxDynamicSharedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -96,7 +110,6 @@ bool BlockRunner::run_block(std::uint64_t linear_block) {
   block_idx_.z = static_cast<unsigned int>(linear_block / (std::uint64_t{grid.x} * grid.y));
   *vars_.block_idx = block_idx_;
   next_thread_ = 0;
-  next_thread_idx_ = {0, 0, 0};
   pending_count_ = released_count_ = 0;
   used_ = 0;
   waiting_.clear();
@@ -146,18 +159,13 @@ void BlockRunner::strand_main(void* raw) {
   auto* strand = static_cast<Strand*>(raw);
   BlockRunner* r = strand->runner;
   while (r->next_thread_ < r->threads_per_block_ && !r->stopping()) {
-    ++r->next_thread_;
-    strand->thread = r->next_thread_idx_;
+    const std::uint64_t k = r->next_thread_++;
+    const std::uint64_t linear = r->reverse_ ? r->threads_per_block_ - 1 - k : k;
+    const opkit_cpu_dim& d = r->block_dim_;
+    strand->thread = {static_cast<unsigned int>(linear % d.x), static_cast<unsigned int>(linear / d.x % d.y),
+                      static_cast<unsigned int>(linear / (std::uint64_t{d.x} * d.y))};
     strand->state = State::running;
     *r->vars_.thread_idx = strand->thread;
-    opkit_cpu_dim& n = r->next_thread_idx_;
-    if (++n.x == r->block_dim_.x) {
-      n.x = 0;
-      if (++n.y == r->block_dim_.y) {
-        n.y = 0;
-        ++n.z;
-      }
-    }
     r->kernel_->run(r->args_);
   }
   strand->state = State::finished;

@@ -30,6 +30,13 @@ struct LaunchGeometry {
   std::uint32_t shared_bytes = 0;
 };
 
+// Whether a block's threads run in reverse index order: OPKIT_CPU_THREAD_ORDER=reverse (default
+// "forward"). Between two barriers a GPU runs a block's threads in no set order, while the CPU
+// backend runs them one after another, so a kernel missing a barrier works there whenever each
+// thread reads only what lower-numbered threads wrote; run backwards, it reads what is not written
+// yet, and the tests fail as they would on a GPU. Read once; throws opkit::Error for another value.
+bool reverse_thread_order();
+
 class BlockRunner {
  public:
   BlockRunner();
@@ -81,13 +88,14 @@ class BlockRunner {
   const SharedObject* object_ = nullptr;
   const std::atomic<bool>* stop_ = nullptr;
   opkit_cpu_thread_vars vars_{};
-  opkit_cpu_dim block_dim_{}, block_idx_{}, next_thread_idx_{};
-  std::uint64_t threads_per_block_ = 0, next_thread_ = 0;
+  opkit_cpu_dim block_dim_{}, block_idx_{};
+  std::uint64_t threads_per_block_ = 0, next_thread_ = 0;  // threads started, in run order
+  bool reverse_ = reverse_thread_order();
   int pending_count_ = 0, released_count_ = 0;  // barrier predicates: arriving / just passed
 
   std::vector<std::unique_ptr<Strand>> strands_;  // strands_[0..used) serve the current block
   std::size_t used_ = 0;
-  std::vector<Strand*> waiting_;  // at a barrier, in thread order
+  std::vector<Strand*> waiting_;  // at a barrier, in run order
 
   unsigned char* shared_ = nullptr;  // kMaxDynamicSharedBytes, mmap'd
   std::uint32_t shared_bytes_ = 0;

@@ -121,6 +121,7 @@ WorkerPool& WorkerPool::instance() {
                     std::string("OPKIT_CPU_THREADS=") + env + " is not a thread count between 1 and 4096");
       size = static_cast<unsigned>(n);
     }
+    reverse_thread_order();  // a bad OPKIT_CPU_THREAD_ORDER is the caller's error, not a worker's
     if (pool != nullptr) process.inherited.push_back(pool);
     pool = new WorkerPool(size);
     process.owner = getpid();
