@@ -126,24 +126,6 @@ __device__ __forceinline__ unsigned int lz4k_put_length(unsigned char* dst, unsi
   return op + full + 1u;
 }
 
-// Literal runs are mostly short: four loads in flight per thread (lz4k_copy's sixteen would hold
-// registers that the parse needs).
-__device__ __forceinline__ void lz4k_copy_literals(unsigned char* to, const unsigned char* from, unsigned int n) {
-  for (unsigned int j0 = 0; j0 < n; j0 += 4u * blockDim.x) {
-    unsigned char v[4];
-#pragma unroll
-    for (unsigned int u = 0; u < 4u; ++u) {
-      const unsigned int j = j0 + u * blockDim.x + threadIdx.x;
-      v[u] = j < n ? from[j] : 0;
-    }
-#pragma unroll
-    for (unsigned int u = 0; u < 4u; ++u) {
-      const unsigned int j = j0 + u * blockDim.x + threadIdx.x;
-      if (j < n) to[j] = v[u];
-    }
-  }
-}
-
 // The size of a sequence's token, literal length and literals.
 __device__ __forceinline__ unsigned int lz4k_literals_bytes(unsigned int count) {
   return 1u + (count >= 15u ? (count - 15u) / 255u + 1u : 0u) + count;
@@ -160,7 +142,9 @@ __device__ unsigned int lz4k_put_literals(const unsigned char* src, unsigned int
   } else if (threadIdx.x == 0) {
     dst[token] = (unsigned char)((count << 4) | match_nibble);
   }
-  lz4k_copy_literals(dst + op, src + anchor, count);
+  // Literal runs are mostly short: four loads in flight per thread (sixteen would hold registers
+  // that the parse needs).
+  lz4k_copy<4>(dst + op, src + anchor, count, threadIdx.x, blockDim.x);
   return op + count;
 }
 
