@@ -71,8 +71,9 @@ struct Lz4Walk {
   // mark (and content checksum), or size + 1 where the walk cannot go on.
   __device__ unsigned long long blocks(unsigned long long pos, unsigned int flg, unsigned int max) {
     const unsigned long long trailer = (flg & 0x10u) ? 4u : 0u;
-    // The next two blocks' size words lie within `ahead` bytes of this one's.
-    const unsigned long long ahead = 2u * (4u + max + trailer) + 4u;
+    // The next two blocks' size words lie within `ahead` bytes of this one's (for blocks up to
+    // 64 KiB; larger ones have few words per byte to wait for, and one prefetch stays modest).
+    const unsigned long long ahead = 2u * (4u + (max < 65536u ? max : 65536u) + trailer) + 4u;
     for (;;) {
       if (size - pos < 4) return size + 1;
       lz4k_prefetch_l2(in + pos, size - pos < ahead ? size - pos : ahead);
