@@ -9,15 +9,17 @@
 
 #define LZ4K_COPY_UNROLL 16u
 
-template <unsigned int Unroll = LZ4K_COPY_UNROLL>
-__device__ __forceinline__ void lz4k_copy(unsigned char* to, const unsigned char* from, unsigned int n, unsigned int t,
-                                          unsigned int threads) {
+// The copy loop itself: byte j of `to` comes from source(j), called for each thread's j in
+// increasing order (so a source may keep a running index) and only for j < n.
+template <unsigned int Unroll, typename Source>
+__device__ __forceinline__ void lz4k_copy_with(unsigned char* to, Source source, unsigned int n, unsigned int t,
+                                               unsigned int threads) {
   for (unsigned int j0 = 0; j0 < n; j0 += threads * Unroll) {
     unsigned char v[Unroll];
 #pragma unroll
     for (unsigned int u = 0; u < Unroll; ++u) {
       const unsigned int j = j0 + u * threads + t;
-      v[u] = j < n ? from[j] : 0;
+      v[u] = j < n ? source(j) : 0;
     }
 #pragma unroll
     for (unsigned int u = 0; u < Unroll; ++u) {
@@ -25,4 +27,11 @@ __device__ __forceinline__ void lz4k_copy(unsigned char* to, const unsigned char
       if (j < n) to[j] = v[u];
     }
   }
+}
+
+template <unsigned int Unroll = LZ4K_COPY_UNROLL>
+__device__ __forceinline__ void lz4k_copy(unsigned char* to, const unsigned char* from, unsigned int n, unsigned int t,
+                                          unsigned int threads) {
+  lz4k_copy_with<Unroll>(
+      to, [from](unsigned int j) { return from[j]; }, n, t, threads);
 }

@@ -178,21 +178,15 @@ __device__ __forceinline__ void lz4k_copy_match_together(unsigned char* to, unsi
   const unsigned char* source = to - offset;
   unsigned int r = offset > threads ? t : t % offset;
   const unsigned int step = offset > threads ? threads : threads % offset;
-  for (unsigned int j0 = 0; j0 < n; j0 += threads * LZ4K_LONG_UNROLL) {
-    unsigned char v[LZ4K_LONG_UNROLL];
-#pragma unroll
-    for (unsigned int u = 0; u < LZ4K_LONG_UNROLL; ++u) {
-      const unsigned int j = j0 + u * threads + t;
-      v[u] = j < n ? source[r] : 0;
-      r += step;
-      if (r >= offset) r -= offset;
-    }
-#pragma unroll
-    for (unsigned int u = 0; u < LZ4K_LONG_UNROLL; ++u) {
-      const unsigned int j = j0 + u * threads + t;
-      if (j < n) to[j] = v[u];
-    }
-  }
+  lz4k_copy_with<LZ4K_LONG_UNROLL>(
+      to,
+      [source, step, offset, &r](unsigned int) {
+        const unsigned char byte = source[r];
+        r += step;
+        if (r >= offset) r -= offset;
+        return byte;
+      },
+      n, t, threads);
 }
 
 // All threads: sequence s, a long one: its literals, then (behind a barrier when the match reads
