@@ -14,6 +14,8 @@ mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
 B=build/release
 log() { echo "== $*" | tee -a "$OUT/pow_summary.txt"; }
+# Seconds since a `date +%s%N` reading, two decimals: the wall time of the command between.
+seconds_since() { awk -v ns=$(($(date +%s%N) - $1)) 'BEGIN {printf "%.2f", ns / 1e9}'; }
 
 log "build"
 cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && cmake --build --preset release -j 16 2>&1 | tail -3
@@ -38,7 +40,7 @@ for run in first second; do
   start=$(date +%s%N)
   $B/tools/opkit/opkit mine --device cuda --quiet --json --header "$genesis" >"$OUT/pow_mine_$run.json"
   rc=$?
-  wall=$(awk -v ns=$(($(date +%s%N) - start)) 'BEGIN {printf "%.2f", ns / 1e9}')
+  wall=$(seconds_since "$start")
   echo "genesis, whole 32-bit range, $run: exit $rc, $wall s wall: $(cat "$OUT/pow_mine_$run.json")" |
     tee -a "$OUT/pow_summary.txt"
 done
@@ -50,7 +52,7 @@ start=$(date +%s%N)
 $B/tools/opkit/opkit mine --device cuda --quiet --json --header "$genesis" \
   --target 0000000000000000000000000000000000000000000000000000000000000001 >"$OUT/pow_mine_whole.json"
 rc=$?
-wall=$(awk -v ns=$(($(date +%s%N) - start)) 'BEGIN {printf "%.2f", ns / 1e9}')
+wall=$(seconds_since "$start")
 python3 - "$OUT/pow_mine_whole.json" "$wall" "$rc" <<'PY' | tee -a "$OUT/pow_summary.txt"
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -64,7 +66,7 @@ PY
 start=$(date +%s%N)
 $B/tools/opkit/opkit mine --device cuda --quiet --json --header "$genesis" --start 0 --count 1 >/dev/null
 rc=$?
-wall=$(awk -v ns=$(($(date +%s%N) - start)) 'BEGIN {printf "%.2f", ns / 1e9}')
+wall=$(seconds_since "$start")
 echo "one-nonce search (the process's fixed cost): exit $rc, $wall s wall" | tee -a "$OUT/pow_summary.txt"
 # A stream of headers: block 100000 as a Stratum job, extranonce2 rolled (one new header per
 # value, each searched over its whole 2^32 range), for POW_STREAM_S seconds (default 27: about 50
@@ -74,7 +76,7 @@ start=$(date +%s%N)
 $B/tools/opkit/opkit mine --device cuda --quiet --json --job tests/data/stratum-block-100000.json \
   --seconds "$stream_s" >"$OUT/pow_mine_stream.jsonl"
 rc=$?
-wall=$(awk -v ns=$(($(date +%s%N) - start)) 'BEGIN {printf "%.2f", ns / 1e9}')
+wall=$(seconds_since "$start")
 python3 - "$OUT/pow_mine_stream.jsonl" "$wall" "$rc" <<'PY' | tee -a "$OUT/pow_summary.txt"
 import json, sys
 events = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
@@ -97,7 +99,7 @@ for text in "hello opkit" "hello opkit $(date +%s%N)"; do
   start=$(date +%s%N)
   $B/tools/opkit/opkit mine --device cuda --quiet --json --data "$text" --difficulty 34 >"$OUT/pow_mine_data.json"
   rc=$?
-  wall=$(awk -v ns=$(($(date +%s%N) - start)) 'BEGIN {printf "%.2f", ns / 1e9}')
+  wall=$(seconds_since "$start")
   echo "data \"$text\", difficulty 34: exit $rc, $wall s wall: $(cat "$OUT/pow_mine_data.json")" |
     tee -a "$OUT/pow_summary.txt"
 done
