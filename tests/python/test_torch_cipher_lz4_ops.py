@@ -242,6 +242,45 @@ def test_stream_cipher_ops_queue_on_a_busy_stream_without_waiting(rng, cipher):
     assert host(result) == reference(cipher, key, iv, data)[0]
 
 
+@needs_cuda
+@needs_reference
+@pytest.mark.parametrize("cipher", STREAM_CIPHERS)
+def test_stream_cipher_ops_are_captured_in_a_cuda_graph_and_replay_on_new_data(rng, cipher):
+    # The key and IV reach the GPU as a kernel's parameter, not by a host copy, so the whole op
+    # (scratch allocation, key upload, kernels, key wipe) is captured; every replay encrypts the
+    # data then in x under the key the graph was captured with, into out (encrypt_out) and into
+    # the graph-owned output of the allocating op.
+    n = 3 * 65536 + 100  # whole blocks and a partial one
+    key, iv = fresh(rng, cipher)
+    key_t, iv_t = as_tensor(key), as_tensor(iv)
+    x = torch.empty(n, dtype=torch.uint8, device="cuda")
+    out = torch.empty_like(x)
+
+    def step():
+        torch.ops.opkit.encrypt_out(x, cipher, key_t, iv_t, out)
+        return torch.ops.opkit.encrypt(x, cipher, key_t, iv_t)
+
+    side = torch.cuda.Stream()  # warm-up (kernel compiles) on a side stream, as torch.cuda.graphs asks
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        step()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        allocated = step()
+    key_t.fill_(0)  # the graph holds the key it was captured with
+    for _ in range(3):
+        data = rng.bytes(n)
+        x.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
+        graph.replay()
+        torch.cuda.synchronize()
+        expected = reference(cipher, key, iv, data)[0]
+        assert host(out) == expected
+        assert host(allocated) == expected
+
+
 def test_ciphers_say_they_have_no_gradient():
     # The ops take uint8 tensors only: a float tensor that requires grad is refused by name, and
     # integer tensors cannot require grad at all, so no silent zero gradient can come out.

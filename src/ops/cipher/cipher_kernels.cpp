@@ -25,6 +25,8 @@ const KernelSet<CipherProgram>& cipher_kernel_set() {
                                    return chacha20_bulk_program(p.aligned, p.decrypt);
                                  case CipherProgram::Source::chacha20_batch:
                                    return chacha20_batch_program(p.aead, p.aligned, p.decrypt);
+                                 case CipherProgram::Source::secret_store:
+                                   return Program(cipher_source("secret_store.cu")).name("secret_store.cu");
                                  case CipherProgram::Source::aes:
                                    break;
                                }

@@ -19,6 +19,7 @@
 
 #include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
+#include "cipher_kernels.hpp"
 #include "opkit/stream.hpp"
 
 namespace opkit::ops::detail {
@@ -57,8 +58,12 @@ DeviceBuffer<T> upload_scratch(const Device& device, std::span<const T> host, co
 
 class DeviceSecret {
  public:
+  // The longest run that upload() writes through the secret_store kernel's parameter
+  // (SECRET_STORE_MAX_BYTES of kernels/secret_store.cu).
+  static constexpr std::size_t parameter_bytes = 256;
+
   DeviceSecret(const Device& device, std::size_t bytes, const Stream* stream)
-      : buffer_(call_scratch<std::uint8_t>(device, bytes, stream)), size_(bytes), stream_(stream) {}
+      : device_(device), buffer_(call_scratch<std::uint8_t>(device, bytes, stream)), size_(bytes), stream_(stream) {}
   ~DeviceSecret() {
     try {
       buffer_.fill(0, stream_);  // queued on the stream; without one, done before this returns
@@ -77,22 +82,44 @@ class DeviceSecret {
   std::size_t size() const noexcept { return size_; }
   BufferView<const std::uint8_t> view() const { return buffer_.view().subview(0, size_); }
 
-  // Copies the caller's `host` bytes to byte `at`. They go through a pageable copy of this call's
-  // own, which the driver reads before the copy call returns (pageable memory cannot be read by
-  // DMA later) and which is then wiped: so the caller's memory, even pinned memory that a DMA
-  // would read only when the stream gets there, is free to change once this returns.
+  // Copies the caller's `host` bytes to byte `at`; the caller's memory is free to change once this
+  // returns. A run of at most parameter_bytes (every key, IV and ChaCha20 state of a bulk call)
+  // travels as the parameter of the secret_store kernel: no host-to-device copy, so a bulk call
+  // on a stream that a CUDA graph is capturing is captured whole (the graph holds the key, as it
+  // must to replay the call). A longer run (a batch's keys) goes through a pageable copy of this
+  // call's own, which the driver reads before the copy call returns (pageable memory cannot be
+  // read by DMA later) and which is then wiped.
   void upload(std::span<const std::uint8_t> host, std::size_t at = 0) {
     if (host.empty()) return;
+    if (host.size() <= parameter_bytes) return store_by_parameter(host, at);
     std::vector<std::uint8_t> staged(host.begin(), host.end());
     upload_owned(staged, at);
     OPENSSL_cleanse(staged.data(), staged.size());
   }
-  // Copies pageable host bytes that the call itself owns (and wipes afterwards) to byte `at`.
+  // upload() of pageable host bytes that the call itself owns (and wipes afterwards): no staging.
   void upload_owned(std::span<const std::uint8_t> owned, std::size_t at = 0) {
-    if (!owned.empty()) buffer_.view().subview(at, owned.size()).copy_from(owned, stream_);
+    if (owned.empty()) return;
+    if (owned.size() <= parameter_bytes) return store_by_parameter(owned, at);
+    buffer_.view().subview(at, owned.size()).copy_from(owned, stream_);
   }
 
  private:
+  void store_by_parameter(std::span<const std::uint8_t> host, std::size_t at) {
+    struct Parameter {
+      std::uint8_t bytes[parameter_bytes];
+    } parameter{};
+    std::copy(host.begin(), host.end(), parameter.bytes);
+    std::uint8_t* dst = buffer_.data() + at;
+    auto count = static_cast<std::uint32_t>(host.size());
+    void* args[] = {&dst, &parameter, &count};
+    const std::size_t sizes[] = {sizeof dst, sizeof parameter, sizeof count};
+    // launch_packed, not launch: launch would keep a second copy of the bytes that is not wiped.
+    cipher_kernel(device_, {.source = CipherProgram::Source::secret_store}, "secret_store")
+        .launch_packed({.grid = 1, .block = parameter_bytes, .stream = stream_}, args, sizes, 3);
+    OPENSSL_cleanse(&parameter, sizeof parameter);
+  }
+
+  Device device_;
   DeviceBuffer<std::uint8_t> buffer_;
   std::size_t size_;
   const Stream* stream_;
