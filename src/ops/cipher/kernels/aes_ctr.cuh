@@ -1,0 +1,269 @@
+// AES-CTR building blocks shared by the CTR and the fused GCM kernels: block loads, the bitsliced
+// keystream of one thread's 32 counter blocks, and its XOR into the data. Constant-time: positions
+// and lengths (public) steer branches and addresses; keys and data never do.
+#pragma once
+
+#include "aes_bitslice.cuh"
+#include "aes_state.cuh"
+
+__device__ __forceinline__ unsigned int aes_load_be32(const unsigned char* p) {
+  return (static_cast<unsigned int>(p[0]) << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
+}
+
+__device__ __forceinline__ unsigned int aes_bswap32(unsigned int x) {
+  return __byte_perm(x, 0, 0x0123);
+}
+
+// Up to 16 bytes at p as little-endian words, zero-padded.
+__device__ __forceinline__ void aes_load_block(const unsigned char* p, unsigned long long bytes, unsigned int* w) {
+  if (bytes >= 16 && (reinterpret_cast<unsigned long long>(p) & 15) == 0) {
+    const uint4 v = *reinterpret_cast<const uint4*>(p);
+    w[0] = v.x;
+    w[1] = v.y;
+    w[2] = v.z;
+    w[3] = v.w;
+    return;
+  }
+  // Byte by byte into two 64-bit halves (no runtime-indexed array: it would live in local memory).
+  unsigned long long lo = 0, hi = 0;
+  const unsigned int n = bytes < 16 ? static_cast<unsigned int>(bytes) : 16u;
+  for (unsigned int i = 0; i < n; ++i) {
+    const unsigned long long byte = p[i];
+    if (i < 8)
+      lo |= byte << (8 * i);
+    else
+      hi |= byte << (8 * (i - 8));
+  }
+  w[0] = static_cast<unsigned int>(lo);
+  w[1] = static_cast<unsigned int>(lo >> 32);
+  w[2] = static_cast<unsigned int>(hi);
+  w[3] = static_cast<unsigned int>(hi >> 32);
+}
+
+// Bit q of the lane number k, over the 32 lanes: lanes k with bit q set.
+__device__ __forceinline__ aes_word aes_lane_bits(int q) {
+  return q == 0 ? 0xaaaaaaaau : q == 1 ? 0xccccccccu : q == 2 ? 0xf0f0f0f0u : q == 3 ? 0xff00ff00u : 0xffff0000u;
+}
+
+// Bit i of w as a 0 / ~0 mask (a shift left and an arithmetic shift right).
+__device__ __forceinline__ aes_word aes_bit_mask(unsigned int w, int i) {
+  return static_cast<aes_word>(static_cast<int>(w << (31 - i)) >> 31);
+}
+
+// The state word of counter bit p (0 = least significant): bit p % 8 of block byte 15 - p / 8.
+__device__ __forceinline__ int aes_counter_word(int p) {
+  return 8 * (15 - (p >> 3)) + (p & 7);
+}
+
+// Message m is bytes [start, start + length) of its buffer.
+__device__ __forceinline__ void aes_message_span(const unsigned long long* offsets, unsigned long long fixed_bytes,
+                                                 unsigned long long m, unsigned long long& start,
+                                                 unsigned long long& length) {
+  if (offsets != nullptr) {
+    start = offsets[m];
+    length = offsets[m + 1] - start;
+  } else {
+    start = m * fixed_bytes;
+    length = fixed_bytes;
+  }
+}
+
+// Precomputed round-key masks of one message (bulk): 128 words for each of up to 15 round keys.
+#define AES_MASK_WORDS (128 * 15)
+
+// The keystream of the 32 blocks first + stride * k (k < 32) of the message whose state is st,
+// transposed: block k is the words s[k], s[32 + k], s[64 + k], s[96 + k], still without the last
+// round key (aes_ctr_xor_unit adds it). masks: the message's precomputed round-key masks (Masked).
+template <bool Masked>
+__device__ __forceinline__ void aes_ctr_keystream(const AesState& st, const aes_word* masks, unsigned long long first,
+                                                  unsigned int stride, aes_word* s) {
+  AesKeyBits key_bits{st.round_keys};
+  AesKeyMasks key_masks{masks};
+
+  // Counter of block `first`: the message's first counter plus `first`, modulo 2^counter_bits.
+  unsigned int c[4] = {st.counter[0], st.counter[1], st.counter[2], st.counter[3]};
+  if (st.counter_bits == 32) {
+    c[3] += static_cast<unsigned int>(first);
+  } else {
+    unsigned long long low = (static_cast<unsigned long long>(c[2]) << 32) | c[3];
+    unsigned long long high = (static_cast<unsigned long long>(c[0]) << 32) | c[1];
+    const unsigned long long sum = low + first;
+    high += sum < low;
+    c[0] = static_cast<unsigned int>(high >> 32);
+    c[1] = static_cast<unsigned int>(high);
+    c[2] = static_cast<unsigned int>(sum >> 32);
+    c[3] = static_cast<unsigned int>(sum);
+  }
+  // Block k's counter is c + stride * k (block k in bit k of every state word), modulo
+  // 2^counter_bits. Counter bit p is bit p % 8 of block byte 15 - p / 8 (big-endian): state word
+  // aes_counter_word(p). The lane numbers stride * k (< 2^10) are added to bits 0..9 by a bitsliced
+  // ripple-carry add (the constant lane patterns at bits log2(stride)..), whose carry out of bit 9
+  // is the word `carry` (the blocks that carry). A carry into bit 10 flips the bits that adding
+  // 2^10 to c flips (`flip`, computed on the uniform c), so above bit 9 block k's bit is
+  // bit(c) ^ (carry_k & bit(flip)), and only bits 10..31 need that term unless the flip reaches
+  // past bit 31 (counter values are public: branching on them is allowed). Round key 0 is XORed
+  // into c's words first, so that AddRoundKey costs nothing per bit.
+  const unsigned int* key0 = st.round_keys;
+  unsigned int flip[4] = {0, 0, 0, 0};
+  if (st.counter_bits == 32) {
+    flip[3] = c[3] ^ (c[3] + 1024u);
+  } else {
+    const unsigned long long low = (static_cast<unsigned long long>(c[2]) << 32) | c[3];
+    const unsigned long long high = (static_cast<unsigned long long>(c[0]) << 32) | c[1];
+    const unsigned long long low2 = low + 1024u, high2 = high + (low2 < low ? 1u : 0u);
+    flip[0] = static_cast<unsigned int>((high ^ high2) >> 32);
+    flip[1] = static_cast<unsigned int>(high ^ high2);
+    flip[2] = static_cast<unsigned int>((low ^ low2) >> 32);
+    flip[3] = static_cast<unsigned int>(low ^ low2);
+  }
+  // State-order words (word g: block bytes 4 g .. 4 g + 3, little-endian) of c ^ key 0 and flip.
+  unsigned int cw[4], fw[4];
+#pragma unroll
+  for (int g = 0; g < 4; ++g) {
+    cw[g] = aes_bswap32(c[g]) ^ key0[g];
+    fw[g] = aes_bswap32(flip[g]);
+  }
+  const bool lanes_low = stride == 1;  // lane numbers at counter bits 0..4 (else 5..9)
+  aes_word carry = 0;
+#pragma unroll
+  for (int p = 0; p < 10; ++p) {
+    const int j = aes_counter_word(p);
+    const aes_word b = aes_bit_mask(c[3], p);
+    const aes_word k = p < 5 ? (lanes_low ? aes_lane_bits(p) : 0u) : (lanes_low ? 0u : aes_lane_bits(p - 5));
+    s[j] = aes_bit_mask(cw[j >> 5], j & 31) ^ k ^ carry;
+    carry = (b & k) | (carry & (b ^ k));
+  }
+#pragma unroll
+  for (int p = 10; p < 32; ++p) {
+    const int j = aes_counter_word(p);
+    s[j] = aes_bit_mask(cw[j >> 5], j & 31) ^ (carry & aes_bit_mask(fw[j >> 5], j & 31));
+  }
+  if ((flip[0] | flip[1] | flip[2]) != 0) {  // the carry runs past bit 31 (rare)
+#pragma unroll
+    for (int p = 32; p < 128; ++p) {
+      const int j = aes_counter_word(p);
+      s[j] = aes_bit_mask(cw[j >> 5], j & 31) ^ (carry & aes_bit_mask(fw[j >> 5], j & 31));
+    }
+  } else {
+#pragma unroll
+    for (int p = 32; p < 128; ++p) {
+      const int j = aes_counter_word(p);
+      s[j] = aes_bit_mask(cw[j >> 5], j & 31);
+    }
+  }
+  if (Masked)
+    aes_encrypt_rounds<false>(s, key_masks, static_cast<int>(st.rounds));
+  else
+    aes_encrypt_rounds<false>(s, key_bits, static_cast<int>(st.rounds));
+  aes_transpose_state(s);
+}
+
+// Block k (k < 32) of the transposed state s, XORed with the last round key (k0..k3) and with the
+// 16 bytes at src + 16 * Stride * k, to dst at the same offset: all 32 blocks whole, 16-byte
+// aligned. Eight loads are issued before the first of their stores: in and out may be the same
+// buffer, so the compiler may not move a load above an earlier store itself, and one load at a
+// time would wait for memory 32 times.
+template <unsigned int Stride>
+__device__ __forceinline__ void aes_ctr_xor_blocks(const unsigned char* src, unsigned char* dst, const aes_word* s,
+                                                   aes_word k0, aes_word k1, aes_word k2, aes_word k3) {
+  const uint4* in4 = reinterpret_cast<const uint4*>(src);
+  uint4* out4 = reinterpret_cast<uint4*>(dst);
+#pragma unroll
+  for (int g = 0; g < 32; g += 8) {
+    uint4 x[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) x[k] = in4[Stride * (g + k)];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int b = g + k;
+      out4[Stride * b] =
+          make_uint4(x[k].x ^ s[b] ^ k0, x[k].y ^ s[32 + b] ^ k1, x[k].z ^ s[64 + b] ^ k2, x[k].w ^ s[96 + b] ^ k3);
+    }
+  }
+}
+
+// The blocks first + stride * k (k < 32) of a message of `length` bytes at src, XORed with the
+// keystream s of aes_ctr_keystream, to dst. Blocks past the end are skipped, and so are blocks
+// before the start: a "negative" first (modulo 2^64, as the fused GCM kernel passes) wraps there.
+__device__ __forceinline__ void aes_ctr_xor_unit(const AesState& st, const aes_word* s, const unsigned char* src,
+                                                 unsigned char* dst, unsigned long long length,
+                                                 unsigned long long first, unsigned int stride) {
+  // The last AddRoundKey, left out of the rounds: word g of every block gets the last round key's word g.
+  const unsigned int* last_key = st.round_keys + 4 * st.rounds;
+  const aes_word k0 = last_key[0], k1 = last_key[1], k2 = last_key[2], k3 = last_key[3];
+  const unsigned long long blocks = (length + 15) / 16;
+  const bool aligned =
+      ((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst)) & 15) == 0;
+  if (aligned && first < blocks && 16 * (first + 31ull * stride + 1) <= length) {
+    // All 32 blocks whole and aligned (every unit of an aligned message but the last): 16-byte
+    // loads and stores at constant offsets from one address, no per-block checks.
+    if (stride == 32)
+      aes_ctr_xor_blocks<32>(src + 16 * first, dst + 16 * first, s, k0, k1, k2, k3);
+    else
+      aes_ctr_xor_blocks<1>(src + 16 * first, dst + 16 * first, s, k0, k1, k2, k3);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < 32; ++k) {
+    const unsigned long long d = first + static_cast<unsigned long long>(stride) * k;
+    if (d >= blocks) continue;
+    const unsigned long long at = 16 * d;
+    const aes_word w0 = s[k] ^ k0, w1 = s[32 + k] ^ k1, w2 = s[64 + k] ^ k2, w3 = s[96 + k] ^ k3;
+    if (aligned && at + 16 <= length) {
+      const uint4 x = *reinterpret_cast<const uint4*>(src + at);
+      *reinterpret_cast<uint4*>(dst + at) = make_uint4(x.x ^ w0, x.y ^ w1, x.z ^ w2, x.w ^ w3);
+    } else {
+      // Unaligned buffers or the last, partial block: byte by byte.
+      const unsigned long long lo = (static_cast<unsigned long long>(w1) << 32) | w0;
+      const unsigned long long hi = (static_cast<unsigned long long>(w3) << 32) | w2;
+      const unsigned int n = length - at < 16 ? static_cast<unsigned int>(length - at) : 16u;
+      for (unsigned int i = 0; i < n; ++i) {
+        const unsigned long long ks = i < 8 ? lo >> (8 * i) : hi >> (8 * (i - 8));
+        dst[at + i] = static_cast<unsigned char>(src[at + i] ^ ks);
+      }
+    }
+  }
+}
+
+// Thread u covers 32 blocks of one message. stride 1: blocks 32 v .. 32 v + 31 of the message's
+// unit v (batch). stride 32: a warp covers 1024 consecutive blocks and lane t of it the blocks
+// t, t + 32, ... (bulk: each store instruction of a warp writes 512 consecutive bytes).
+// Messages use units_per_message units each, or unit_starts[m] .. unit_starts[m + 1] - 1.
+// verdicts (GCM open): messages whose verdict is 0 are skipped (not written). Masked: the round
+// keys come from aes_setup's precomputed masks, else from the key bytes of the state.
+template <bool Masked>
+__device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsigned char* in, unsigned char* out,
+                                             const unsigned long long* offsets, unsigned long long fixed_bytes,
+                                             unsigned long long count, unsigned long long units_per_message,
+                                             const unsigned long long* unit_starts, unsigned long long total_units,
+                                             unsigned int stride, const unsigned char* verdicts,
+                                             const aes_word* masks) {
+  const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (u >= total_units) return;
+  unsigned long long m, v;
+  if (unit_starts != nullptr) {
+    unsigned long long lo = 0, hi = count;  // the last m with unit_starts[m] <= u
+    while (hi - lo > 1) {
+      const unsigned long long mid = (lo + hi) / 2;
+      if (unit_starts[mid] <= u)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    m = lo;
+    v = u - unit_starts[m];
+  } else {
+    m = u / units_per_message;
+    v = u % units_per_message;
+  }
+  if (verdicts != nullptr && verdicts[m] == 0) return;
+  unsigned long long start, length;
+  aes_message_span(offsets, fixed_bytes, m, start, length);
+  const unsigned long long blocks = (length + 15) / 16;
+  const unsigned long long first = stride == 1 ? 32 * v : 1024 * (v >> 5) + (v & 31);
+  if (first >= blocks) return;
+  const AesState& st = states[m];
+  aes_word s[128];
+  aes_ctr_keystream<Masked>(st, masks + (Masked ? m * AES_MASK_WORDS : 0), first, stride, s);
+  aes_ctr_xor_unit(st, s, in + start, out + start, length, first, stride);
+}
