@@ -448,29 +448,32 @@ def _lz4_run(op: str, call, x):
 
 
 def _define_lz4():
-    def compress(x, block_size=64 << 10):
+    def compress(x, block_size=64 << 10, content_checksum=True):
         _check_lz4("opkit::lz4_compress", x)
         block = _lz4_block_id(block_size)
-        return _lz4_run("opkit::lz4_compress", lambda a: _opkit.lz4_compress(a, block, False, True, False, None), x)
+        return _lz4_run("opkit::lz4_compress",
+                        lambda a: _opkit.lz4_compress(a, block, False, content_checksum, False, None), x)
 
-    def compress_fake(x, block_size=64 << 10):
+    def compress_fake(x, block_size=64 << 10, content_checksum=True):
         _check_lz4("opkit::lz4_compress", x)
         _lz4_block_id(block_size)
         return x.new_empty((torch.library.get_ctx().new_dynamic_size(),))
 
-    def decompress(frame, max_size=_opkit.lz4_default_max_output):
+    def decompress(frame, max_size=_opkit.lz4_default_max_output, verify=True):
         _check_lz4("opkit::lz4_decompress", frame)
         _lz4_max_size(max_size)
-        return _lz4_run("opkit::lz4_decompress", lambda a: _opkit.lz4_decompress(a, max_size, True, None), frame)
+        return _lz4_run("opkit::lz4_decompress", lambda a: _opkit.lz4_decompress(a, max_size, verify, None), frame)
 
-    def decompress_fake(frame, max_size=_opkit.lz4_default_max_output):
+    def decompress_fake(frame, max_size=_opkit.lz4_default_max_output, verify=True):
         _check_lz4("opkit::lz4_decompress", frame)
         _lz4_max_size(max_size)
         return frame.new_empty((torch.library.get_ctx().new_dynamic_size(max=max_size),))
 
     return (
-        _define("opkit::lz4_compress", "(Tensor x, int block_size=65536) -> Tensor", compress, compress_fake),
-        _define("opkit::lz4_decompress", f"(Tensor frame, int max_size={_opkit.lz4_default_max_output}) -> Tensor",
+        _define("opkit::lz4_compress", "(Tensor x, int block_size=65536, bool content_checksum=True) -> Tensor",
+                compress, compress_fake),
+        _define("opkit::lz4_decompress",
+                f"(Tensor frame, int max_size={_opkit.lz4_default_max_output}, bool verify=True) -> Tensor",
                 decompress, decompress_fake),
     )
 
@@ -490,15 +493,20 @@ def _lz4_max_size(max_size: int) -> None:
 _lz4_compress_op, _lz4_decompress_op = _define_lz4()
 
 
-def lz4_compress(x: torch.Tensor, *, block_size: int = 64 << 10) -> torch.Tensor:
-    """One LZ4 frame of x's bytes (a contiguous uint8 tensor) as a 1-D uint8 tensor on x's device."""
-    return _lz4_compress_op(x, block_size)
+def lz4_compress(x: torch.Tensor, *, block_size: int = 64 << 10, content_checksum: bool = True) -> torch.Tensor:
+    """One LZ4 frame of x's bytes (a contiguous uint8 tensor) as a 1-D uint8 tensor on x's device.
+    content_checksum=False leaves out the frame's xxHash32 of the whole content (`lz4
+    --no-frame-crc`): on a GPU that hash is sequential host work over a copy of the content, the
+    larger part of a call's time."""
+    return _lz4_compress_op(x, block_size, content_checksum)
 
 
-def lz4_decompress(frame: torch.Tensor, *, max_size: int = _opkit.lz4_default_max_output) -> torch.Tensor:
+def lz4_decompress(frame: torch.Tensor, *, max_size: int = _opkit.lz4_default_max_output,
+                   verify: bool = True) -> torch.Tensor:
     """The data of the concatenated LZ4 frames in a 1-D uint8 tensor; more than max_size bytes, a
-    malformed frame or a checksum that does not match raise opkit.Error."""
-    return _lz4_decompress_op(frame, max_size)
+    malformed frame or a checksum that does not match raise opkit.Error (verify=False skips the
+    block and content checksums; the frame's structure is still checked)."""
+    return _lz4_decompress_op(frame, max_size, verify)
 
 
 # ---- User kernels as ops ----

@@ -339,6 +339,28 @@ def test_lz4_ops_equal_reference(rng, device, n, block_size):
     assert torch.equal(torch.ops.opkit.lz4_decompress(frame), x)
 
 
+@needs_lz4_reference
+@pytest.mark.parametrize("device", DEVICES)
+def test_lz4_content_checksum_can_be_left_out_and_verification_skipped(rng, device):
+    data = compressible(rng, 200_000)
+    x = torch.from_numpy(data).to(device)
+    with_sum = torch.ops.opkit.lz4_compress(x)
+    without = torch.ops.opkit.lz4_compress(x, 65536, False)
+    flg_with, flg_without = int(host(with_sum)[4]), int(host(without)[4])
+    assert flg_with & 0x04 and not flg_without & 0x04  # FLG's content-checksum bit
+    assert without.numel() == with_sum.numel() - 4
+    assert lz4_reference_decompress(host(without)) == data.tobytes()
+    assert torch.equal(ot.lz4_decompress(without), x)
+    # A wrong content checksum: an error when verified, the (intact) data when not.
+    bad = with_sum.clone()
+    bad[-1] ^= 1
+    with pytest.raises(opkit.Error, match="opkit::lz4_decompress"):
+        ot.lz4_decompress(bad)
+    assert torch.equal(ot.lz4_decompress(bad, verify=False), x)
+    torch.library.opcheck(torch.ops.opkit.lz4_compress.default, (x, 65536, False))
+    torch.library.opcheck(torch.ops.opkit.lz4_decompress.default, (bad, 1 << 20, False))
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_lz4_compresses_any_contiguous_shape_as_its_bytes(rng, device):
     x = torch.from_numpy(compressible(rng, 6000).reshape(3, 20, 100)).to(device)
