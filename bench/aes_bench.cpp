@@ -5,12 +5,10 @@
 // EVP once; exits 1 on a mismatch.
 //
 // usage: opkit_aes_bench [--device D] [--bytes N] [--reps N] [--batch N] [--packet N] [--cubin PATH]
-//                        [--gcm-groups-per-warp N]
 //   --device D   any device name (default cuda:0; cpu:0 checks this program without a GPU)
 //   --bytes N    bulk message size (default 1 GiB)
 //   --batch N    messages per batch (default 10^6), --packet N bytes each (default 1500)
 //   --cubin PATH write the AES program's cubin there (for tools/sass_count.py)
-//   --gcm-groups-per-warp N  bulk GCM: groups of 1024 blocks per warp (default 0: chosen by size)
 #include <openssl/evp.h>
 
 #include <algorithm>
@@ -100,7 +98,6 @@ int main(int argc, char** argv) {
   std::size_t bytes = std::size_t{1} << 30, batch = 1000000, packet = 1500;
   int reps = 7;
   std::string cubin, device = "cuda:0";
-  std::uint64_t groups_per_warp = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--device")
@@ -115,8 +112,6 @@ int main(int argc, char** argv) {
       packet = std::stoull(argv[i + 1]);
     else if (a == "--cubin")
       cubin = argv[i + 1];
-    else if (a == "--gcm-groups-per-warp")
-      groups_per_warp = std::stoull(argv[i + 1]);
   }
   const opkit::Device gpu = opkit::Device::parse(device);
   const opkit::Stream stream = gpu.create_stream();
@@ -145,15 +140,15 @@ int main(int argc, char** argv) {
     const bool round_trip = back.to_host() == host_in;
     rows.push_back({"aes-" + bits + "-ctr", "encrypt", bytes, enc, ctr_ok});
     rows.push_back({"aes-" + bits + "-ctr", "decrypt", bytes, dec, round_trip});
-    // GCM: seal in -> out + tag, open out -> back (decrypted in the hashing pass, zeroed if the tag fails).
-    const double seal = median_ms(
-        gpu, stream, reps, [&] { aes::aes_gcm_seal(gpu, key, iv, no_aad, in, out, tag, &stream, groups_per_warp); });
+    // GCM: seal in -> out + tag, open out -> back (tag verified first).
+    const double seal =
+        median_ms(gpu, stream, reps, [&] { aes::aes_gcm_seal(gpu, key, iv, no_aad, in, out, tag, &stream); });
     const Bytes host_tag = tag.to_host();
     const bool gcm_ok = openssl_matches(key_bytes == 16 ? EVP_aes_128_gcm() : EVP_aes_256_gcm(), key, iv, host_in,
                                         out.to_host(), &host_tag);
     bool verified = true;
     const double open = median_ms(gpu, stream, reps, [&] {
-      verified = aes::aes_gcm_open(gpu, key, iv, no_aad, out, back, tag, &stream, groups_per_warp) && verified;
+      verified = aes::aes_gcm_open(gpu, key, iv, no_aad, out, back, tag, &stream) && verified;
     });
     rows.push_back({"aes-" + bits + "-gcm", "encrypt", bytes, seal, gcm_ok});
     rows.push_back({"aes-" + bits + "-gcm", "decrypt+verify", bytes, open, verified && back.to_host() == host_in});

@@ -7,16 +7,14 @@ secret. The rules, for every kernel named aes_* in the cubin:
   1. no shared memory access at all (LDS, STS, ATOMS, LDSM);
   2. no local memory access at all (LDL, STL: no spills, no runtime-indexed arrays);
   3. constant memory only at immediate addresses (no LDC / ULDC indexed by a register);
-  4. in the AES round loop (the loop of aes_ctr / aes_ctr_masked with the most instructions; in
-     aes_gcm_bulk, whose loop over groups holds everything, the largest loop with no loop inside):
+  4. in the AES round loop (the loop of aes_ctr / aes_ctr_masked with the most instructions):
      only loads (LDG), and the registers their addresses come from (followed through copies and
      additions) are written inside the loop by additions and copies only: induction variables
      (round key r's address) over values fixed before the loop. Every ALU result of the rounds
      (the state) comes from LOP3/SHF/PRMT, so no address in the rounds can depend on the state.
 Rules 1-3 exclude every table but a global one; rule 4 excludes global tables from the rounds.
-GHASH (aes_ghash, and aes_gcm_bulk's Horner loop) multiplies with integer multiplications and
-masks only: rules 1-3 hold there, and its global loads are the message blocks, at addresses from
-the block index.
+GHASH (aes_ghash) multiplies with integer multiplications and masks only: rules 1-3 hold there,
+and its global loads are the message blocks, at addresses from the block index.
 
 usage: aes_sass_check.py AES.cubin     exit 0: all rules hold; 1: a violation (listed); 2: no tool
 Needs cuobjdump ($CUOBJDUMP, or on PATH).
@@ -72,12 +70,8 @@ def check(cubin):
                 problems.append(f"local memory access: {where}")
             if op in {"LDC", "ULDC"} and re.search(r"c\[[^\]]*\]\s*\[\s*U?R\d", operands):
                 problems.append(f"register-indexed constant load: {where}")
-        if name in {"aes_ctr", "aes_ctr_masked", "aes_gcm_bulk"}:
-            candidates = loops(code)
-            if name == "aes_gcm_bulk":
-                candidates = [l for l in candidates
-                              if not any(o != l and l[0] <= o[0] and o[1] <= l[1] for o in candidates)]
-            body = max(candidates, key=lambda l: sum(1 for a, *_ in code if l[0] <= a <= l[1]), default=None)
+        if name in {"aes_ctr", "aes_ctr_masked"}:
+            body = max(loops(code), key=lambda l: sum(1 for a, *_ in code if l[0] <= a <= l[1]), default=None)
             if body is None:
                 problems.append(f"{name}: no round loop found")
                 continue

@@ -15,7 +15,7 @@ namespace opkit::ops::detail {
 // One checked message of `bytes` at device pointers in/out (exactly in place or disjoint). iv: the
 // 16-byte counter block for CTR; GCM takes key.iv (its nonce). Encryption writes the GCM tag to
 // tag_out (host memory, its size the tag length); decryption checks tag_expected and returns
-// false on a mismatch, with out zeroed. Waits for the device.
+// false on a mismatch, having written nothing to out. Waits for the device.
 bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const CipherKey& key, const Iv16& iv,
                      const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::span<std::uint8_t> tag_out,
                      Bytes tag_expected, const Stream* stream);

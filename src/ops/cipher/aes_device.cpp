@@ -1,7 +1,5 @@
-// AES-CTR / AES-GCM on a device: argument checks, scratch state, and the kernel sequences. Bulk GCM:
-// setup -> AAD GHASH -> lengths -> CTR and GHASH in one pass -> tag (seal) or tag check (open, which
-// zeroes the output on a mismatch). Batch GCM: setup -> CTR -> GHASH -> tag (seal) or setup ->
-// GHASH -> tag check -> CTR of the verified messages (open). Key schedules
+// AES-CTR / AES-GCM on a device: argument checks, scratch state, and the kernel sequence
+// setup -> CTR -> GHASH -> tag (seal) or setup -> GHASH -> tag check -> CTR (open). Key schedules
 // are computed on the device (the host never expands a key) and wiped there by work queued behind
 // the kernels (device_secret.hpp): CTR calls make no wait for the GPU.
 #include "aes_device.hpp"
@@ -20,15 +18,11 @@ namespace {
 
 constexpr const char* stage = "aes";
 constexpr std::uint32_t threads_per_block = 128;
-// Batches run in slices of this many messages, which bounds the scratch state (~1.5 KiB each).
+// Batches run in slices of this many messages, which bounds the scratch state (~1 KiB each).
 constexpr std::size_t batch_slice = std::size_t{1} << 16;
-// Bulk GCM: the AAD's GHASH runs in chunks of 32 blocks (aes_setup's powers H^(32 * 2^s), which
-// aes_gcm_bulk and aes_gcm_bulk_lengths use too); the ciphertext in groups of 1024 blocks, one
-// warp each, up to 4 groups per warp while at least 2^14 warps remain.
-constexpr std::uint64_t gcm_ghash_chunk = 32;
-constexpr std::uint64_t gcm_group_blocks = 1024;
-constexpr std::uint64_t gcm_max_groups_per_warp = 4;
-constexpr std::uint64_t gcm_min_warps = std::uint64_t{1} << 14;
+// Bulk GHASH: blocks per chunk, sized so that about 2^18 threads share a large message.
+constexpr std::uint64_t min_ghash_chunk = 32;
+constexpr std::uint64_t ghash_threads = std::uint64_t{1} << 18;
 // Round-key masks of one message: 128 words for each of up to 15 round keys (AES_MASK_WORDS).
 constexpr std::size_t mask_words = 128 * 15;
 
@@ -94,47 +88,33 @@ void setup_bulk(const AesKernels& k, Scratch& scratch, std::span<const std::uint
 }
 
 void ctr_bulk(const AesKernels& k, Scratch& scratch, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
-              const Stream* stream) {
+              const std::uint8_t* verdict, const Stream* stream) {
   const std::uint64_t units = 32 * ((blocks_of(in.size()) + 1023) / 1024);
   k.ctr_masked.launch({.grid = grid_for(units), .block = threads_per_block, .stream = stream},
                       static_cast<const AesState*>(scratch.states()), in.data(), out.data(),
                       static_cast<const unsigned long long*>(nullptr), static_cast<unsigned long long>(in.size()), 1ull,
                       static_cast<unsigned long long>(units), static_cast<const unsigned long long*>(nullptr),
-                      static_cast<unsigned long long>(units), 32u, static_cast<const std::uint8_t*>(nullptr),
+                      static_cast<unsigned long long>(units), 32u, verdict,
                       static_cast<const std::uint32_t*>(scratch.masks()));
 }
 
-// Bulk GCM's AAD: GHASH of AAD || lengths(a, 0) in chunks of gcm_ghash_chunk blocks, one thread each
-// (aes_gcm_bulk_lengths then moves it to its place in front of the ciphertext).
-void ghash_aad(const AesKernels& k, AesState* state, BufferView<const std::uint8_t> aad, const Stream* stream) {
-  const std::uint64_t chunks = (blocks_of(aad.size()) + 1 + gcm_ghash_chunk - 1) / gcm_ghash_chunk;
-  const auto* none = static_cast<const unsigned long long*>(nullptr);
-  k.ghash.launch({.grid = grid_for(chunks), .block = threads_per_block, .stream = stream}, state, aad.data(), none,
-                 static_cast<unsigned long long>(aad.size()), static_cast<const std::uint8_t*>(nullptr), none, 0ull,
-                 1ull, static_cast<unsigned long long>(chunks), static_cast<unsigned long long>(gcm_ghash_chunk));
+// Chunks for bulk GHASH over n blocks: a power-of-two chunk size so that ~ghash_threads run.
+std::uint64_t ghash_chunk_blocks(std::uint64_t aad_bytes, std::uint64_t bytes) {
+  const std::uint64_t n = blocks_of(aad_bytes) + blocks_of(bytes) + 1;
+  std::uint64_t chunk = min_ghash_chunk;
+  while (chunk * ghash_threads < n) chunk *= 2;
+  return chunk;
 }
 
-// Bulk GCM after setup: the AAD's GHASH and the lengths block, then CTR with the ciphertext's GHASH
-// in one pass (aes_gcm_bulk), leaving the whole GHASH in the state for the tag kernel.
-void gcm_bulk(const AesKernels& k, Scratch& scratch, BufferView<const std::uint8_t> aad,
-              BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out, bool decrypt, std::uint64_t per_warp,
-              const Stream* stream) {
-  if (!aad.empty()) ghash_aad(k, scratch.states(), aad, stream);
-  k.gcm_lengths.launch({.grid = 1, .block = 1, .stream = stream}, scratch.states(),
-                       static_cast<unsigned long long>(aad.size()), static_cast<unsigned long long>(in.size()));
-  if (in.empty()) return;
-  // Groups of 1024 blocks (one warp each); a warp takes several once there are enough warps to fill
-  // the GPU many times over, which spreads its final weighting (up to 22 multiplications) thinner.
-  const std::uint64_t groups = (blocks_of(in.size()) + gcm_group_blocks - 1) / gcm_group_blocks;
-  if (per_warp == 0) {
-    per_warp = 1;
-    while (per_warp < gcm_max_groups_per_warp && groups / (2 * per_warp) >= gcm_min_warps) per_warp *= 2;
-  }
-  const std::uint64_t threads = 32 * ((groups + per_warp - 1) / per_warp);
-  k.gcm_bulk.launch({.grid = grid_for(threads), .block = threads_per_block, .stream = stream}, scratch.states(),
-                    in.data(), out.data(), static_cast<unsigned long long>(in.size()),
-                    static_cast<unsigned long long>(per_warp), static_cast<std::uint32_t>(decrypt ? 1 : 0),
-                    static_cast<const std::uint32_t*>(scratch.masks()));
+void ghash_bulk(const AesKernels& k, AesState* state, BufferView<const std::uint8_t> aad,
+                BufferView<const std::uint8_t> data, std::uint64_t chunk, const Stream* stream) {
+  const std::uint64_t n = blocks_of(aad.size()) + blocks_of(data.size()) + 1;
+  const std::uint64_t chunks = (n + chunk - 1) / chunk;
+  const auto* none = static_cast<const unsigned long long*>(nullptr);
+  k.ghash.launch({.grid = grid_for(chunks), .block = threads_per_block, .stream = stream}, state, aad.data(), none,
+                 static_cast<unsigned long long>(aad.size()), data.data(), none,
+                 static_cast<unsigned long long>(data.size()), 1ull, static_cast<unsigned long long>(chunks),
+                 static_cast<unsigned long long>(chunk));
 }
 
 void check_gcm(const Device& device, std::span<const std::uint8_t> key, std::span<const std::uint8_t> iv,
@@ -150,8 +130,7 @@ void check_gcm(const Device& device, std::span<const std::uint8_t> key, std::spa
   check_in_out(device, in, out);
   if (in.size() > gcm_max_message_bytes)
     fail("GCM encrypts at most 2^32 - 2 blocks (68719476704 bytes) under one IV, got " + std::to_string(in.size()));
-  // GCM allows 2^61 - 1 bytes; the powers of H bulk GHASH keeps cover 2^49 (more than a device holds).
-  if (aad.size() >= (std::uint64_t{1} << 49)) fail("AAD of 2^49 bytes or more");
+  if (aad.size() > (std::uint64_t{1} << 61) - 1) fail("AAD longer than 2^64 - 1 bits");
 }
 
 // Message i's [start, end) per layout, copied to the host for the unit table and checks.
@@ -301,17 +280,19 @@ void aes_ctr_xor(const Device& device, std::span<const std::uint8_t> key,
   const AesKernels& k = aes_kernels(device);
   Scratch scratch(device, 1, key.size() + block_bytes, stream, true);
   setup_bulk(k, scratch, key, counter_block, Mode::ctr, 0, stream);
-  ctr_bulk(k, scratch, in, out, stream);
+  ctr_bulk(k, scratch, in, out, nullptr, stream);
 }
 
 void aes_gcm_seal(const Device& device, std::span<const std::uint8_t> key, std::span<const std::uint8_t> iv,
                   BufferView<const std::uint8_t> aad, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
-                  BufferView<std::uint8_t> tag, const Stream* stream, std::uint64_t groups_per_warp) {
+                  BufferView<std::uint8_t> tag, const Stream* stream) {
   check_gcm(device, key, iv, aad, in, out, tag.size(), tag.device());
   const AesKernels& k = aes_kernels(device);
   Scratch scratch(device, 1, key.size() + iv.size(), stream, true);
-  setup_bulk(k, scratch, key, iv, Mode::gcm, gcm_ghash_chunk, stream);
-  gcm_bulk(k, scratch, aad, in, out, false, groups_per_warp, stream);
+  const std::uint64_t chunk = ghash_chunk_blocks(aad.size(), in.size());
+  setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
+  if (!in.empty()) ctr_bulk(k, scratch, in, out, nullptr, stream);
+  ghash_bulk(k, scratch.states(), aad, out, chunk, stream);
   k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states()), 1ull,
                static_cast<std::uint32_t>(tag.size()), tag.data(), static_cast<const std::uint8_t*>(nullptr),
                static_cast<std::uint8_t*>(nullptr));
@@ -319,27 +300,25 @@ void aes_gcm_seal(const Device& device, std::span<const std::uint8_t> key, std::
 
 bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key, std::span<const std::uint8_t> iv,
                   BufferView<const std::uint8_t> aad, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
-                  BufferView<const std::uint8_t> tag, const Stream* stream, std::uint64_t groups_per_warp) {
+                  BufferView<const std::uint8_t> tag, const Stream* stream) {
   check_gcm(device, key, iv, aad, in, out, tag.size(), tag.device());
   const AesKernels& k = aes_kernels(device);
   DeviceBuffer<std::uint8_t> verdict = detail::call_scratch<std::uint8_t>(device, 1, stream);
   std::uint8_t ok = 0;
   {
     Scratch scratch(device, 1, key.size() + iv.size(), stream, true);
-    setup_bulk(k, scratch, key, iv, Mode::gcm, gcm_ghash_chunk, stream);
-    // One pass decrypts while it hashes the ciphertext, so out holds plaintext before the tag is
-    // checked; it is zeroed below unless the tag matched, before this function returns.
-    gcm_bulk(k, scratch, aad, in, out, true, groups_per_warp, stream);
+    const std::uint64_t chunk = ghash_chunk_blocks(aad.size(), in.size());
+    setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
+    ghash_bulk(k, scratch.states(), aad, in, chunk, stream);
     k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states()), 1ull,
                  static_cast<std::uint32_t>(tag.size()), static_cast<std::uint8_t*>(nullptr), tag.data(),
                  verdict.data());
+    // Decrypt only behind a matching tag: the CTR kernel reads the verdict and writes nothing if 0.
+    if (!in.empty()) ctr_bulk(k, scratch, in, out, verdict.data(), stream);
   }
   verdict.copy_to(std::span<std::uint8_t>(&ok, 1), stream);
   detail::synchronize(device, stream);
-  if (ok == 1) return true;
-  if (!out.empty()) device.fill(out.data(), 0, 1, out.size(), stream);
-  detail::synchronize(device, stream);
-  return false;
+  return ok == 1;
 }
 
 void aes_ctr_xor_batch(const Device& device, std::size_t key_bytes, BufferView<const std::uint8_t> keys,

@@ -47,24 +47,20 @@ void aes_ctr_xor(const Device& device, std::span<const std::uint8_t> key,
                  BufferView<std::uint8_t> out, const Stream* stream = nullptr);
 
 // GCM authenticated encryption (SP 800-38D). `iv` is any length >= 1 byte (12 bytes is the fast,
-// recommended form); `aad` may be empty (below 2^49 bytes); `tag` receives the first tag.size()
-// bytes of the tag (a valid GCM tag size) in device memory. in.size() <= gcm_max_message_bytes.
-// CTR and the ciphertext's GHASH run in one pass, a warp per groups_per_warp groups of 1024
-// blocks: 0 chooses from the message size; tests and benchmarks may force 1, 2, 4, ...
+// recommended form); `aad` may be empty; `tag` receives the first tag.size() bytes of the tag
+// (a valid GCM tag size) in device memory. in.size() <= gcm_max_message_bytes.
 void aes_gcm_seal(const Device& device, std::span<const std::uint8_t> key, std::span<const std::uint8_t> iv,
                   BufferView<const std::uint8_t> aad, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
-                  BufferView<std::uint8_t> tag, const Stream* stream = nullptr, std::uint64_t groups_per_warp = 0);
+                  BufferView<std::uint8_t> tag, const Stream* stream = nullptr);
 
-// GCM authenticated decryption: decrypts `in` into `out` in the pass that hashes the ciphertext,
-// then checks `tag` (device memory, a valid tag size, compared in constant time on the device)
-// over aad and the ciphertext. Returns false for a wrong tag; then `out` has been zeroed before
-// the function returns, so no unauthenticated plaintext is released (the call waits for the
-// device either way). groups_per_warp: as aes_gcm_seal.
+// GCM authenticated decryption: checks `tag` (device memory, a valid tag size, compared in constant
+// time on the device) over aad and the ciphertext `in`, and only if it matches decrypts into `out`.
+// Returns false for a wrong tag; then `out` is not written (in place: it still holds the
+// ciphertext), so no unauthenticated plaintext is ever released.
 [[nodiscard]] bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key,
                                 std::span<const std::uint8_t> iv, BufferView<const std::uint8_t> aad,
                                 BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
-                                BufferView<const std::uint8_t> tag, const Stream* stream = nullptr,
-                                std::uint64_t groups_per_warp = 0);
+                                BufferView<const std::uint8_t> tag, const Stream* stream = nullptr);
 
 // ---- Batch: N independent messages, each with its own key, IV/counter, AAD and tag -------------
 

@@ -9,13 +9,11 @@
 namespace opkit::ops::aes {
 
 struct AesKernels {
-  Kernel setup;        // aes_setup: key schedules, GCM H / J0 / E_K(J0) / powers of H
-  Kernel ctr;          // aes_ctr: bitsliced counter-mode keystream XOR, round keys from key bytes
-  Kernel ctr_masked;   // aes_ctr_masked: the same with precomputed round-key masks (bulk)
-  Kernel ghash;        // aes_ghash: GHASH over AAD || C || lengths (bulk GCM: over the AAD)
-  Kernel gcm_bulk;     // aes_gcm_bulk: bulk GCM's CTR and ciphertext GHASH in one pass
-  Kernel gcm_lengths;  // aes_gcm_bulk_lengths: bulk GCM's AAD part moved in front of C, lengths added
-  Kernel tag;          // aes_gcm_tag: tag out, or constant-time tag check
+  Kernel setup;       // aes_setup: key schedules, GCM H / J0 / E_K(J0) / powers of H
+  Kernel ctr;         // aes_ctr: bitsliced counter-mode keystream XOR, round keys from key bytes
+  Kernel ctr_masked;  // aes_ctr_masked: the same with precomputed round-key masks (bulk)
+  Kernel ghash;       // aes_ghash: GHASH over AAD || C || lengths
+  Kernel tag;         // aes_gcm_tag: tag out, or constant-time tag check
 };
 
 // The kernel source with its headers, as NVRTC and the CPU backend both take it.

@@ -1,14 +1,9 @@
 // AES-CTR and AES-GCM kernels, constant-time (bitsliced AES, multiply-with-holes GHASH):
-//   aes_setup            one thread per message: key schedule, GCM's H, J0, E_K(J0), powers of H;
-//   aes_ctr              32 blocks per thread: counter blocks built bitsliced, encrypted, XORed with data;
-//   aes_ghash            GHASH over AAD || C || lengths, in chunks of blocks combined with powers of H;
-//   aes_gcm_bulk_lengths bulk GCM: the AAD's GHASH (aes_ghash over the AAD alone) moved to its place
-//                        in front of C, and the lengths block added;
-//   aes_gcm_bulk         bulk GCM: CTR and the ciphertext's GHASH in one pass (aes_gcm_bulk.cuh);
-//   aes_gcm_tag          one thread per message: tag = E_K(J0) ^ GHASH, written or compared.
+//   aes_setup   one thread per message: key schedule, GCM's H, J0, E_K(J0) and hash-key powers;
+//   aes_ctr     32 blocks per thread: counter blocks built bitsliced, encrypted, XORed with data;
+//   aes_ghash   GHASH over AAD || C || lengths, in chunks of blocks combined with powers of H;
+//   aes_gcm_tag one thread per message: tag = E_K(J0) ^ GHASH, written or compared.
 // Positions, lengths and verdicts are public and may steer branches; keys, data and H never do.
-#include "aes_ctr.cuh"
-#include "aes_gcm_bulk.cuh"
 #include "aes_gf128.cuh"
 #include "aes_key.cuh"
 #include "aes_state.cuh"
@@ -16,10 +11,74 @@
 #define AES_MODE_CTR 0u
 #define AES_MODE_GCM 1u
 
+__device__ __forceinline__ unsigned int aes_load_be32(const unsigned char* p) {
+  return (static_cast<unsigned int>(p[0]) << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
+}
+
+__device__ __forceinline__ unsigned int aes_bswap32(unsigned int x) {
+  return __byte_perm(x, 0, 0x0123);
+}
+
+// Up to 16 bytes at p as little-endian words, zero-padded.
+__device__ __forceinline__ void aes_load_block(const unsigned char* p, unsigned long long bytes, unsigned int* w) {
+  if (bytes >= 16 && (reinterpret_cast<unsigned long long>(p) & 15) == 0) {
+    const uint4 v = *reinterpret_cast<const uint4*>(p);
+    w[0] = v.x;
+    w[1] = v.y;
+    w[2] = v.z;
+    w[3] = v.w;
+    return;
+  }
+  // Byte by byte into two 64-bit halves (no runtime-indexed array: it would live in local memory).
+  unsigned long long lo = 0, hi = 0;
+  const unsigned int n = bytes < 16 ? static_cast<unsigned int>(bytes) : 16u;
+  for (unsigned int i = 0; i < n; ++i) {
+    const unsigned long long byte = p[i];
+    if (i < 8)
+      lo |= byte << (8 * i);
+    else
+      hi |= byte << (8 * (i - 8));
+  }
+  w[0] = static_cast<unsigned int>(lo);
+  w[1] = static_cast<unsigned int>(lo >> 32);
+  w[2] = static_cast<unsigned int>(hi);
+  w[3] = static_cast<unsigned int>(hi >> 32);
+}
+
+// Bit q of the lane number k, over the 32 lanes: lanes k with bit q set.
+__device__ __forceinline__ aes_word aes_lane_bits(int q) {
+  return q == 0 ? 0xaaaaaaaau : q == 1 ? 0xccccccccu : q == 2 ? 0xf0f0f0f0u : q == 3 ? 0xff00ff00u : 0xffff0000u;
+}
+
+// Bit i of w as a 0 / ~0 mask (a shift left and an arithmetic shift right).
+__device__ __forceinline__ aes_word aes_bit_mask(unsigned int w, int i) {
+  return static_cast<aes_word>(static_cast<int>(w << (31 - i)) >> 31);
+}
+
+// The state word of counter bit p (0 = least significant): bit p % 8 of block byte 15 - p / 8.
+__device__ __forceinline__ int aes_counter_word(int p) {
+  return 8 * (15 - (p >> 3)) + (p & 7);
+}
+
+// Message m is bytes [start, start + length) of its buffer.
+__device__ __forceinline__ void aes_message_span(const unsigned long long* offsets, unsigned long long fixed_bytes,
+                                                 unsigned long long m, unsigned long long& start,
+                                                 unsigned long long& length) {
+  if (offsets != nullptr) {
+    start = offsets[m];
+    length = offsets[m + 1] - start;
+  } else {
+    start = m * fixed_bytes;
+    length = fixed_bytes;
+  }
+}
+
+// Precomputed round-key masks of one message (bulk): 128 words for each of up to 15 round keys.
+#define AES_MASK_WORDS (128 * 15)
+
 // mode AES_MODE_CTR: ivs holds 16-byte counter blocks. AES_MODE_GCM: ivs holds iv_bytes-byte IVs,
-// and ghash_chunk_blocks > 0 asks for the powers of bulk GCM: H^(chunk_blocks * 2^s) and the lane
-// powers H^(33 - t) (aes_gcm_bulk takes chunk_blocks = 32); masks, if not null, receives each
-// message's round keys as masks (AES_MASK_WORDS words per message).
+// and ghash_chunk_blocks > 0 asks for the powers H^(chunk_blocks * 2^s) of bulk GHASH; masks, if not
+// null, receives each message's round keys as masks (AES_MASK_WORDS words per message).
 extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys, unsigned int key_bytes,
                                      const unsigned char* ivs, unsigned int iv_bytes, unsigned int mode,
                                      unsigned long long count, unsigned long long ghash_chunk_blocks, aes_word* masks) {
@@ -83,10 +142,186 @@ extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys
       st.h_powers[s] = p;
       p = aes_gf128_mul(p, p);
     }
-    p = h;
-    for (int t = 31; t >= 0; --t) {
-      p = aes_gf128_mul(p, h);
-      st.lane_powers[t] = p;  // H^(33 - t)
+  }
+}
+
+// Block k (k < 32) of the transposed state s, XORed with the last round key (k0..k3) and with the
+// 16 bytes at src + 16 * Stride * k, to dst at the same offset: all 32 blocks whole, 16-byte
+// aligned. Eight loads are issued before the first of their stores: in and out may be the same
+// buffer, so the compiler may not move a load above an earlier store itself, and one load at a
+// time would wait for memory 32 times.
+template <unsigned int Stride>
+__device__ __forceinline__ void aes_ctr_xor_blocks(const unsigned char* src, unsigned char* dst, const aes_word* s,
+                                                   aes_word k0, aes_word k1, aes_word k2, aes_word k3) {
+  const uint4* in4 = reinterpret_cast<const uint4*>(src);
+  uint4* out4 = reinterpret_cast<uint4*>(dst);
+#pragma unroll
+  for (int g = 0; g < 32; g += 8) {
+    uint4 x[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) x[k] = in4[Stride * (g + k)];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int b = g + k;
+      out4[Stride * b] =
+          make_uint4(x[k].x ^ s[b] ^ k0, x[k].y ^ s[32 + b] ^ k1, x[k].z ^ s[64 + b] ^ k2, x[k].w ^ s[96 + b] ^ k3);
+    }
+  }
+}
+
+// Thread u covers 32 blocks of one message. stride 1: blocks 32 v .. 32 v + 31 of the message's
+// unit v (batch). stride 32: a warp covers 1024 consecutive blocks and lane t of it the blocks
+// t, t + 32, ... (bulk: each store instruction of a warp writes 512 consecutive bytes).
+// Messages use units_per_message units each, or unit_starts[m] .. unit_starts[m + 1] - 1.
+// verdicts (GCM open): messages whose verdict is 0 are skipped (not written). Masked: the round
+// keys come from aes_setup's precomputed masks, else from the key bytes of the state.
+template <bool Masked>
+__device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsigned char* in, unsigned char* out,
+                                             const unsigned long long* offsets, unsigned long long fixed_bytes,
+                                             unsigned long long count, unsigned long long units_per_message,
+                                             const unsigned long long* unit_starts, unsigned long long total_units,
+                                             unsigned int stride, const unsigned char* verdicts,
+                                             const aes_word* masks) {
+  const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (u >= total_units) return;
+  unsigned long long m, v;
+  if (unit_starts != nullptr) {
+    unsigned long long lo = 0, hi = count;  // the last m with unit_starts[m] <= u
+    while (hi - lo > 1) {
+      const unsigned long long mid = (lo + hi) / 2;
+      if (unit_starts[mid] <= u)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    m = lo;
+    v = u - unit_starts[m];
+  } else {
+    m = u / units_per_message;
+    v = u % units_per_message;
+  }
+  if (verdicts != nullptr && verdicts[m] == 0) return;
+  unsigned long long start, length;
+  aes_message_span(offsets, fixed_bytes, m, start, length);
+  const unsigned long long blocks = (length + 15) / 16;
+  const unsigned long long first = stride == 1 ? 32 * v : 1024 * (v >> 5) + (v & 31);
+  if (first >= blocks) return;
+  const AesState& st = states[m];
+  AesKeyBits key_bits{st.round_keys};
+  AesKeyMasks key_masks{masks + (Masked ? m * AES_MASK_WORDS : 0)};
+
+  // Counter of block `first`: the message's first counter plus `first`, modulo 2^counter_bits.
+  unsigned int c[4] = {st.counter[0], st.counter[1], st.counter[2], st.counter[3]};
+  if (st.counter_bits == 32) {
+    c[3] += static_cast<unsigned int>(first);
+  } else {
+    unsigned long long low = (static_cast<unsigned long long>(c[2]) << 32) | c[3];
+    unsigned long long high = (static_cast<unsigned long long>(c[0]) << 32) | c[1];
+    const unsigned long long sum = low + first;
+    high += sum < low;
+    c[0] = static_cast<unsigned int>(high >> 32);
+    c[1] = static_cast<unsigned int>(high);
+    c[2] = static_cast<unsigned int>(sum >> 32);
+    c[3] = static_cast<unsigned int>(sum);
+  }
+  // Block k's counter is c + stride * k (block k in bit k of every state word), modulo
+  // 2^counter_bits. Counter bit p is bit p % 8 of block byte 15 - p / 8 (big-endian): state word
+  // aes_counter_word(p). The lane numbers stride * k (< 2^10) are added to bits 0..9 by a bitsliced
+  // ripple-carry add (the constant lane patterns at bits log2(stride)..), whose carry out of bit 9
+  // is the word `carry` (the blocks that carry). A carry into bit 10 flips the bits that adding
+  // 2^10 to c flips (`flip`, computed on the uniform c), so above bit 9 block k's bit is
+  // bit(c) ^ (carry_k & bit(flip)), and only bits 10..31 need that term unless the flip reaches
+  // past bit 31 (counter values are public: branching on them is allowed). Round key 0 is XORed
+  // into c's words first, so that AddRoundKey costs nothing per bit.
+  const unsigned int* key0 = st.round_keys;
+  unsigned int flip[4] = {0, 0, 0, 0};
+  if (st.counter_bits == 32) {
+    flip[3] = c[3] ^ (c[3] + 1024u);
+  } else {
+    const unsigned long long low = (static_cast<unsigned long long>(c[2]) << 32) | c[3];
+    const unsigned long long high = (static_cast<unsigned long long>(c[0]) << 32) | c[1];
+    const unsigned long long low2 = low + 1024u, high2 = high + (low2 < low ? 1u : 0u);
+    flip[0] = static_cast<unsigned int>((high ^ high2) >> 32);
+    flip[1] = static_cast<unsigned int>(high ^ high2);
+    flip[2] = static_cast<unsigned int>((low ^ low2) >> 32);
+    flip[3] = static_cast<unsigned int>(low ^ low2);
+  }
+  // State-order words (word g: block bytes 4 g .. 4 g + 3, little-endian) of c ^ key 0 and flip.
+  unsigned int cw[4], fw[4];
+#pragma unroll
+  for (int g = 0; g < 4; ++g) {
+    cw[g] = aes_bswap32(c[g]) ^ key0[g];
+    fw[g] = aes_bswap32(flip[g]);
+  }
+  const bool lanes_low = stride == 1;  // lane numbers at counter bits 0..4 (else 5..9)
+  aes_word s[128];
+  aes_word carry = 0;
+#pragma unroll
+  for (int p = 0; p < 10; ++p) {
+    const int j = aes_counter_word(p);
+    const aes_word b = aes_bit_mask(c[3], p);
+    const aes_word k = p < 5 ? (lanes_low ? aes_lane_bits(p) : 0u) : (lanes_low ? 0u : aes_lane_bits(p - 5));
+    s[j] = aes_bit_mask(cw[j >> 5], j & 31) ^ k ^ carry;
+    carry = (b & k) | (carry & (b ^ k));
+  }
+#pragma unroll
+  for (int p = 10; p < 32; ++p) {
+    const int j = aes_counter_word(p);
+    s[j] = aes_bit_mask(cw[j >> 5], j & 31) ^ (carry & aes_bit_mask(fw[j >> 5], j & 31));
+  }
+  if ((flip[0] | flip[1] | flip[2]) != 0) {  // the carry runs past bit 31 (rare)
+#pragma unroll
+    for (int p = 32; p < 128; ++p) {
+      const int j = aes_counter_word(p);
+      s[j] = aes_bit_mask(cw[j >> 5], j & 31) ^ (carry & aes_bit_mask(fw[j >> 5], j & 31));
+    }
+  } else {
+#pragma unroll
+    for (int p = 32; p < 128; ++p) {
+      const int j = aes_counter_word(p);
+      s[j] = aes_bit_mask(cw[j >> 5], j & 31);
+    }
+  }
+  if (Masked)
+    aes_encrypt_rounds<false>(s, key_masks, static_cast<int>(st.rounds));
+  else
+    aes_encrypt_rounds<false>(s, key_bits, static_cast<int>(st.rounds));
+  aes_transpose_state(s);
+  // The last AddRoundKey, left out above: word g of every block gets the last round key's word g.
+  const unsigned int* last_key = st.round_keys + 4 * st.rounds;
+  const aes_word k0 = last_key[0], k1 = last_key[1], k2 = last_key[2], k3 = last_key[3];
+
+  const unsigned char* src = in + start;
+  unsigned char* dst = out + start;
+  const bool aligned =
+      ((reinterpret_cast<unsigned long long>(src) | reinterpret_cast<unsigned long long>(dst)) & 15) == 0;
+  if (aligned && 16 * (first + 31ull * stride + 1) <= length) {
+    // All 32 blocks whole and aligned (every unit of an aligned message but the last): 16-byte
+    // loads and stores at constant offsets from one address, no per-block checks.
+    if (stride == 32)
+      aes_ctr_xor_blocks<32>(src + 16 * first, dst + 16 * first, s, k0, k1, k2, k3);
+    else
+      aes_ctr_xor_blocks<1>(src + 16 * first, dst + 16 * first, s, k0, k1, k2, k3);
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < 32; ++k) {
+    const unsigned long long d = first + static_cast<unsigned long long>(stride) * k;
+    if (d >= blocks) continue;
+    const unsigned long long at = 16 * d;
+    const aes_word w0 = s[k] ^ k0, w1 = s[32 + k] ^ k1, w2 = s[64 + k] ^ k2, w3 = s[96 + k] ^ k3;
+    if (aligned && at + 16 <= length) {
+      const uint4 x = *reinterpret_cast<const uint4*>(src + at);
+      *reinterpret_cast<uint4*>(dst + at) = make_uint4(x.x ^ w0, x.y ^ w1, x.z ^ w2, x.w ^ w3);
+    } else {
+      // Unaligned buffers or the last, partial block: byte by byte.
+      const unsigned long long lo = (static_cast<unsigned long long>(w1) << 32) | w0;
+      const unsigned long long hi = (static_cast<unsigned long long>(w3) << 32) | w2;
+      const unsigned int n = length - at < 16 ? static_cast<unsigned int>(length - at) : 16u;
+      for (unsigned int i = 0; i < n; ++i) {
+        const unsigned long long ks = i < 8 ? lo >> (8 * i) : hi >> (8 * (i - 8));
+        dst[at + i] = static_cast<unsigned char>(src[at + i] ^ ks);
+      }
     }
   }
 }
@@ -110,15 +345,6 @@ extern "C" __global__ void __launch_bounds__(128)
                      verdicts, masks);
 }
 
-// GHASH's last block, [8 len(A)]_64 [8 len(C)]_64.
-__device__ __forceinline__ AesGf128 aes_gcm_lengths_block(unsigned long long aad_len, unsigned long long data_len) {
-  const unsigned long long a = 8 * aad_len, c = 8 * data_len;
-  const unsigned int w[4] = {aes_bswap32(static_cast<unsigned int>(a >> 32)), aes_bswap32(static_cast<unsigned int>(a)),
-                             aes_bswap32(static_cast<unsigned int>(c >> 32)),
-                             aes_bswap32(static_cast<unsigned int>(c))};
-  return aes_gf128_from_words(w);
-}
-
 // GHASH block i of message m's stream AAD || 0-pad || C || 0-pad || [8 len(A)]_64 [8 len(C)]_64.
 __device__ __forceinline__ AesGf128 aes_ghash_block(const unsigned char* aad, unsigned long long aad_len,
                                                     const unsigned char* data, unsigned long long data_len,
@@ -131,7 +357,11 @@ __device__ __forceinline__ AesGf128 aes_ghash_block(const unsigned char* aad, un
     const unsigned long long at = 16 * (i - aad_blocks);
     aes_load_block(data + at, data_len - at, w);
   } else {
-    return aes_gcm_lengths_block(aad_len, data_len);
+    const unsigned long long a = 8 * aad_len, c = 8 * data_len;
+    w[0] = aes_bswap32(static_cast<unsigned int>(a >> 32));
+    w[1] = aes_bswap32(static_cast<unsigned int>(a));
+    w[2] = aes_bswap32(static_cast<unsigned int>(c >> 32));
+    w[3] = aes_bswap32(static_cast<unsigned int>(c));
   }
   return aes_gf128_from_words(w);
 }
@@ -192,61 +422,6 @@ extern "C" __global__ void __launch_bounds__(128)
     atomicXor(&states[target].ghash.lo, acc.lo);
     atomicXor(&states[target].ghash.hi, acc.hi);
   }
-}
-
-// Bulk GCM (one message, c = ceil(data_bytes / 16) blocks), before aes_gcm_bulk: the accumulator
-// holds aes_ghash's GHASH of AAD || [8 len(A)]_64 [0]_64 (or 0 without AAD), Y ^ L0 H with
-// Y = sum of A_i H^(a + 1 - i). Moved in front of C's c blocks and closed by the real lengths
-// block L, it becomes (Y ^ L0 H ^ L0 H) H^c ^ L H; aes_gcm_bulk then adds C's part. The exponent c
-// is public: H^c = H^(32 q) (h_powers, chunks of 32) times H^r (lane_powers[33 - r], or H).
-extern "C" __global__ void aes_gcm_bulk_lengths(AesState* states, unsigned long long aad_bytes,
-                                                unsigned long long data_bytes) {
-  if (blockIdx.x != 0 || threadIdx.x != 0) return;
-  AesState& st = states[0];
-  const AesGf128 h = st.h, l0 = aes_gf128_mul(aes_gcm_lengths_block(aad_bytes, 0), h);
-  AesGf128 y = st.ghash;
-  y.lo ^= l0.lo;
-  y.hi ^= l0.hi;
-  const unsigned long long c = (data_bytes + 15) / 16, q = c / 32, r = c % 32;
-  for (int s = 0; (q >> s) != 0; ++s)
-    if ((q >> s) & 1) y = aes_gf128_mul(y, st.h_powers[s]);
-  if (r != 0) y = aes_gf128_mul(y, r == 1 ? h : st.lane_powers[33 - r]);
-  const AesGf128 l = aes_gf128_mul(aes_gcm_lengths_block(aad_bytes, data_bytes), h);
-  st.ghash.lo = y.lo ^ l.lo;
-  st.ghash.hi = y.hi ^ l.hi;
-}
-
-// Bulk GCM, one message of `length` bytes: CTR and GHASH of the ciphertext in one pass, after
-// aes_gcm_bulk_lengths. Warp w covers the groups w * groups_per_warp .. (+ groups_per_warp - 1) of
-// aes_gcm_bulk.cuh's layout, lane t of group g the blocks 1024 g + t + 32 k - pad, as aes_ctr's
-// stride 32 but shifted by the pad; the lane's Horner sum runs on across its groups. Encrypting,
-// a thread hashes the ciphertext it has just written; decrypting (decrypt != 0), the ciphertext
-// before it overwrites it (in place), so out holds plaintext before the tag is checked: the host
-// zeroes it when the tag does not match.
-extern "C" __global__ void __launch_bounds__(128)
-    aes_gcm_bulk(AesState* states, const unsigned char* in, unsigned char* out, unsigned long long length,
-                 unsigned long long groups_per_warp, unsigned int decrypt, const aes_word* masks) {
-  const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const unsigned long long blocks = (length + 15) / 16;
-  const unsigned long long groups = (blocks + AES_GCM_GROUP_BLOCKS - 1) / AES_GCM_GROUP_BLOCKS;
-  const unsigned long long pad = AES_GCM_GROUP_BLOCKS * groups - blocks;
-  const unsigned int lane = static_cast<unsigned int>(u % 32);
-  const unsigned long long g0 = (u / 32) * groups_per_warp;
-  if (g0 >= groups) return;  // a whole warp
-  const unsigned long long g1 = g0 + groups_per_warp < groups ? g0 + groups_per_warp : groups;
-  AesState* st = states;
-  const AesGf128 h32 = st->lane_powers[1];  // H^32
-  AesGf128 acc = {0, 0};
-  for (unsigned long long g = g0; g < g1; ++g) {
-    // Block numbers modulo 2^64: the pad's blocks are "below zero" and skipped.
-    const unsigned long long first = AES_GCM_GROUP_BLOCKS * g + lane - pad;
-    if (decrypt != 0) acc = aes_ghash_unit(acc, g > g0, h32, in, length, first);
-    aes_word s[128];
-    aes_ctr_keystream<true>(*st, masks, first, 32, s);
-    aes_ctr_xor_unit(*st, s, in, out, length, first, 32);
-    if (decrypt == 0) acc = aes_ghash_unit(acc, g > g0, h32, out, length, first);
-  }
-  aes_ghash_unit_add(st, acc, lane, groups - g1);
 }
 
 // Tag = E_K(J0) ^ GHASH, its first tag_bytes bytes written to tags_out, or compared (without an

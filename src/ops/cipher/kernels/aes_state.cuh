@@ -3,8 +3,7 @@
 // code as well (its size and layout must agree on both sides).
 #pragma once
 
-// GHASH chunks of a bulk message are combined with the powers H^(chunk_blocks * 2^s); bulk GCM
-// takes chunks of 32 blocks, so exponents up to 32 * 2^40 (AAD below 2^49 bytes) are covered.
+// GHASH chunks of a bulk message are combined with the powers H^(chunk_blocks * 2^s).
 #define AES_GHASH_POWERS 40
 
 struct AesGf128 {
@@ -20,5 +19,4 @@ struct AesState {
   AesGf128 h;                           // GCM: the hash key E_K(0^128)
   AesGf128 ghash;                       // GCM: the GHASH accumulator (XOR-reduced by the GHASH kernel)
   AesGf128 h_powers[AES_GHASH_POWERS];  // bulk GCM: H^(chunk_blocks * 2^s)
-  AesGf128 lane_powers[32];             // bulk GCM: H^(33 - t), the weight of warp lane t's sum
 };
