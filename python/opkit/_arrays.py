@@ -7,6 +7,9 @@ arrays as DeviceArray, whose __dlpack__ does the same for the consumer's stream.
 
 from __future__ import annotations
 
+import atexit
+import sys
+
 import numpy as np
 
 from . import _opkit
@@ -81,16 +84,50 @@ def to_framework(result, like):
     return result
 
 
+_torch_raw_stream = None  # torch._C._cuda_getCurrentRawStream, looked up once
+
+
 def torch_current_stream(device_index: int) -> int:
     """The handle of torch's current stream on CUDA device `device_index`. torch.cuda.current_stream()
     builds a Stream object per call, microseconds of a small op's time; the raw handle is what
     torch's own generated code (inductor) reads instead."""
-    import torch
+    global _torch_raw_stream
+    if _torch_raw_stream is None:
+        import torch
 
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    if raw is not None:
-        return raw(device_index)
-    return torch.cuda.current_stream(device_index).cuda_stream
+        _torch_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+            lambda index: torch.cuda.current_stream(index).cuda_stream
+        )
+    return _torch_raw_stream(device_index)
+
+
+def torch_cuda_tensor(obj):
+    """obj when it is a PyTorch CUDA tensor, else None; never imports torch (a program holding a
+    tensor has). Such tensors take launches' fast path: their address, device and layout read
+    directly rather than through a DLPack capsule per call (tens of microseconds in torch)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(obj, torch.Tensor) or not obj.is_cuda:
+        return None
+    return obj
+
+
+_borrowed_streams: dict = {}
+
+
+def borrowed_stream(device: Device, handle: int) -> Stream:
+    """device.borrow_stream(handle), made once per (device, handle): a wrapper owns nothing, and
+    making one per launch costs a small launch microseconds."""
+    key = (device.ordinal, handle)
+    stream = _borrowed_streams.get(key)
+    if stream is None:
+        stream = _borrowed_streams.setdefault(key, device.borrow_stream(handle))
+    return stream
+
+
+@atexit.register
+def release_borrowed_streams() -> None:
+    """Lets the kept wrappers go (at interpreter exit, while the extension still exists)."""
+    _borrowed_streams.clear()
 
 
 def framework_stream(obj) -> int | None:

@@ -25,7 +25,9 @@ import numpy as np
 
 from . import _opkit
 from ._arrays import (
+    DL_CUDA,
     as_stream,
+    borrowed_stream,
     capsule,
     dlpack_device,
     framework_of,
@@ -34,6 +36,8 @@ from ._arrays import (
     on_cuda,
     on_host,
     stream_handle,
+    torch_cuda_tensor,
+    torch_current_stream,
 )
 from ._devices import get_device
 from ._memory import InOut, _HostTransfer
@@ -67,11 +71,18 @@ def _launch_stream(device, stream, args=()):
     if entered is not None or not device.is_gpu:
         return entered
     for arg in args:
+        tensor = torch_cuda_tensor(arg)
+        if tensor is not None:
+            index = tensor.get_device()
+            if index != device.ordinal:
+                return None  # device_pointer says which device the tensor is on
+            handle = torch_current_stream(index)
+            return borrowed_stream(device, handle) if handle else None
         if is_dlpack(arg) and framework_of(arg) in _STREAM_FRAMEWORKS:
             if not on_cuda(arg) or dlpack_device(arg)[1] != device.ordinal:
                 return None  # a host array or one on another device: device_pointer says which
             handle = framework_stream(arg)
-            return device.borrow_stream(handle) if handle else None
+            return borrowed_stream(device, handle) if handle else None
     return None
 
 
@@ -94,6 +105,9 @@ class _Call:
                     f"argument #{index}: the allocation lives on {arg.device!r}, the kernel on {self.device!r}"
                 )
             return _pointer(arg.ptr)
+        tensor = torch_cuda_tensor(arg)
+        if tensor is not None and self.on_torch_stream(tensor):
+            return _pointer(self.torch_address(tensor, index))
         if is_dlpack(arg):
             device_type, device_id = dlpack_device(arg)
             if on_host(arg):
@@ -110,6 +124,27 @@ class _Call:
         if interface is not None:
             return _pointer(int(interface["data"][0]))
         return b""
+
+    def on_torch_stream(self, tensor) -> bool:
+        """Whether this launch runs on torch's current stream of the tensor's device: then the
+        DLPack exchange, whose job is to order torch's pending work before the launch's stream,
+        has nothing to do, and the tensor's address is read directly."""
+        return stream_handle(self.stream) == torch_current_stream(tensor.get_device())
+
+    def torch_address(self, tensor, index: int) -> int:
+        """A CUDA tensor's address, with the checks checked_address makes of a DLPack array."""
+        device_id = tensor.get_device()
+        if not self.device.is_gpu or device_id != self.device.ordinal:
+            raise ValueError(
+                f"argument #{index}: the array lives on cuda:{device_id} (DLPack device type {DL_CUDA}), "
+                f"the kernel on {self.device!r}"
+            )
+        if not tensor.is_contiguous() and tensor.numel() != 0:
+            raise ValueError(
+                f"argument #{index}: the array is not C-contiguous; pass a contiguous copy "
+                f"(x.contiguous(), cupy.ascontiguousarray(x)) or its address explicitly"
+            )
+        return tensor.data_ptr()
 
     def checked_address(self, arg, stream: int | None, index: int) -> int:
         address, _, _, shape, strides, _ = _opkit.array_info(capsule(arg, stream))

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from . import _opkit
-from ._arrays import torch_current_stream
+from ._arrays import borrowed_stream, release_borrowed_streams, torch_current_stream
 from ._devices import cuda_device, release_cuda_devices
 from ._kernels import _INT32, SourceModule, _Call, _dim3
 
@@ -64,19 +64,21 @@ def _check_batch(op: str, x: torch.Tensor) -> None:
 
 
 def _check_out(op: str, x: torch.Tensor, out: torch.Tensor, rows: int) -> None:
-    if out.dtype != torch.uint8 or tuple(out.shape) != (rows, DIGEST_BYTES):
+    if out.dtype != torch.uint8 or out.shape != (rows, DIGEST_BYTES):
         raise ValueError(f"{op}: out must be a [{rows}, 32] uint8 tensor, got {tuple(out.shape)} {out.dtype}")
     if not out.is_contiguous():
         raise ValueError(f"{op}: out is not contiguous")
-    if out.device != x.device:
+    # get_device(): -1 on the CPU, the ordinal on CUDA (no torch.device object per call).
+    if out.get_device() != x.get_device() or out.is_cuda != x.is_cuda:
         raise ValueError(f"{op}: out lives on {out.device}, the data on {x.device}")
 
 
 def _hash_fixed(algo: str, x: torch.Tensor, out: torch.Tensor) -> None:
     rows, length = x.shape
-    if x.is_cuda:
-        _opkit.hash_fixed_at(algo, _opkit_device(x.device), x.data_ptr(), rows, length, out.data_ptr(),
-                             _stream_of(x.device))
+    index = x.get_device()
+    if index >= 0:  # CUDA
+        _opkit.hash_fixed_at(algo, cuda_device(index), x.data_ptr(), rows, length, out.data_ptr(),
+                             torch_current_stream(index))
     else:
         _opkit.hash_fixed_at(algo, None, x.data_ptr(), rows, length, out.data_ptr(), 0)
 
@@ -135,7 +137,7 @@ def _define_hash(algo: str):
 
     def fixed(x):
         _check_batch(name, x)
-        out = torch.empty((x.shape[0], DIGEST_BYTES), dtype=torch.uint8, device=x.device)
+        out = x.new_empty((x.shape[0], DIGEST_BYTES))  # x is uint8: so is out, on x's device
         _hash_fixed(algo, x, out)
         return out
 
@@ -530,10 +532,11 @@ class _KernelSource:
         _KernelSource._every.add(self)
 
     def on(self, device: torch.device):
-        """The loaded kernel for a torch device, compiled on first use there."""
-        kernel = self._kernels.get(device)  # torch.device hashes by (type, index): the per-call path
-        if kernel is not None:
-            return kernel
+        """(kernel, opkit Device or None for the CPU) for a torch device, compiled on first use
+        there; kept per device so that a launch makes no wrapper objects."""
+        launcher = self._kernels.get(device)  # torch.device hashes by (type, index): the per-call path
+        if launcher is not None:
+            return launcher
         if device.type == "cuda":
             where = _opkit_device(device)
         elif device.type == "cpu":
@@ -541,12 +544,13 @@ class _KernelSource:
         else:
             raise ValueError(f"{self.op}: opkit runs kernels on CUDA and CPU tensors, not on {device.type}")
         with self._lock:
-            kernel = self._kernels.get(device)
-            if kernel is None:
+            launcher = self._kernels.get(device)
+            if launcher is None:
                 file_name = self.op.replace("::", "_") + ".cu"
                 module = SourceModule(self.source, device=where, options=self.options, name=file_name)
-                kernel = self._kernels[device] = module.get_function(self.kernel)._kernel
-        return kernel
+                kernel = module.get_function(self.kernel)._kernel
+                launcher = self._kernels[device] = (kernel, where if device.type == "cuda" else None)
+        return launcher
 
 
 def _inferred_schema(outputs) -> str:
@@ -616,18 +620,22 @@ def kernel_op(
     shared_bytes = int(shared)
 
     def run(*op_args):
-        device = next((a.device for a in op_args if isinstance(a, torch.Tensor)), None)
-        if device is None:
+        for a in op_args:
+            if isinstance(a, torch.Tensor):
+                device = a.device
+                break
+        else:
             raise ValueError(f"{name}: needs at least one tensor argument")
         outs = new_outputs(op_args)
         kernel_args = args(*outs, *op_args) if args is not None else (*outs, *op_args)
-        packed = [_pack(name, device, a, i) for i, a in enumerate(kernel_args)]
+        index = a.get_device()  # -1 for the CPU: compared as an int, not as a torch.device
+        packed = [_pack(name, device, index, arg, i) for i, arg in enumerate(kernel_args)]
         grid3 = fixed_grid if fixed_grid is not None else _launch_shape(name, "grid", grid, op_args)
         if grid3 is not _EMPTY_GRID:
             block3 = fixed_block if fixed_block is not None else _launch_shape(name, "block", block, op_args)
-            launcher = code.on(device)
-            stream = _borrowed_stream(launcher.device, device) if device.type == "cuda" else None
-            launcher.launch(packed, grid3, block3, shared_bytes, stream)
+            kernel, gpu = code.on(device)
+            stream = borrowed_stream(gpu, torch_current_stream(index)) if gpu is not None else None
+            kernel.launch(packed, grid3, block3, shared_bytes, stream)
         return result(outs)
 
     def fake(*op_args):
@@ -671,30 +679,20 @@ def _launch_shape(op: str, what: str, rule, op_args):
     return _dim3(value, f"{op}: {what}")
 
 
-_streams: dict = {}
-
-
 @atexit.register
 def _release_kernels() -> None:
     for source in list(_KernelSource._every):
         source._kernels.clear()
-    _streams.clear()
+    release_borrowed_streams()
     release_cuda_devices()
 
 
-def _borrowed_stream(gpu, device: torch.device):
-    handle = _stream_of(device)
-    stream = _streams.get((gpu.ordinal, handle))
-    if stream is None:
-        stream = _streams.setdefault((gpu.ordinal, handle), gpu.borrow_stream(handle))
-    return stream
-
-
-def _pack(op: str, device: torch.device, arg, index: int) -> bytes:
+def _pack(op: str, device: torch.device, device_index: int, arg, index: int) -> bytes:
     if type(arg) is int and _INT32[0] <= arg <= _INT32[1]:  # the common `n`, without building a _Call
         return _INT32_STRUCT.pack(arg)
     if isinstance(arg, torch.Tensor):
-        if arg.device != device:
+        # get_device(): -1 on the CPU, the ordinal on CUDA; the op dispatches on no other device.
+        if arg.get_device() != device_index:
             raise ValueError(f"{op}: kernel argument #{index} lives on {arg.device}, the op runs on {device}")
         if not arg.is_contiguous():
             raise ValueError(f"{op}: kernel argument #{index} is not contiguous; pass x.contiguous()")
