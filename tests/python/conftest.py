@@ -53,3 +53,21 @@ def hashlib_digests(rows, double: bool = False) -> np.ndarray:
             digest = hashlib.sha256(digest).digest()
         out.append(digest)
     return np.frombuffer(b"".join(out), dtype=np.uint8).reshape(len(out), 32)
+
+
+def captured_cuda_graph(step):
+    """Runs `step` once on a side stream (compiles and loads its kernels, as torch.cuda.graphs
+    asks before a capture), then captures one call of it; returns (graph, what the captured call
+    returned). Imports torch, so only torch tests call it."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        step()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        result = step()
+    return graph, result

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import opkit
-from conftest import CUDA_MISSING
+from conftest import CUDA_MISSING, captured_cuda_graph
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (opkit.torch is optional)")
 import opkit.torch as ot  # noqa: E402
@@ -260,16 +260,7 @@ def test_stream_cipher_ops_are_captured_in_a_cuda_graph_and_replay_on_new_data(r
         torch.ops.opkit.encrypt_out(x, cipher, key_t, iv_t, out)
         return torch.ops.opkit.encrypt(x, cipher, key_t, iv_t)
 
-    side = torch.cuda.Stream()  # warm-up (kernel compiles) on a side stream, as torch.cuda.graphs asks
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        step()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        allocated = step()
+    graph, allocated = captured_cuda_graph(step)
     key_t.fill_(0)  # the graph holds the key it was captured with
     for _ in range(3):
         data = rng.bytes(n)

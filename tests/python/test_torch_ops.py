@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import opkit
-from conftest import CPU_BACKEND_MISSING, CUDA_MISSING, hashlib_digests
+from conftest import CPU_BACKEND_MISSING, CUDA_MISSING, captured_cuda_graph, hashlib_digests
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed (opkit.torch is optional)")
 import opkit.torch as ot  # noqa: E402
@@ -440,17 +440,7 @@ def test_cuda_graph_replays_opkit_ops_on_new_inputs(rng):
         product.copy_(multiply_them(a, b))
         doublify(product)
 
-    # Warm up on a side stream (compiles the kernels), as torch.cuda.graphs asks.
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        step()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
+    graph, _ = captured_cuda_graph(step)
     for _ in range(3):
         host, fresh = random_rows(rng, rows, 80, "cuda")
         ha = rng.standard_normal(rows).astype(np.float32)
