@@ -56,3 +56,82 @@ def test_launch_shapes():
         _dim3((1, 1, 1, 1), "grid")
     with pytest.raises(TypeError):
         _dim3("x", "block")
+
+
+# ---- The fast path for PyTorch CUDA tensors (checked here with stand-ins: no torch, no GPU) ----
+
+
+class _StandInTensor:
+    """What the fast path reads of a torch CUDA tensor; a DLPack exchange raises _DlpackUsed."""
+
+    is_cuda = True
+
+    def __init__(self, ordinal=0, contiguous=True, address=0x7F0000001000):
+        self.ordinal, self.contiguous, self.address = ordinal, contiguous, address
+
+    def get_device(self):
+        return self.ordinal
+
+    def is_contiguous(self):
+        return self.contiguous
+
+    def numel(self):
+        return 64
+
+    def data_ptr(self):
+        return self.address
+
+    def __dlpack__(self, **kwargs):
+        raise _DlpackUsed
+
+    def __dlpack_device__(self):
+        return (2, self.ordinal)
+
+
+class _DlpackUsed(Exception):
+    pass
+
+
+class _StandInGpu:
+    is_gpu, ordinal = True, 0
+
+    def __repr__(self):
+        return "<Device cuda:0>"
+
+
+class _StandInStream:
+    def __init__(self, handle):
+        self.handle = handle
+
+
+@pytest.fixture
+def stand_in_torch(monkeypatch):
+    import sys
+    import types
+
+    import opkit._kernels
+
+    torch = types.ModuleType("torch")
+    torch.Tensor = _StandInTensor
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setattr(opkit._kernels, "torch_current_stream", lambda index: 0x5EED)
+
+
+def test_torch_tensor_on_torchs_current_stream_passes_its_address_without_dlpack(stand_in_torch):
+    call = _Call(_StandInGpu(), _StandInStream(0x5EED))
+    assert call.pack(_StandInTensor(), 0) == struct.pack("=Q", 0x7F0000001000)
+
+
+def test_torch_tensor_on_another_stream_goes_through_dlpack(stand_in_torch):
+    # The exchange orders torch's pending work before the launch's stream: it must not be skipped.
+    call = _Call(_StandInGpu(), _StandInStream(0xBEEF))
+    with pytest.raises(_DlpackUsed):
+        call.pack(_StandInTensor(), 0)
+
+
+def test_torch_fast_path_refuses_other_devices_and_strided_tensors(stand_in_torch):
+    call = _Call(_StandInGpu(), _StandInStream(0x5EED))
+    with pytest.raises(ValueError, match=r"argument #3: the array lives on cuda:1"):
+        call.pack(_StandInTensor(ordinal=1), 3)
+    with pytest.raises(ValueError, match=r"argument #0: the array is not C-contiguous"):
+        call.pack(_StandInTensor(contiguous=False), 0)
