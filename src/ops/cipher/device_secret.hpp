@@ -17,9 +17,9 @@
 #include <span>
 #include <vector>
 
+#include "cipher_kernels.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
-#include "cipher_kernels.hpp"
 #include "opkit/stream.hpp"
 
 namespace opkit::ops::detail {
