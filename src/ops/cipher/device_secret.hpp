@@ -109,7 +109,7 @@ class DeviceSecret {
       std::uint8_t bytes[parameter_bytes];
     } parameter{};
     std::copy(host.begin(), host.end(), parameter.bytes);
-    std::uint8_t* dst = buffer_.data() + at;
+    std::uint8_t* dst = buffer_.view().subview(at, host.size()).data();  // bounds-checked, as a copy is
     auto count = static_cast<std::uint32_t>(host.size());
     void* args[] = {&dst, &parameter, &count};
     const std::size_t sizes[] = {sizeof dst, sizeof parameter, sizeof count};
