@@ -69,7 +69,7 @@ def _check_out(op: str, x: torch.Tensor, out: torch.Tensor, rows: int) -> None:
     if not out.is_contiguous():
         raise ValueError(f"{op}: out is not contiguous")
     # get_device(): -1 on the CPU, the ordinal on CUDA (no torch.device object per call).
-    if out.get_device() != x.get_device() or out.is_cuda != x.is_cuda:
+    if out.get_device() != x.get_device():
         raise ValueError(f"{op}: out lives on {out.device}, the data on {x.device}")
 
 
