@@ -92,7 +92,7 @@ fi
 log "more tests: GPU, CLI, sanitizers"
 timeout "$(budget 40)" $B/tests/opkit_gpu_tests --gtest_filter='Lz4*' --gtest_brief=1 >"$OUT/lz4_gpu_tests.txt" 2>&1
 echo "gpu tests exit status $?: $(grep -E '^\[  (PASSED|FAILED) ' "$OUT/lz4_gpu_tests.txt" | tr '\n' ' ')" | tee -a "$S"
-timeout "$(budget 40)" bash tests/cli/test_lz4.sh "$B/tools/opkit/opkit" >"$OUT/lz4_cli.txt" 2>&1
+timeout "$(budget 120)" bash tests/cli/test_lz4.sh "$B/tools/opkit/opkit" >"$OUT/lz4_cli.txt" 2>&1
 echo "cli test exit status $? (0 ok, 77 skipped)" | tee -a "$S"
 # memcheck: no read or write out of bounds on hostile frames; racecheck: the decoder's shared-memory
 # batches. API errors are not reported (opkit probes parameter lists until CUDA_ERROR_INVALID_VALUE).
