@@ -17,6 +17,7 @@ from . import _opkit
 from ._arrays import (
     DeviceArray,
     as_stream,
+    borrowed_stream,
     capsule,
     dlpack_device,
     framework_of,
@@ -98,7 +99,7 @@ def _cuda_stream(x, stream):
     device = _opkit.Device.cuda(dlpack_device(x)[1])
     if stream is None:
         handle = framework_stream(x)
-        return device, (device.borrow_stream(handle) if handle is not None else None)
+        return device, (borrowed_stream(device, handle) if handle is not None else None)
     return device, as_stream(device, stream)
 
 
