@@ -4,7 +4,9 @@
 bytes in, bytes out; a host array in, a NumPy array out; a CUDA array in, an array on the same
 GPU out (in the input's framework), compressed or decompressed there with no host round trip of
 the data (the frame's structure and its content checksum are host work: see
-include/opkit/ops/lz4.hpp). Lists run item by item.
+include/opkit/ops/lz4.hpp). A list of CUDA arrays of one GPU (or of host arrays with device= the
+CPU backend) runs as one batch, one launch per step for all items (nvCOMP's batched case); other
+lists run item by item.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ def lz4_compress(x, *, block_size=64 << 10, block_checksums=False, content_check
     if block_size not in _BLOCK_IDS:
         raise ValueError(f"block_size must be one of {sorted(_BLOCK_IDS)}, got {block_size}")
     options = (_BLOCK_IDS[block_size], bool(block_checksums), bool(content_checksum), bool(content_size))
-    return _apply(x, lambda a, dev: _opkit.lz4_compress(a, *options, dev), device)
+    return _apply(x, lambda a, dev: _opkit.lz4_compress(a, *options, dev), device,
+                  lambda items, dev: _opkit.lz4_compress_batch(items, *options, dev))
 
 
 def lz4_decompress(frames, *, max_size=DEFAULT_MAX_SIZE, verify=True, device=None):
@@ -40,13 +43,21 @@ def lz4_decompress(frames, *, max_size=DEFAULT_MAX_SIZE, verify=True, device=Non
     checksums)."""
     if max_size < 0:
         raise ValueError("max_size must not be negative")
-    return _apply(frames, lambda a, dev: _opkit.lz4_decompress(a, int(max_size), bool(verify), dev), device)
+    return _apply(frames, lambda a, dev: _opkit.lz4_decompress(a, int(max_size), bool(verify), dev), device,
+                  lambda items, dev: _opkit.lz4_decompress_batch(items, int(max_size), bool(verify), dev))
 
 
-def _apply(x, call, device):
+def _where(device):
+    """None for the host path (liblz4), else the opkit Device that device= names."""
+    host = device is None or (isinstance(device, str) and device.strip().lower() == "host")
+    return None if host else get_device(device)
+
+
+def _apply(x, call, device, batch_call):
     if isinstance(x, (list, tuple)):
-        return [_apply(item, call, device) for item in x]
-    where = None if device is None or (isinstance(device, str) and device.strip().lower() == "host") else get_device(device)
+        batched = _batched(x, batch_call, device)
+        return batched if batched is not None else [_apply(item, call, device, batch_call) for item in x]
+    where = _where(device)
     if isinstance(x, (bytes, bytearray, memoryview)):
         out = call(np.frombuffer(x, dtype=np.uint8), where)
         return out.reshape(-1).tobytes()
@@ -57,3 +68,26 @@ def _apply(x, call, device):
     if array.dtype != np.uint8:
         raise TypeError(f"expected uint8 data, got dtype {array.dtype}")
     return to_framework(call(np.ascontiguousarray(array).reshape(-1), where).reshape(-1), x)
+
+
+def _batched(items, batch_call, device):
+    """The items as one batch call, where they can be one: CUDA arrays of one GPU (device= unset),
+    or uint8 host arrays with device= a backend whose memory is host memory (the CPU backend).
+    None otherwise: the items then run one by one, each with its own checks and errors."""
+    if not items or not all(is_dlpack(item) for item in items):
+        return None
+    where = _where(device)
+    if all(on_cuda(item) for item in items):
+        ordinals = {dlpack_device(item)[1] for item in items}
+        if where is not None or len(ordinals) != 1:
+            return None
+        gpu = _opkit.Device.cuda(ordinals.pop())
+        results = batch_call([capsule(item) for item in items], None)
+        return [to_framework(DeviceArray(result, gpu, None), item) for result, item in zip(results, items)]
+    if where is None or where.is_gpu or any(on_cuda(item) for item in items):
+        return None
+    arrays = [np.from_dlpack(item) for item in items]
+    if any(array.dtype != np.uint8 for array in arrays):
+        return None
+    results = batch_call([np.ascontiguousarray(array).reshape(-1) for array in arrays], where)
+    return [to_framework(result.reshape(-1), item) for result, item in zip(results, items)]

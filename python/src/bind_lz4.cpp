@@ -2,6 +2,7 @@
 // the host-data API (liblz4 on the host unless a device is named), CUDA data through the
 // device-memory API on its own GPU, the result a new allocation there (handed out via DLPack).
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/vector.h>
 
 #include <optional>
 #include <span>
@@ -37,18 +38,15 @@ nb::object to_numpy(const std::vector<std::uint8_t>& bytes) {
   return nb::cast(out);
 }
 
-nb::object to_device_array(const Device& gpu, const DeviceBuffer<std::uint8_t>& result) {
+nb::object to_device_array(const Device& gpu, BufferView<const std::uint8_t> result) {
   void* data = nullptr;
   nb::ndarray<nb::array_api> out = device_array(gpu, {result.size()}, nb::dtype<std::uint8_t>(), &data);
-  if (!result.empty())
-    BufferView<std::uint8_t>(gpu, static_cast<std::uint8_t*>(data), result.size()).copy_from(result.view());
+  if (!result.empty()) BufferView<std::uint8_t>(gpu, static_cast<std::uint8_t*>(data), result.size()).copy_from(result);
   return nb::cast(out);
 }
 
-// Host results come back as [1, n] NumPy arrays (the Python side flattens them).
-nb::object compress(AnyArray data, unsigned block_size_id, bool block_checksums, bool content_checksum,
-                    bool content_size, std::optional<Device> device) {
-  check_bytes(data, "lz4_compress");
+ops::Lz4CompressOptions compress_options(unsigned block_size_id, bool block_checksums, bool content_checksum,
+                                         bool content_size) {
   if (block_size_id < 4 || block_size_id > 7)
     throw Error(Errc::invalid_argument, "lz4_compress", "block size id must be 4..7 (64 KiB .. 4 MiB)");
   ops::Lz4CompressOptions options;
@@ -56,6 +54,14 @@ nb::object compress(AnyArray data, unsigned block_size_id, bool block_checksums,
   options.block_checksums = block_checksums;
   options.content_checksum = content_checksum;
   options.content_size = content_size;
+  return options;
+}
+
+// Host results come back as [1, n] NumPy arrays (the Python side flattens them).
+nb::object compress(AnyArray data, unsigned block_size_id, bool block_checksums, bool content_checksum,
+                    bool content_size, std::optional<Device> device) {
+  check_bytes(data, "lz4_compress");
+  ops::Lz4CompressOptions options = compress_options(block_size_id, block_checksums, content_checksum, content_size);
   if (on_host(data)) {
     options.device = std::move(device);
     std::vector<std::uint8_t> frame;
@@ -73,7 +79,7 @@ nb::object compress(AnyArray data, unsigned block_size_id, bool block_checksums,
     nb::gil_scoped_release unlocked;
     frame.emplace(ops::lz4_compress(in, options));
   }
-  return to_device_array(gpu, *frame);
+  return to_device_array(gpu, frame->view());
 }
 
 nb::object decompress(AnyArray frames, std::size_t max_size, bool verify, std::optional<Device> device) {
@@ -97,7 +103,79 @@ nb::object decompress(AnyArray frames, std::size_t max_size, bool verify, std::o
     nb::gil_scoped_release unlocked;
     data.emplace(ops::lz4_decompress(in, options));
   }
-  return to_device_array(gpu, *data);
+  return to_device_array(gpu, data->view());
+}
+
+// The batch forms: every item a 1-D uint8 array on one device, all of them in one call of the
+// batch API (one launch per step, nvCOMP's batched case): CUDA arrays of one GPU, or host arrays
+// with `device` a backend whose memory is host memory (the CPU backend runs the kernels on them in
+// place). Results: one array per item, on that device (host items: NumPy).
+struct BatchItems {
+  Device device;
+  bool gpu;
+  std::vector<BufferView<const std::uint8_t>> views;
+};
+
+BatchItems batch_items(const std::vector<AnyArray>& items, const std::optional<Device>& device, const char* what) {
+  if (items.empty()) throw Error(Errc::invalid_argument, what, "a batch needs at least one item");
+  for (const AnyArray& item : items) check_bytes(item, what);
+  const bool host = on_host(items.front());
+  if (host && (!device || device->is_gpu()))
+    throw Error(Errc::invalid_argument, what,
+                "a batch of host arrays runs on a device whose memory is host memory (the CPU backend)");
+  const Device where = host ? *device : cuda_device_of(items.front(), what);
+  if (!host && device && !(*device == where))
+    throw Error(Errc::invalid_argument, what, "the batch lives on " + where.id() + ", not on " + device->id());
+  BatchItems out{where, !host, {}};
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const AnyArray& item = items[i];
+    if (on_host(item) != host || (!host && !(cuda_device_of(item, what) == where)))
+      throw Error(Errc::invalid_argument, what, "batch item " + std::to_string(i) + " lives on another device");
+    out.views.emplace_back(where, static_cast<const std::uint8_t*>(item.data()), item.size());
+  }
+  return out;
+}
+
+nb::list batch_results(const BatchItems& batch, const ops::Lz4Batch& results) {
+  nb::list out;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const BufferView<const std::uint8_t> item = results.item(i);
+    if (batch.gpu) {
+      out.append(to_device_array(batch.device, item));
+      continue;
+    }
+    auto array = host_array(1, item.size());  // host-memory backend: the view's bytes are host bytes
+    if (!item.empty()) item.copy_to(std::span<std::uint8_t>(array.data(), item.size()));
+    out.append(nb::cast(array));
+  }
+  return out;
+}
+
+nb::list compress_batch(const std::vector<AnyArray>& items, unsigned block_size_id, bool block_checksums,
+                        bool content_checksum, bool content_size, const std::optional<Device>& device) {
+  const ops::Lz4CompressOptions options =
+      compress_options(block_size_id, block_checksums, content_checksum, content_size);
+  const BatchItems batch = batch_items(items, device, "lz4_compress");
+  std::optional<ops::Lz4Batch> frames;
+  {
+    nb::gil_scoped_release unlocked;
+    frames.emplace(ops::lz4_compress_batch(batch.views, options));
+  }
+  return batch_results(batch, *frames);
+}
+
+nb::list decompress_batch(const std::vector<AnyArray>& items, std::size_t max_size, bool verify,
+                          const std::optional<Device>& device) {
+  const BatchItems batch = batch_items(items, device, "lz4_decompress");
+  ops::Lz4DecompressOptions options;
+  options.max_output = max_size;
+  options.verify_checksums = verify;
+  std::optional<ops::Lz4Batch> data;
+  {
+    nb::gil_scoped_release unlocked;
+    data.emplace(ops::lz4_decompress_batch(batch.views, options));
+  }
+  return batch_results(batch, *data);
 }
 
 }  // namespace
@@ -106,6 +184,9 @@ void bind_lz4(nb::module_& m) {
   m.def("lz4_compress", &compress, "data"_a, "block_size_id"_a, "block_checksums"_a, "content_checksum"_a,
         "content_size"_a, "device"_a.none());
   m.def("lz4_decompress", &decompress, "frames"_a, "max_size"_a, "verify"_a, "device"_a.none());
+  m.def("lz4_compress_batch", &compress_batch, "items"_a, "block_size_id"_a, "block_checksums"_a, "content_checksum"_a,
+        "content_size"_a, "device"_a.none());
+  m.def("lz4_decompress_batch", &decompress_batch, "items"_a, "max_size"_a, "verify"_a, "device"_a.none());
   m.attr("lz4_default_max_output") = ops::lz4_default_max_output;
 }
 

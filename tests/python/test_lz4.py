@@ -94,3 +94,51 @@ def test_cuda_tensors_stay_on_the_gpu():
     assert back.is_cuda and torch.equal(back, data)
     if not REFERENCE_MISSING:
         assert reference_decompress(frame.cpu().numpy().tobytes()) == data.cpu().numpy().tobytes()
+
+
+def batch_devices():
+    # Batches run where the items' memory is the kernels' memory: the CPU backend for host arrays,
+    # a GPU for its own arrays (CuPy here; torch tensors take the same path).
+    return [
+        pytest.param("cpu", id="cpu", marks=pytest.mark.skipif(
+            CPU_BACKEND_MISSING is not None, reason=f"no CPU backend: {CPU_BACKEND_MISSING}")),
+        pytest.param("cuda", id="cuda", marks=pytest.mark.skipif(
+            CUDA_MISSING is not None, reason=f"no CUDA GPU: {CUDA_MISSING}")),
+    ]
+
+
+def on(device, array):
+    """(items as the batch takes them, device= for the calls, back to NumPy)."""
+    if device == "cpu":
+        return array, "cpu", lambda a: a
+    cupy = pytest.importorskip("cupy")
+    return cupy.asarray(array), None, cupy.asnumpy
+
+
+@pytest.mark.skipif(REFERENCE_MISSING is not None, reason=REFERENCE_MISSING or "")
+@pytest.mark.parametrize("device", batch_devices())
+def test_a_list_of_arrays_on_one_device_is_one_batch_equal_to_item_by_item(device, monkeypatch):
+    items = [np.frombuffer(data, dtype=np.uint8) for data in samples()]
+    placed = [on(device, item) for item in items]
+    arrays, where, to_numpy = [p[0] for p in placed], placed[0][1], placed[0][2]
+    calls = []
+    for name in ("lz4_compress_batch", "lz4_decompress_batch"):
+        real = getattr(opkit._opkit, name)
+        monkeypatch.setattr(opkit._opkit, name, lambda *a, _real=real, _name=name: calls.append(_name) or _real(*a))
+    frames = opkit.lz4_compress(arrays, device=where, block_checksums=True)
+    assert calls == ["lz4_compress_batch"]  # one call for the whole list
+    for frame, item in zip(frames, items):
+        assert reference_decompress(to_numpy(frame).tobytes()) == item.tobytes()
+    theirs = [on(device, np.frombuffer(reference_compress(item.tobytes()), dtype=np.uint8))[0] for item in items]
+    back = opkit.lz4_decompress(theirs, device=where)
+    assert calls == ["lz4_compress_batch", "lz4_decompress_batch"]
+    assert [to_numpy(b).tobytes() for b in back] == [item.tobytes() for item in items]
+
+
+@pytest.mark.parametrize("device", batch_devices())
+def test_a_bad_frame_in_a_batch_names_its_item(device):
+    good = opkit.lz4_compress(b"good " * 1000)
+    bad = good[:-5]
+    arrays = [on(device, np.frombuffer(f, dtype=np.uint8))[0] for f in (good, good, bad)]
+    with pytest.raises(opkit.Error, match="batch item 2"):
+        opkit.lz4_decompress(arrays, device=on(device, np.zeros(1, np.uint8))[1])
