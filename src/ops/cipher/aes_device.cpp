@@ -4,8 +4,11 @@
 // the kernels (device_secret.hpp): CTR calls make no wait for the GPU.
 #include "aes_device.hpp"
 
+#include <openssl/crypto.h>
+
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "aes_kernels.hpp"
 #include "device_secret.hpp"
@@ -79,8 +82,12 @@ std::uint64_t blocks_of(std::uint64_t bytes) {
 // Bulk setup: one message, key (and IV / counter) copied next to each other into scratch.
 void setup_bulk(const AesKernels& k, Scratch& scratch, std::span<const std::uint8_t> key,
                 std::span<const std::uint8_t> iv, Mode mode, std::uint64_t ghash_chunk, const Stream* stream) {
-  scratch.secrets.upload(key);
-  scratch.secrets.upload(iv, key.size());
+  // Key and IV side by side in one upload: one secret_store launch a call (two before), or one
+  // copy for a GCM IV too long for a kernel parameter.
+  std::vector<std::uint8_t> key_iv(key.begin(), key.end());
+  key_iv.insert(key_iv.end(), iv.begin(), iv.end());
+  scratch.secrets.upload_owned(key_iv);
+  OPENSSL_cleanse(key_iv.data(), key_iv.size());
   const std::uint8_t* base = scratch.secrets.data();
   k.setup.launch({.grid = 1, .block = 1, .stream = stream}, scratch.states(), base,
                  static_cast<std::uint32_t>(key.size()), base + key.size(), static_cast<std::uint32_t>(iv.size()),
