@@ -15,6 +15,7 @@
 //   --chacha20-schedules 0,1  only the ChaCha20 kernel-only row, once per CHACHA20_SCHEDULE
 //                variant of chacha20_bulk.cu
 //   --bulk-only 1  only the ChaCha20 kernel-only row and the bulk rows
+//   --batch-only 1 only the batch rows (for profiling the batch kernels: ncu -k ...)
 //   --poly1305-chains 1,16  only ChaCha20-Poly1305 encrypt and decrypt, once per
 //                POLY1305_CHAINS variant of chacha20_bulk.cu
 //   --cubins DIR only write the bulk kernels' sm_90 cubins there (aes.cu, chacha20_bulk.cu aligned,
@@ -302,6 +303,7 @@ int run(int argc, char** argv) {
   std::string device = "cuda:0";
   std::vector<int> schedules;  // --chacha20-schedules 0,1: only the kernel-only rows of those variants
   bool bulk_only = false;      // --bulk-only 1: the kernel-only row and the bulk rows only
+  bool batch_only = false;     // --batch-only 1: the batch rows only
   std::vector<int> chains;     // --poly1305-chains 1,16: only the ChaCha20-Poly1305 rows of those variants
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -317,6 +319,10 @@ int run(int argc, char** argv) {
     }
     if (a == "--bulk-only") {
       bulk_only = std::string(argv[i + 1]) == "1";
+      continue;
+    }
+    if (a == "--batch-only") {
+      batch_only = std::string(argv[i + 1]) == "1";
       continue;
     }
     if (a == "--poly1305-chains") {
@@ -349,12 +355,14 @@ int run(int argc, char** argv) {
     for (int schedule : schedules) bench.chacha20_kernel_only(host_in, in, out, schedule);
     return bench.all_ok ? 0 : 1;
   }
-  bench.chacha20_kernel_only(host_in, in, out);
-  for (ops::Cipher cipher : ops::all_ciphers()) bench.bulk(cipher, host_in, in, out, back);
-  if (bulk_only) return bench.all_ok ? 0 : 1;
-  for (ops::Cipher cipher : {ops::Cipher::aes_128_ctr, ops::Cipher::aes_256_gcm, ops::Cipher::chacha20_poly1305})
-    bench.host_data(cipher, host_in);
-  bench.all_ok = host_path_rows(host_in, 3) && bench.all_ok;
+  if (!batch_only) {
+    bench.chacha20_kernel_only(host_in, in, out);
+    for (ops::Cipher cipher : ops::all_ciphers()) bench.bulk(cipher, host_in, in, out, back);
+    if (bulk_only) return bench.all_ok ? 0 : 1;
+    for (ops::Cipher cipher : {ops::Cipher::aes_128_ctr, ops::Cipher::aes_256_gcm, ops::Cipher::chacha20_poly1305})
+      bench.host_data(cipher, host_in);
+    bench.all_ok = host_path_rows(host_in, 3) && bench.all_ok;
+  }
   for (std::size_t length : {small, packet})
     for (ops::Cipher cipher : ops::all_ciphers()) bench.batch(cipher, batch, length);
   return bench.all_ok ? 0 : 1;
