@@ -200,6 +200,26 @@ def numpy_dtype(code: int, bits: int) -> np.dtype:
     return np.dtype(bool) if kind == "b" else np.dtype(f"{kind}{bits // 8}")
 
 
+def host_copy(obj) -> np.ndarray:
+    """A NumPy copy of a C-contiguous CUDA array of any DLPack producer (small arrays the host
+    needs, such as offsets): consumed on the legacy default stream, so the producer's pending
+    writes come first, and copied synchronously."""
+    dl = capsule(obj, None)
+    address, _, device_id, shape, strides, (code, bits, lanes) = _opkit.array_info(dl)
+    if lanes != 1:
+        raise TypeError("vector dtypes (DLPack lanes > 1) have no NumPy equivalent")
+    host = np.empty(shape, dtype=numpy_dtype(code, bits))
+    expected = 1
+    for size, stride in reversed(list(zip(shape, strides))):
+        if size != 1 and stride != expected:
+            raise ValueError("the array is not C-contiguous; pass a contiguous copy")
+        expected *= size
+    if host.nbytes:
+        _opkit.copy(Device.cuda(device_id), host.ctypes.data, address, host.nbytes, "dtoh")
+    del dl  # the producer's array may be released only after the copy
+    return host
+
+
 class DeviceArray:
     """An array opkit allocated on a device, handed to any framework through DLPack:
     torch.from_dlpack(a), cupy.from_dlpack(a), jax.numpy.from_dlpack(a); a.get() copies it to a

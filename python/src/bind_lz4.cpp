@@ -178,6 +178,90 @@ nb::list decompress_batch(const std::vector<AnyArray>& items, std::size_t max_si
   return batch_results(batch, *data);
 }
 
+// The data + offsets forms: item i is data[offsets[i], offsets[i + 1]) of one 1-D uint8 array
+// (CUDA, or host with `device` a host-memory backend), all items in one batch call; the result is
+// (one array of every result back to back, in data's place; NumPy uint64 offsets of the results).
+using HostOffsets = nb::ndarray<const std::uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+BatchItems packed_items(const AnyArray& data, std::span<const std::uint64_t> offsets,
+                        const std::optional<Device>& device, const char* what) {
+  check_bytes(data, what);
+  if (offsets.size() < 2)
+    throw Error(Errc::invalid_argument, what, "offsets needs at least 2 entries (item i is data[offsets[i]:offsets[i + 1]])");
+  for (std::size_t i = 0; i + 1 < offsets.size(); ++i)
+    if (offsets[i + 1] < offsets[i])
+      throw Error(Errc::invalid_argument, what,
+                  "offsets must not decrease: offsets[" + std::to_string(i + 1) + "] = " +
+                      std::to_string(offsets[i + 1]) + " < offsets[" + std::to_string(i) + "] = " +
+                      std::to_string(offsets[i]));
+  if (offsets.back() > data.size())
+    throw Error(Errc::invalid_argument, what,
+                "offsets end at " + std::to_string(offsets.back()) + ", past the " + std::to_string(data.size()) +
+                    " bytes of data");
+  const bool host = on_host(data);
+  if (host && (!device || device->is_gpu()))
+    throw Error(Errc::invalid_argument, what,
+                "host data + offsets runs on a device whose memory is host memory (the CPU backend); "
+                "for liblz4 on the host, pass a list of arrays");
+  const Device where = host ? *device : cuda_device_of(data, what);
+  if (!host && device && !(*device == where))
+    throw Error(Errc::invalid_argument, what, "the data lives on " + where.id() + ", not on " + device->id());
+  BatchItems out{where, !host, {}};
+  const auto* base = static_cast<const std::uint8_t*>(data.data());
+  for (std::size_t i = 0; i + 1 < offsets.size(); ++i)
+    out.views.emplace_back(where, base + offsets[i], offsets[i + 1] - offsets[i]);
+  return out;
+}
+
+nb::tuple packed_results(const BatchItems& batch, const ops::Lz4Batch& results) {
+  const BufferView<const std::uint8_t> all = results.bytes.view().subview(0, results.offsets.back());
+  nb::object bytes;
+  if (batch.gpu) {
+    bytes = to_device_array(batch.device, all);
+  } else {
+    auto array = host_array(1, all.size());  // host-memory backend: the view's bytes are host bytes
+    if (!all.empty()) all.copy_to(std::span<std::uint8_t>(array.data(), all.size()));
+    bytes = nb::cast(array);
+  }
+  auto* offsets = new std::uint64_t[results.offsets.size()];
+  std::copy(results.offsets.begin(), results.offsets.end(), offsets);
+  nb::capsule owner(offsets, [](void* p) noexcept { delete[] static_cast<std::uint64_t*>(p); });
+  const std::size_t count = results.offsets.size();
+  return nb::make_tuple(bytes, nb::ndarray<nb::numpy, std::uint64_t>(offsets, 1, &count, owner));
+}
+
+std::span<const std::uint64_t> offsets_of(const HostOffsets& offsets) {
+  return {offsets.data(), offsets.shape(0)};
+}
+
+nb::tuple compress_packed(const AnyArray& data, const HostOffsets& offsets, unsigned block_size_id,
+                          bool block_checksums, bool content_checksum, bool content_size,
+                          const std::optional<Device>& device) {
+  const ops::Lz4CompressOptions options =
+      compress_options(block_size_id, block_checksums, content_checksum, content_size);
+  const BatchItems batch = packed_items(data, offsets_of(offsets), device, "lz4_compress");
+  std::optional<ops::Lz4Batch> frames;
+  {
+    nb::gil_scoped_release unlocked;
+    frames.emplace(ops::lz4_compress_batch(batch.views, options));
+  }
+  return packed_results(batch, *frames);
+}
+
+nb::tuple decompress_packed(const AnyArray& frames, const HostOffsets& offsets, std::size_t max_size,
+                            bool verify, const std::optional<Device>& device) {
+  const BatchItems batch = packed_items(frames, offsets_of(offsets), device, "lz4_decompress");
+  ops::Lz4DecompressOptions options;
+  options.max_output = max_size;
+  options.verify_checksums = verify;
+  std::optional<ops::Lz4Batch> data;
+  {
+    nb::gil_scoped_release unlocked;
+    data.emplace(ops::lz4_decompress_batch(batch.views, options));
+  }
+  return packed_results(batch, *data);
+}
+
 }  // namespace
 
 void bind_lz4(nb::module_& m) {
@@ -187,6 +271,10 @@ void bind_lz4(nb::module_& m) {
   m.def("lz4_compress_batch", &compress_batch, "items"_a, "block_size_id"_a, "block_checksums"_a, "content_checksum"_a,
         "content_size"_a, "device"_a.none());
   m.def("lz4_decompress_batch", &decompress_batch, "items"_a, "max_size"_a, "verify"_a, "device"_a.none());
+  m.def("lz4_compress_packed", &compress_packed, "data"_a, "offsets"_a, "block_size_id"_a, "block_checksums"_a,
+        "content_checksum"_a, "content_size"_a, "device"_a.none());
+  m.def("lz4_decompress_packed", &decompress_packed, "frames"_a, "offsets"_a, "max_size"_a, "verify"_a,
+        "device"_a.none());
   m.attr("lz4_default_max_output") = ops::lz4_default_max_output;
 }
 

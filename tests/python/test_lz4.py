@@ -142,3 +142,45 @@ def test_a_bad_frame_in_a_batch_names_its_item(device):
     arrays = [on(device, np.frombuffer(f, dtype=np.uint8))[0] for f in (good, good, bad)]
     with pytest.raises(opkit.Error, match="batch item 2"):
         opkit.lz4_decompress(arrays, device=on(device, np.zeros(1, np.uint8))[1])
+
+
+@pytest.mark.skipif(REFERENCE_MISSING is not None, reason=REFERENCE_MISSING or "")
+@pytest.mark.parametrize("device", batch_devices())
+def test_data_and_offsets_form_is_one_batch_whose_items_match_the_reference(device):
+    items = samples()
+    offsets = np.cumsum([0] + [len(item) for item in items], dtype=np.int64)
+    data, where, to_numpy = on(device, np.frombuffer(b"".join(items), dtype=np.uint8))
+    frames, frame_offsets = opkit.lz4_compress(data, offsets=offsets, device=where, block_checksums=True)
+    assert frame_offsets.dtype == np.uint64 and len(frame_offsets) == len(items) + 1
+    packed = to_numpy(frames).tobytes()
+    assert len(packed) == frame_offsets[-1]
+    for i, item in enumerate(items):
+        assert reference_decompress(packed[frame_offsets[i]:frame_offsets[i + 1]]) == item
+    # Their frames, with offsets given on the data's device when it is a GPU.
+    theirs = [reference_compress(item) for item in items]
+    their_offsets = np.cumsum([0] + [len(f) for f in theirs], dtype=np.uint64)
+    frames_in = on(device, np.frombuffer(b"".join(theirs), dtype=np.uint8))[0]
+    offsets_in = on(device, their_offsets.astype(np.int64))[0] if device == "cuda" else their_offsets
+    back, back_offsets = opkit.lz4_decompress(frames_in, offsets=offsets_in, device=where)
+    assert list(back_offsets) == list(offsets)
+    assert to_numpy(back).tobytes() == b"".join(items)
+
+
+@pytest.mark.parametrize("device", batch_devices())
+def test_data_and_offsets_form_rejects_bad_offsets_and_names_a_bad_item(device):
+    good = opkit.lz4_compress(b"good " * 1000)
+    data, where, _ = on(device, np.frombuffer(good * 3, dtype=np.uint8))
+    n = len(good)
+    with pytest.raises(opkit.Error, match="must not decrease"):
+        opkit.lz4_decompress(data, offsets=[0, n, n - 1], device=where)
+    with pytest.raises(opkit.Error, match="past the"):
+        opkit.lz4_decompress(data, offsets=[0, 3 * n + 1], device=where)
+    with pytest.raises(opkit.Error, match="at least 2"):
+        opkit.lz4_decompress(data, offsets=[0], device=where)
+    with pytest.raises(ValueError, match="negative"):
+        opkit.lz4_decompress(data, offsets=[-1, n], device=where)
+    with pytest.raises(opkit.Error, match="batch item 1"):
+        opkit.lz4_decompress(data, offsets=[0, n, 2 * n - 5], device=where)
+    if device == "cpu":
+        with pytest.raises(ValueError, match="CPU backend"):
+            opkit.lz4_decompress(good * 2, offsets=[0, n, 2 * n])  # host data, no device=
