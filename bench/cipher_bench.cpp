@@ -262,7 +262,7 @@ struct Bench {
     const auto run = [&](const opkit::Module& module, bool decrypt, const opkit::DeviceBuffer<std::uint8_t>& src,
                          opkit::DeviceBuffer<std::uint8_t>& dst, Bytes& tag_out) {
       ops::detail::chacha20_device_bulk(gpu, true, decrypt, key, iv, {}, static_cast<const std::uint8_t*>(src.data()),
-                                        dst.data(), host_in.size(), tag_out.data(), &stream,
+                                        dst.data(), host_in.size(), {tag_out, false}, &stream,
                                         [&](const char* name) { return module.kernel(name); });
     };
     const double enc = median_ms(gpu, stream, reps, [&] { run(enc_module, false, in, out, tag); });

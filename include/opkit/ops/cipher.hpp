@@ -115,6 +115,12 @@ void encrypt(Cipher cipher, const CipherKey& key, BufferView<const std::uint8_t>
              std::span<std::uint8_t> tag = {}, const CipherOptions& options = {});
 void decrypt(Cipher cipher, const CipherKey& key, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
              std::span<const std::uint8_t> tag = {}, const CipherOptions& options = {});
+// Device buffers with the tag in device memory too (on the data's device): the call queues every
+// step on options.stream and returns without waiting for the GPU (key, IV and an AAD of up to 256
+// bytes reach it as kernel parameters, not host copies), so a CUDA graph capturing that stream
+// captures the call whole (opkit.torch's AEAD encryption). Without a stream it waits, as above.
+void encrypt(Cipher cipher, const CipherKey& key, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
+             BufferView<std::uint8_t> tag, const CipherOptions& options = {});
 
 // ---- Batch: count independent messages. ----
 // Message i is data[offsets[i], offsets[i + 1]) when offsets is not empty (count + 1 offsets,

@@ -38,7 +38,7 @@ DeviceLayout device_layout(const Device& device, std::size_t count, std::size_t 
 }  // namespace
 
 bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const CipherKey& key, const Iv16& iv,
-                     const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::span<std::uint8_t> tag_out,
+                     const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, TagOut tag_out,
                      Bytes tag_expected, const Stream* stream) {
   const BufferView<const std::uint8_t> in_view(device, in, bytes);
   const BufferView<std::uint8_t> out_view(device, out, bytes);
@@ -47,19 +47,27 @@ bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const Ci
     finish_call(device, stream);
     return true;
   }
-  // The GCM calls wait for their tag or verdict below, so the caller's AAD and tag bytes are read
-  // in place.
-  const DeviceBuffer<std::uint8_t> aad = upload_scratch(device, key.aad, stream);
+  // The AAD as DeviceSecret uploads it: up to 256 bytes as a kernel parameter, so that an
+  // encryption into a device tag makes no host copy and a CUDA graph captures it whole.
+  DeviceSecret aad(device, key.aad.size(), stream);
+  aad.upload(key.aad);
   if (encrypt) {
+    if (tag_out.on_device) {
+      aes::aes_gcm_seal(device, key.key, key.iv, aad.view(), in_view, out_view,
+                        BufferView<std::uint8_t>(device, tag_out.bytes.data(), tag_out.bytes.size()), stream);
+      finish_call(device, stream);
+      return true;
+    }
     DeviceBuffer<std::uint8_t> tag = call_scratch<std::uint8_t>(device, aes::gcm_max_tag_bytes, stream);
-    aes::aes_gcm_seal(device, key.key, key.iv, first_bytes(aad, key.aad.size()), in_view, out_view,
-                      tag.view().subview(0, tag_out.size()), stream);
-    tag.view().subview(0, tag_out.size()).copy_to(tag_out, stream);
+    aes::aes_gcm_seal(device, key.key, key.iv, aad.view(), in_view, out_view,
+                      tag.view().subview(0, tag_out.bytes.size()), stream);
+    tag.view().subview(0, tag_out.bytes.size()).copy_to(tag_out.bytes, stream);
     synchronize(device, stream);
     return true;
   }
+  // The call waits for its verdict below, so the caller's tag bytes are read in place.
   const DeviceBuffer<std::uint8_t> tag = upload_scratch(device, tag_expected, stream);
-  const bool ok = aes::aes_gcm_open(device, key.key, key.iv, first_bytes(aad, key.aad.size()), in_view, out_view,
+  const bool ok = aes::aes_gcm_open(device, key.key, key.iv, aad.view(), in_view, out_view,
                                     first_bytes(tag, tag_expected.size()), stream);
   synchronize(device, stream);
   return ok;

@@ -9,15 +9,17 @@
 #include <vector>
 
 #include "cipher_checks.hpp"
+#include "tag_out.hpp"
 
 namespace opkit::ops::detail {
 
 // One checked message of `bytes` at device pointers in/out (exactly in place or disjoint). iv: the
 // 16-byte counter block for CTR; GCM takes key.iv (its nonce). Encryption writes the GCM tag to
-// tag_out (host memory, its size the tag length); decryption checks tag_expected and returns
-// false on a mismatch, having written nothing to out. Waits for the device.
+// tag_out (its size the tag length); decryption checks tag_expected and returns false on a
+// mismatch, having written nothing to out. Waits for the device unless the call is CTR or GCM
+// encryption with the tag in device memory (and a stream given: finish_call).
 bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const CipherKey& key, const Iv16& iv,
-                     const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::span<std::uint8_t> tag_out,
+                     const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, TagOut tag_out,
                      Bytes tag_expected, const Stream* stream);
 
 // A checked batch at device pointers in/out (offsets: host offsets into them). GCM tags of

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "cipher_kernels.hpp"
@@ -82,7 +83,7 @@ std::uint64_t next_pow2(std::uint64_t x) {
 }  // namespace
 
 void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes key, const Iv16& iv, Bytes aad,
-                          const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::uint8_t* tag,
+                          const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, TagOut tag,
                           const Stream* stream, const KernelVariant& variant) {
   Params params = params_for(key.data(), iv);
   DeviceSecret secret(device, sizeof(Params) + poly1305_key_bytes, stream);
@@ -122,9 +123,12 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
                 static_cast<unsigned long long>(full), static_cast<unsigned long long>(pad), params_ptr,
                 static_cast<const std::uint8_t*>(poly_key), partials.data());
   }
-  // The AEAD call waits for its tag below, so the caller's AAD bytes are read in place.
-  const DeviceBuffer<std::uint8_t> aad_device = upload_scratch(device, aad, stream);
-  DeviceBuffer<std::uint8_t> tag_device = call_scratch<std::uint8_t>(device, aead_tag_bytes, stream);
+  // The AAD as DeviceSecret uploads it: up to 256 bytes as a kernel parameter (capturable).
+  DeviceSecret aad_device(device, aad.size(), stream);
+  aad_device.upload(aad);
+  std::optional<DeviceBuffer<std::uint8_t>> tag_scratch;
+  if (!tag.on_device) tag_scratch.emplace(call_scratch<std::uint8_t>(device, aead_tag_bytes, stream));
+  std::uint8_t* tag_device = tag.on_device ? tag.bytes.data() : tag_scratch->data();
   const std::uint64_t per_thread = next_pow2((groups + block_threads - 1) / block_threads);
   kernel("chacha20_poly1305_finish")
       .launch({.grid = 1, .block = block_threads, .stream = stream}, in, out, static_cast<unsigned long long>(bytes),
@@ -132,8 +136,9 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
               static_cast<const std::uint8_t*>(poly_key), static_cast<const std::uint8_t*>(partials.data()),
               static_cast<unsigned long long>(groups), static_cast<unsigned long long>(per_thread),
               static_cast<const std::uint8_t*>(aad_device.data()), static_cast<unsigned long long>(aad.size()),
-              tag_device.data());
-  tag_device.copy_to(std::span<std::uint8_t>(tag, aead_tag_bytes), stream);
+              tag_device);
+  if (tag.on_device) return finish_call(device, stream);
+  tag_scratch->view().copy_to(tag.bytes.first(aead_tag_bytes), stream);
   synchronize(device, stream);
 }
 

@@ -10,18 +10,20 @@
 
 #include "cipher_checks.hpp"
 #include "opkit/kernel.hpp"
+#include "tag_out.hpp"
 
 namespace opkit::ops::detail {
 
 // One message of `bytes` at device pointers in/out (exactly in place or disjoint). iv: the
 // 16-byte form from check_message. For the AEAD, aad (host memory) is authenticated and the
 // 16-byte tag computed (over the ciphertext: the output when encrypting, the input when
-// decrypting) is written to tag (host memory). Waits for the device; device key material is
-// zeroed before it returns. variant: where the kernels come from when not from the library's
-// cached chacha20_bulk program (benchmarks time programs compiled with other -D settings).
+// decrypting) is written to tag (16 bytes; host memory: the call waits for it; device memory:
+// nothing waits, finish_call). Device key material is zeroed on the stream behind the kernels.
+// variant: where the kernels come from when not from the library's cached chacha20_bulk program
+// (benchmarks time programs compiled with other -D settings).
 using KernelVariant = std::function<Kernel(const char* name)>;
 void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes key, const Iv16& iv, Bytes aad,
-                          const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::uint8_t* tag,
+                          const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, TagOut tag,
                           const Stream* stream, const KernelVariant& variant = {});
 
 // A checked batch at device pointers in/out; offsets are host offsets into them (fixed-length

@@ -48,17 +48,20 @@ void zero_device(const Device& device, std::uint8_t* out, std::size_t bytes, con
 // One message at device pointers of `device`. Returns false when the tag did not verify (out
 // already zeroed).
 bool device_bulk(const Device& device, Cipher cipher, bool encrypt, const CipherKey& key, const Iv16& iv,
-                 const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, std::span<std::uint8_t> tag_out,
+                 const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, detail::TagOut tag_out,
                  Bytes tag_expected, const Stream* stream) {
   detail::cipher_kernel_set().require(device);
   bool ok = true;
   if (!is_chacha(cipher)) {
     ok = detail::aes_device_bulk(device, cipher, encrypt, key, iv, in, out, bytes, tag_out, tag_expected, stream);
+  } else if (encrypt && tag_out.on_device) {  // the full 16-byte tag (check_message checked the length)
+    detail::chacha20_device_bulk(device, cipher == Cipher::chacha20_poly1305, false, key.key, iv, key.aad, in, out,
+                                 bytes, tag_out, stream);
   } else {
     const bool aead = cipher == Cipher::chacha20_poly1305;
     std::array<std::uint8_t, aead_tag_bytes> tag{};
-    detail::chacha20_device_bulk(device, aead, !encrypt, key.key, iv, key.aad, in, out, bytes, tag.data(), stream);
-    if (aead && encrypt) std::memcpy(tag_out.data(), tag.data(), tag_out.size());
+    detail::chacha20_device_bulk(device, aead, !encrypt, key.key, iv, key.aad, in, out, bytes, {tag, false}, stream);
+    if (aead && encrypt) std::memcpy(tag_out.bytes.data(), tag.data(), tag_out.bytes.size());
     if (aead && !encrypt) ok = tags_match(tag.data(), tag_expected);
   }
   if (ok) return true;
@@ -72,12 +75,12 @@ bool device_bulk(const Device& device, Cipher cipher, bool encrypt, const Cipher
 bool host_through_device(const Device& device, Cipher cipher, bool encrypt, const CipherKey& key, const Iv16& iv,
                          Bytes in, std::span<std::uint8_t> out, std::span<std::uint8_t> tag_out, Bytes tag_expected) {
   if (!device.is_gpu())
-    return device_bulk(device, cipher, encrypt, key, iv, in.data(), out.data(), in.size(), tag_out, tag_expected,
+    return device_bulk(device, cipher, encrypt, key, iv, in.data(), out.data(), in.size(), {tag_out}, tag_expected,
                        nullptr);
   DeviceBuffer<std::uint8_t> buffer = device.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
   auto view = buffer.view().subview(0, in.size());
   if (!in.empty()) view.copy_from(in);
-  const bool ok = device_bulk(device, cipher, encrypt, key, iv, buffer.data(), buffer.data(), in.size(), tag_out,
+  const bool ok = device_bulk(device, cipher, encrypt, key, iv, buffer.data(), buffer.data(), in.size(), {tag_out},
                               tag_expected, nullptr);
   if (ok && !in.empty()) view.copy_to(out);
   if (!ok && !out.empty()) OPENSSL_cleanse(out.data(), out.size());
@@ -120,12 +123,12 @@ void bulk_host(Cipher cipher, bool encrypt, const CipherKey& key, Bytes in, std:
 }
 
 void bulk_device(Cipher cipher, bool encrypt, const CipherKey& key, BufferView<const std::uint8_t> in,
-                 BufferView<std::uint8_t> out, std::span<std::uint8_t> tag_out, Bytes tag_expected,
+                 BufferView<std::uint8_t> out, detail::TagOut tag_out, Bytes tag_expected,
                  const CipherOptions& options) {
   const char* stage = stage_of(encrypt);
   const Device& device = buffer_device(in.device(), out.device(), options, stage);
   detail::check_in_out(in.data(), in.size(), out.data(), out.size(), stage);
-  const std::size_t tag_bytes = encrypt ? tag_out.size() : tag_expected.size();
+  const std::size_t tag_bytes = encrypt ? tag_out.bytes.size() : tag_expected.size();
   const Iv16 iv = check_bulk_message(cipher, key, tag_bytes, in.size(), options, stage);
   if (!device_bulk(device, cipher, encrypt, key, iv, in.data(), out.data(), in.size(), tag_out, tag_expected,
                    options.stream))
@@ -225,7 +228,13 @@ void decrypt(Cipher cipher, const CipherKey& key, std::span<const std::uint8_t> 
 }
 void encrypt(Cipher cipher, const CipherKey& key, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
              std::span<std::uint8_t> tag, const CipherOptions& options) {
-  bulk_device(cipher, true, key, in, out, tag, {}, options);
+  bulk_device(cipher, true, key, in, out, {tag}, {}, options);
+}
+void encrypt(Cipher cipher, const CipherKey& key, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
+             BufferView<std::uint8_t> tag, const CipherOptions& options) {
+  if (!(tag.device() == in.device()))
+    throw Error(Errc::invalid_argument, "encrypt", "the tag buffer lives on another device than the data");
+  bulk_device(cipher, true, key, in, out, {{tag.data(), tag.size()}, true}, {}, options);
 }
 void decrypt(Cipher cipher, const CipherKey& key, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
              std::span<const std::uint8_t> tag, const CipherOptions& options) {
