@@ -9,15 +9,17 @@ CUDA graphs. Importing this module imports torch; `import opkit` alone never doe
 - torch.ops.opkit.encrypt(x, cipher, key, iv, counter=0) / encrypt_out(..., out, counter=0): AES-CTR
   and ChaCha20 (their own inverse); aead_encrypt(x, cipher, key, iv, aad) -> (ciphertext, tag) and
   aead_decrypt(x, cipher, key, iv, aad, tag), raising opkit.AuthenticationError for a bad tag.
-  Keys, IVs, AAD and tags are CPU uint8 tensors ([N, ...] for a batch of [N, L] rows). The Python
+  Keys, IVs and AAD are CPU uint8 tensors ([N, ...] for a batch of [N, L] rows); tags live on the
+  data's device (aead_decrypt also takes a CPU tag). The Python
   wrappers encrypt(x, cipher=, key=, iv=, ...) / decrypt(...) pick the op and also take bytes.
 - torch.ops.opkit.lz4_compress(x, block_size=65536) / lz4_decompress(frame, max_size=1 GiB): LZ4
   frames, 1-D outputs of data-dependent length (unbacked sizes under torch.compile).
 - kernel_op(name, source, kernel=, outputs=, grid=, block=): a CUDA C++ kernel as a registered op.
 
 CUDA work is queued on torch's current stream of the tensors' device, without a host sync (except
-the variable-length hash, which waits to check the offsets, the AEAD ops, which wait for the tag,
-and LZ4, whose frame structure is host work), and outputs come from torch's caching allocator
+the variable-length hash, which waits to check the offsets, AEAD decryption, which waits for the
+verdict, AEAD batches, whose tags pass through the host, and LZ4, whose frame structure is host
+work), and outputs come from torch's caching allocator
 (except LZ4's CUDA outputs, opkit allocations handed over by DLPack). CPU tensors are hashed by OpenSSL on the host; kernel ops run on opkit's CPU backend.
 None of these ops has a gradient: hashes, ciphers and LZ4 take uint8 tensors, which cannot require one, and
 backward through a kernel op's outputs raises an error naming the op.
@@ -202,8 +204,11 @@ def sha256d(x: torch.Tensor, *, offsets: torch.Tensor | None = None, out: torch.
 # ---- Ciphers ----
 #
 # Data: a contiguous uint8 tensor on the CPU or a CUDA device; the result has its shape and device.
-# Keys, IVs, AAD and tags are contiguous CPU uint8 tensors (the cipher API reads them on the host;
-# AEAD tags come back to the host). One message: key [key_bytes], iv [iv_bytes], aad [A], tag [16];
+# Keys, IVs and AAD are contiguous CPU uint8 tensors (the cipher API reads them on the host; a
+# message's key, IV and AAD of up to 256 bytes reach the GPU as kernel parameters, which CUDA graphs
+# capture). AEAD tags live on the data's device: one CUDA message's tag is written there with no
+# wait; a batch's tags pass through the host. aead_decrypt takes the tag on the CPU or the data's
+# device. One message: key [key_bytes], iv [iv_bytes], aad [A], tag [16];
 # x of any shape, encrypted as its bytes in order. A batch: key [N, key_bytes] and x [N, L], with
 # iv [N, iv_bytes], aad [N, A] (or empty: none) and tag [N, 16], one of each per row.
 
@@ -287,7 +292,14 @@ def _check_cipher(op: str, x, cipher: str, key, iv, aad, tag, aead: bool, counte
         if not batch and aad.dim() != 1:
             raise ValueError(f"{op}: aad must be 1-D, got {tuple(aad.shape)}")
     if tag is not None:
-        _host_bytes(op, "tag", tag, f"of {list(lead) + [TAG_BYTES]}")
+        wanted = f"of {list(lead) + [TAG_BYTES]} on the CPU or on the data's device"
+        if not isinstance(tag, torch.Tensor):
+            raise TypeError(f"{op}: tag must be a uint8 tensor {wanted}, got a {type(tag).__name__}")
+        if tag.dtype != torch.uint8 or tag.device.type not in ("cpu", x.device.type) or (
+                tag.is_cuda and tag.device != x.device):
+            raise ValueError(f"{op}: tag must be a uint8 tensor {wanted}, got {tag.dtype} on {tag.device}")
+        if not tag.is_contiguous():
+            raise ValueError(f"{op}: tag is not contiguous")
         if tuple(tag.shape) != (*lead, TAG_BYTES):
             raise ValueError(f"{op}: tag must be {list(lead) + [TAG_BYTES]}, got {tuple(tag.shape)}")
     return batch, rows, length
@@ -306,8 +318,10 @@ def _cipher_run(cipher, encrypt_, x, out, shape, key, iv, aad, tag, counter):
     gpu, stream = (_opkit_device(x.device), _stream_of(x.device)) if x.is_cuda else (None, 0)
     aad_at, aad_bytes = (aad.data_ptr(), aad.numel()) if aad is not None else (0, 0)
     tag_at, tag_bytes = (tag.data_ptr(), tag.numel()) if tag is not None else (0, 0)
+    tag_on_device = tag is not None and tag.is_cuda
     _opkit.cipher_at(cipher, encrypt_, gpu, x.data_ptr(), out.data_ptr(), batch, rows, length, key.data_ptr(),
-                     key.numel(), iv.data_ptr(), iv.numel(), aad_at, aad_bytes, tag_at, tag_bytes, stream, counter)
+                     key.numel(), iv.data_ptr(), iv.numel(), aad_at, aad_bytes, tag_at, tag_bytes, tag_on_device,
+                     stream, counter)
 
 
 def _define_ciphers():
@@ -336,18 +350,26 @@ def _define_ciphers():
     def aead_encrypt(x, cipher, key, iv, aad):
         shape = _check_cipher("opkit::aead_encrypt", x, cipher, key, iv, aad, None, True)
         out = torch.empty_like(x)
-        tag = key.new_empty(tag_shape(x, key))  # host memory: the kernels hand tags to the host
-        _cipher_run(cipher, True, x, out, shape, key, iv, aad, tag, 0)
+        # The tag lives with the data. One CUDA message writes it there without a wait (so CUDA
+        # graphs capture the op); a batch's tags come to the host first (the batch API's form).
+        tag = x.new_empty(tag_shape(x, key))
+        if x.is_cuda and shape[0]:
+            host_tags = key.new_empty(tag_shape(x, key))
+            _cipher_run(cipher, True, x, out, shape, key, iv, aad, host_tags, 0)
+            tag.copy_(host_tags)
+        else:
+            _cipher_run(cipher, True, x, out, shape, key, iv, aad, tag, 0)
         return out, tag
 
     def aead_encrypt_fake(x, cipher, key, iv, aad):
         _check_cipher("opkit::aead_encrypt", x, cipher, key, iv, aad, None, True)
-        return torch.empty_like(x), key.new_empty(tag_shape(x, key))
+        return torch.empty_like(x), x.new_empty(tag_shape(x, key))
 
     def aead_decrypt(x, cipher, key, iv, aad, tag):
         shape = _check_cipher("opkit::aead_decrypt", x, cipher, key, iv, aad, tag, True)
         out = torch.empty_like(x)
-        _cipher_run(cipher, False, x, out, shape, key, iv, aad, tag, 0)
+        # Verification waits for the verdict anyway: a tag on the GPU comes to the host for it.
+        _cipher_run(cipher, False, x, out, shape, key, iv, aad, tag.cpu(), 0)
         return out
 
     def aead_decrypt_fake(x, cipher, key, iv, aad, tag):
@@ -381,7 +403,7 @@ def _host_tensor(value):
 
 def encrypt(x: torch.Tensor, *, cipher: str, key, iv, aad=None, counter: int = 0, out: torch.Tensor | None = None):
     """Encrypts the uint8 tensor x on its device: the ciphertext, or (ciphertext, tag) for an AEAD
-    (aes-*-gcm, chacha20-poly1305; the tag a CPU tensor). key, iv, aad: CPU uint8 tensors or bytes
+    (aes-*-gcm, chacha20-poly1305; the tag on x's device). key, iv, aad: CPU uint8 tensors or bytes
     ([N, ...] tensors for a batch of [N, L] rows). out= (CTR and ChaCha20 only) writes a
     preallocated tensor of x's shape and returns it."""
     key, iv, aad = _host_tensor(key), _host_tensor(iv), _host_tensor(aad)

@@ -185,16 +185,18 @@ std::pair<nb::object, nb::bytes> batch(AnyArray data, const std::string& cipher_
 // bytes at `in` go to `out` (the same size; the same address or disjoint). One message
 // (batch false, rows 1): key, iv, aad and tag are that message's. A batch: key is rows x
 // key_bytes, iv rows x (iv_bytes / rows), aad rows x (aad_bytes / rows) (none when 0), tag rows x
-// 16. Key, IV, AAD and tag are host memory; the tag is written when encrypting an AEAD, verified
+// 16. Key, IV and AAD are host memory, and the tag unless tag_on_device (one message encrypted on
+// `gpu`: the tag is device memory there); the tag is written when encrypting an AEAD, verified
 // when decrypting one (a mismatch raises opkit.AuthenticationError and zeroes the output) and
 // unused (tag_bytes 0) for CTR and ChaCha20. `gpu` unset: host memory, through OpenSSL on the
 // host CPU. `gpu` set: device memory, queued on `stream` (the framework's current stream); an
-// AEAD waits for it, to bring the tag to (or the verdict from) the host. Waits answer Ctrl-C.
+// AEAD waits for it to bring a host tag (or the verdict) to the host, and not for a device tag.
+// Waits answer Ctrl-C.
 void cipher_at(const std::string& cipher_name, bool encrypt, std::optional<Device> gpu, std::uintptr_t in,
                std::uintptr_t out, bool batch, std::size_t rows, std::size_t message_bytes, std::uintptr_t key,
                std::size_t key_bytes, std::uintptr_t iv, std::size_t iv_bytes, std::uintptr_t aad,
-               std::size_t aad_bytes, std::uintptr_t tag, std::size_t tag_bytes, std::uintptr_t stream,
-               std::uint32_t chacha20_counter) {
+               std::size_t aad_bytes, std::uintptr_t tag, std::size_t tag_bytes, bool tag_on_device,
+               std::uintptr_t stream, std::uint32_t chacha20_counter) {
   const ops::Cipher cipher = parse_cipher(cipher_name);
   if (batch && rows == 0) return;
   const auto host = [](std::uintptr_t at, std::size_t size) {
@@ -223,8 +225,10 @@ void cipher_at(const std::string& cipher_name, bool encrypt, std::optional<Devic
       if (gpu) {
         const BufferView<const std::uint8_t> from(*gpu, src, n);
         const BufferView<std::uint8_t> to(*gpu, dst, n);
-        if (encrypt)
-          ops::encrypt(cipher, k, from, to, {tag_at, tag_bytes}, options);
+        if (encrypt && tag_on_device)
+          ops::encrypt(cipher, k, from, to, BufferView<std::uint8_t>(*gpu, tag_at, tag_bytes), options);
+        else if (encrypt)
+          ops::encrypt(cipher, k, from, to, std::span<std::uint8_t>(tag_at, tag_bytes), options);
         else
           ops::decrypt(cipher, k, from, to, host(tag, tag_bytes), options);
       } else if (encrypt) {
@@ -276,10 +280,11 @@ void bind_cipher(nb::module_& m) {
         "N messages of one length, each with its own key and IV: (output, new tags or b'').");
   m.def("cipher_at", &cipher_at, "cipher"_a, "encrypt"_a, "gpu"_a.none(), "data"_a, "out"_a, "batch"_a, "rows"_a,
         "message_bytes"_a, "key"_a, "key_bytes"_a, "iv"_a, "iv_bytes"_a, "aad"_a, "aad_bytes"_a, "tag"_a, "tag_bytes"_a,
-        "stream"_a, "chacha20_counter"_a,
+        "tag_on_device"_a, "stream"_a, "chacha20_counter"_a,
         "opkit.torch's entry: rows x message_bytes bytes at `data` encrypted or decrypted into `out` (checked "
-        "tensors' addresses; key, IV, AAD and tag at host addresses), on `gpu` and its stream handle `stream`, or "
-        "on the host CPU when gpu is None.");
+        "tensors' addresses; key, IV and AAD at host addresses; the tag too unless tag_on_device: a one-message "
+        "AEAD encryption on `gpu` then writes it to device memory without waiting), on `gpu` and its stream handle "
+        "`stream`, or on the host CPU when gpu is None.");
   m.def("cipher_info", &cipher_info, "cipher"_a, "key_bytes, block_bytes and aead of a cipher name.");
 }
 

@@ -73,11 +73,12 @@ def test_aead_ops_equal_reference_and_verify(rng, device, cipher, length):
     data = rng.integers(0, 256, size=length, dtype=np.uint8)
     x = torch.from_numpy(data).to(device)
     ct, tag = torch.ops.opkit.aead_encrypt(x, cipher, as_tensor(key), as_tensor(nonce), as_tensor(aad))
-    assert ct.device == x.device and tag.device.type == "cpu" and tuple(tag.shape) == (16,)
+    assert ct.device == x.device and tag.device == x.device and tuple(tag.shape) == (16,)
     expected, expected_tag = reference(cipher, key, nonce, data.tobytes(), aad)
     assert host(ct) == expected and host(tag) == expected_tag
     plain = torch.ops.opkit.aead_decrypt(ct, cipher, as_tensor(key), as_tensor(nonce), as_tensor(aad), tag)
     assert torch.equal(plain, x)
+    assert torch.equal(ot.decrypt(ct, cipher=cipher, key=key, iv=nonce, aad=aad, tag=tag.cpu()), x)  # a CPU tag too
     forged = tag.clone()
     forged[int(rng.integers(0, 16))] ^= 1 << int(rng.integers(0, 8))
     with pytest.raises(opkit.AuthenticationError):
@@ -104,7 +105,7 @@ def test_batch_rows_have_their_own_key_and_iv(rng, device, cipher):
     x = torch.from_numpy(data).to(device)
     if cipher in AEADS:
         ct, tags = ot.encrypt(x, cipher=cipher, key=keys, iv=ivs, aad=aad)
-        assert tuple(tags.shape) == (rows, 16)
+        assert tuple(tags.shape) == (rows, 16) and tags.device == x.device
     else:
         ct, tags = ot.encrypt(x, cipher=cipher, key=keys, iv=ivs), None
     for i, (key, iv) in enumerate(pairs):
@@ -200,6 +201,8 @@ def test_cipher_bad_inputs_name_the_op(device):
         enc(x, "aes-128-ctr", key.repeat(3, 1), iv.repeat(3, 1))
     with pytest.raises(ValueError, match=r"opkit::aead_decrypt: tag must be \[16\], got \(15,\)"):
         aead_dec(x, "aes-128-gcm", key, nonce, aad, as_tensor(bytes(15)))
+    with pytest.raises(ValueError, match=r"opkit::aead_decrypt: tag must be a uint8 tensor of \[16\] on the CPU or"):
+        aead_dec(x, "aes-128-gcm", key, nonce, aad, torch.zeros(16, dtype=torch.int32))
     with pytest.raises(ValueError, match=r"opkit::encrypt_out: out must be a contiguous uint8 tensor of the data's"):
         torch.ops.opkit.encrypt_out(x, "aes-128-ctr", key, iv, torch.empty((4, 31), dtype=torch.uint8, device=device))
     with pytest.raises(ValueError, match=r"opkit.torch.decrypt: aes-128-gcm needs the tag"):
@@ -270,6 +273,30 @@ def test_stream_cipher_ops_are_captured_in_a_cuda_graph_and_replay_on_new_data(r
         expected = reference(cipher, key, iv, data)[0]
         assert host(out) == expected
         assert host(allocated) == expected
+
+
+@needs_cuda
+@needs_reference
+@pytest.mark.parametrize("cipher", AEADS)
+@pytest.mark.parametrize("aad_bytes", [0, 200])
+def test_aead_encryption_is_captured_in_a_cuda_graph_and_replays_on_new_data(rng, cipher, aad_bytes):
+    # One message's AEAD encryption writes its tag on the GPU and waits for nothing: key, nonce
+    # and AAD (up to 256 bytes) reach the GPU as kernel parameters, so the graph holds them and
+    # every replay seals the data then in x, ciphertext and tag into the graph's own outputs.
+    n = 2 * 65536 + 77
+    key, nonce = fresh(rng, cipher)
+    aad = rng.bytes(aad_bytes)
+    key_t, nonce_t, aad_t = as_tensor(key), as_tensor(nonce), as_tensor(aad)
+    x = torch.empty(n, dtype=torch.uint8, device="cuda")
+
+    graph, (ct, tag) = captured_cuda_graph(lambda: torch.ops.opkit.aead_encrypt(x, cipher, key_t, nonce_t, aad_t))
+    key_t.fill_(0)  # the graph holds the key it was captured with
+    for _ in range(3):
+        data = rng.bytes(n)
+        x.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert (host(ct), host(tag)) == reference(cipher, key, nonce, data, aad)
 
 
 def test_ciphers_say_they_have_no_gradient():
