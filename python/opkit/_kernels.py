@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import struct
+import sys
 
 import numpy as np
 
@@ -48,7 +49,21 @@ _INT32 = (-(2**31), 2**31 - 1)
 _STREAM_FRAMEWORKS = ("torch", "cupy")
 
 
+_DIM3_SEEN: dict = {}  # launch shapes already checked, e.g. (256, 1) -> (256, 1, 1)
+
+
 def _dim3(value, what: str) -> tuple[int, int, int]:
+    try:
+        return _DIM3_SEEN[value]  # a launch loop passes the same shape every time
+    except (KeyError, TypeError):  # new, or unhashable (a list): checked below
+        pass
+    dims3 = _checked_dim3(value, what)
+    if type(value) in (int, tuple) and len(_DIM3_SEEN) < 4096:
+        _DIM3_SEEN[value] = dims3
+    return dims3
+
+
+def _checked_dim3(value, what: str) -> tuple[int, int, int]:
     if isinstance(value, int) and not isinstance(value, bool):
         dims = (value,)
     else:
@@ -59,6 +74,15 @@ def _dim3(value, what: str) -> tuple[int, int, int]:
     if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
         raise ValueError(f"{what} must have 1 to 3 positive dimensions, got {value!r}")
     return dims + (1,) * (3 - len(dims))
+
+
+def _shared(shared) -> int:
+    if shared < 0:
+        raise ValueError(f"shared must not be negative, got {shared}")
+    return int(shared)
+
+
+_INT32_STRUCT, _POINTER_STRUCT = struct.Struct("=i"), struct.Struct("=Q")
 
 
 def _launch_stream(device, stream, args=()):
@@ -87,7 +111,7 @@ def _launch_stream(device, stream, args=()):
 
 
 def _pointer(address: int) -> bytes:
-    return struct.pack("=Q", address)
+    return _POINTER_STRUCT.pack(address)
 
 
 class _Call:
@@ -212,6 +236,9 @@ class Function:
     def __init__(self, kernel: _opkit.Kernel):
         self._kernel = kernel
         self._arg_types: str | None = None
+        # Read once: each property read builds a wrapper, which a small launch notices.
+        self._device = kernel.device
+        self._gpu_ordinal = self._device.ordinal if self._device.is_gpu else None
 
     @property
     def name(self) -> str:
@@ -242,7 +269,13 @@ class Function:
         With time_kernel=True, waits and returns the kernel's time in seconds."""
         if block is None:
             raise ValueError("block=(x, y, z) is required")
-        device = self._kernel.device
+        if stream is None and not time_kernel and self._gpu_ordinal is not None:
+            fast = self._torch_fast_pack(args)
+            if fast is not None:
+                packed, torch_stream = fast
+                self._kernel.launch(packed, _dim3(grid, "grid"), _dim3(block, "block"), _shared(shared), torch_stream)
+                return None
+        device = self._device
         call = _Call(device, _launch_stream(device, stream, args))
         try:
             packed = [call.pack(arg, i) for i, arg in enumerate(args)]
@@ -250,18 +283,47 @@ class Function:
         finally:
             call.release()
 
+    def _torch_fast_pack(self, args):
+        """The packed arguments and torch's current stream of this GPU for the common launch of a
+        CUDA kernel on PyTorch tensors: every argument a contiguous CUDA tensor on this GPU, a NumPy
+        scalar or a 32-bit Python int, no stream given or entered. What _launch_stream and
+        _Call.pack would give, read directly; None for anything else (the general path, with its
+        checks and error messages)."""
+        torch = sys.modules.get("torch")
+        if torch is None or _opkit._entered_stream(self._device) is not None:
+            return None
+        tensor_type, ordinal = torch.Tensor, self._gpu_ordinal
+        packed, handle = [], None
+        for arg in args:
+            kind = type(arg)
+            if kind is int:
+                if not _INT32[0] <= arg <= _INT32[1]:
+                    return None
+                packed.append(_INT32_STRUCT.pack(arg))
+            elif isinstance(arg, tensor_type):
+                if arg.get_device() != ordinal or not arg.is_contiguous():
+                    return None
+                if handle is None:
+                    handle = torch_current_stream(ordinal)
+                packed.append(_POINTER_STRUCT.pack(arg.data_ptr()))
+            elif isinstance(arg, np.generic):
+                packed.append(arg.tobytes())
+            else:
+                return None
+        if handle is None:
+            return None  # no tensor: the legacy default stream, as the general path chooses
+        return packed, borrowed_stream(self._device, handle) if handle else None
+
     def _launch(self, call: _Call, packed, grid, block, shared, time_kernel):
         grid3, block3 = _dim3(grid, "grid"), _dim3(block, "block")
-        if shared < 0:
-            raise ValueError(f"shared must not be negative, got {shared}")
         if not time_kernel:
-            self._kernel.launch(packed, grid3, block3, int(shared), call.stream)
+            self._kernel.launch(packed, grid3, block3, _shared(shared), call.stream)
             call.finish()
             return None
         stream = call.stream or call.device.default_stream()
         start, stop = call.device.create_event(), call.device.create_event()
         start.record(stream)
-        self._kernel.launch(packed, grid3, block3, int(shared), call.stream)
+        self._kernel.launch(packed, grid3, block3, _shared(shared), call.stream)
         stop.record(stream)
         call.finish()
         stop.synchronize()

@@ -69,24 +69,45 @@ std::vector<std::string> kernel_names(const Module& module) {
   return names;
 }
 
-void launch(const Kernel& kernel, const std::vector<nb::bytes>& args, Triple grid, Triple block,
-            std::uint32_t shared_bytes, std::optional<Stream> stream) {
-  std::vector<void*> pointers;
-  std::vector<std::size_t> sizes;
-  pointers.reserve(args.size() + 1);
-  sizes.reserve(args.size() + 1);
-  for (const nb::bytes& arg : args) {
-    pointers.push_back(const_cast<char*>(arg.c_str()));
-    sizes.push_back(arg.size());
+// The per-launch path of every Python launch (SourceModule functions, RawKernel, kernel ops), so it
+// makes no heap allocation for up to 32 arguments and takes the stream by pointer (no copy).
+void launch(const Kernel& kernel, const nb::list& args, Triple grid, Triple block, std::uint32_t shared_bytes,
+            const Stream* stream) {
+  constexpr std::size_t inline_count = 32;
+  const std::size_t count = args.size();
+  void* inline_pointers[inline_count];
+  std::size_t inline_sizes[inline_count];
+  std::vector<void*> more_pointers;
+  std::vector<std::size_t> more_sizes;
+  void** pointers = inline_pointers;
+  std::size_t* sizes = inline_sizes;
+  if (count > inline_count) {
+    more_pointers.resize(count);
+    more_sizes.resize(count);
+    pointers = more_pointers.data();
+    sizes = more_sizes.data();
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    PyObject* arg = PyList_GET_ITEM(args.ptr(), static_cast<Py_ssize_t>(i));
+    if (!PyBytes_Check(arg)) throw nb::type_error("launch: each packed argument must be a bytes object");
+    pointers[i] = PyBytes_AS_STRING(arg);
+    sizes[i] = static_cast<std::size_t>(PyBytes_GET_SIZE(arg));
   }
   LaunchConfig config;
   config.grid = Dim3(std::get<0>(grid), std::get<1>(grid), std::get<2>(grid));
   config.block = Dim3(std::get<0>(block), std::get<1>(block), std::get<2>(block));
   config.shared_bytes = shared_bytes;
-  config.stream = stream ? &*stream : nullptr;
-  // The bytes objects stay alive: `args` holds them. A CPU-backend launch runs the whole grid
-  // here, so Ctrl-C must reach it (a `while (1)` kernel is stopped).
-  interruptible([&] { kernel.launch_packed(config, pointers.data(), sizes.data(), args.size()); });
+  config.stream = stream;
+  // The bytes objects stay alive: `args` holds them. A GPU launch only queues the kernel (the
+  // driver blocks at most while its queue is full), so it needs no interrupt check, only the GIL
+  // let go. A CPU-backend launch runs the whole grid here, so Ctrl-C must reach it (a `while (1)`
+  // kernel is stopped).
+  if (kernel.device().is_gpu()) {
+    nb::gil_scoped_release unlocked;
+    kernel.launch_packed(config, pointers, sizes, count);
+    return;
+  }
+  interruptible([&] { kernel.launch_packed(config, pointers, sizes, count); });
 }
 
 nb::dict attributes(const Kernel& kernel) {
@@ -136,7 +157,7 @@ void bind_program(nb::module_& m) {
           "symbol"_a, "(device address, size in bytes) of a __device__ or __constant__ variable.");
 
   nb::class_<Kernel>(m, "Kernel")
-      .def("launch", &launch, "args"_a, "grid"_a, "block"_a, "shared_bytes"_a, "stream"_a = nb::none())
+      .def("launch", &launch, "args"_a, "grid"_a, "block"_a, "shared_bytes"_a, "stream"_a.none() = nb::none())
       .def_prop_ro("name", &Kernel::name)
       .def_prop_ro("device", &Kernel::device)
       .def_prop_ro("attributes", &attributes);

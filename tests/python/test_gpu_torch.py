@@ -158,3 +158,25 @@ def test_device_argument_is_checked_for_cuda_tensors(rng):
         opkit.sha256(x, device="host")
     with pytest.raises(opkit.Error, match="drop device="):
         opkit.sha256(x, device="cpu")
+
+
+def test_launch_on_torch_tensors_takes_the_fast_path_and_others_the_general_one(monkeypatch):
+    # Contiguous CUDA tensors of the kernel's GPU, NumPy scalars and 32-bit ints, no stream: packed
+    # directly (no _Call); anything else (an int past 32 bits, a strided tensor) goes through
+    # _Call, whose checks and messages it keeps.
+    mod = opkit.SourceModule(r"""
+    __global__ void scale(float *y, const float *x, float a, int n) {
+      int i = blockIdx.x * blockDim.x + threadIdx.x;
+      if (i < n) y[i] = a * x[i];
+    }""", device="cuda")
+    scale = mod.get_function("scale")
+    x, y = torch.randn(1000, device="cuda"), torch.empty(1000, device="cuda")
+    real_call = opkit._kernels._Call
+    monkeypatch.setattr(opkit._kernels, "_Call", lambda *a: pytest.fail("the fast path was not taken"))
+    scale(y, x, np.float32(3), 1000, block=256, grid=4)
+    torch.testing.assert_close(y, 3 * x)
+    monkeypatch.setattr(opkit._kernels, "_Call", real_call)
+    with pytest.raises(OverflowError, match="32-bit int"):
+        scale(y, x, np.float32(3), 1 << 40, block=256, grid=4)
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        scale(y, torch.randn(2000, device="cuda")[::2], np.float32(3), 1000, block=256, grid=4)
