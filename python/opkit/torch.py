@@ -553,12 +553,14 @@ class _KernelSource:
         self._lock = threading.Lock()
         _KernelSource._every.add(self)
 
-    def on(self, device: torch.device):
-        """(kernel, opkit Device or None for the CPU) for a torch device, compiled on first use
-        there; kept per device so that a launch makes no wrapper objects."""
-        launcher = self._kernels.get(device)  # torch.device hashes by (type, index): the per-call path
+    def on(self, index: int, tensor: torch.Tensor):
+        """(kernel, opkit Device or None for the CPU) for the device of `tensor`, whose
+        get_device() is `index` (-1: the CPU), compiled on first use there; kept per device index
+        so that a launch makes no wrapper objects (not even a torch.device)."""
+        launcher = self._kernels.get(index)
         if launcher is not None:
             return launcher
+        device = tensor.device
         if device.type == "cuda":
             where = _opkit_device(device)
         elif device.type == "cpu":
@@ -566,12 +568,12 @@ class _KernelSource:
         else:
             raise ValueError(f"{self.op}: opkit runs kernels on CUDA and CPU tensors, not on {device.type}")
         with self._lock:
-            launcher = self._kernels.get(device)
+            launcher = self._kernels.get(index)
             if launcher is None:
                 file_name = self.op.replace("::", "_") + ".cu"
                 module = SourceModule(self.source, device=where, options=self.options, name=file_name)
                 kernel = module.get_function(self.kernel)._kernel
-                launcher = self._kernels[device] = (kernel, where if device.type == "cuda" else None)
+                launcher = self._kernels[index] = (kernel, where if device.type == "cuda" else None)
         return launcher
 
 
@@ -644,18 +646,17 @@ def kernel_op(
     def run(*op_args):
         for a in op_args:
             if isinstance(a, torch.Tensor):
-                device = a.device
                 break
         else:
             raise ValueError(f"{name}: needs at least one tensor argument")
         outs = new_outputs(op_args)
         kernel_args = args(*outs, *op_args) if args is not None else (*outs, *op_args)
         index = a.get_device()  # -1 for the CPU: compared as an int, not as a torch.device
-        packed = [_pack(name, device, index, arg, i) for i, arg in enumerate(kernel_args)]
+        packed = [_pack(name, a, index, arg, i) for i, arg in enumerate(kernel_args)]
         grid3 = fixed_grid if fixed_grid is not None else _launch_shape(name, "grid", grid, op_args)
         if grid3 is not _EMPTY_GRID:
             block3 = fixed_block if fixed_block is not None else _launch_shape(name, "block", block, op_args)
-            kernel, gpu = code.on(device)
+            kernel, gpu = code.on(index, a)
             stream = borrowed_stream(gpu, torch_current_stream(index)) if gpu is not None else None
             kernel.launch(packed, grid3, block3, shared_bytes, stream)
         return result(outs)
@@ -709,13 +710,13 @@ def _release_kernels() -> None:
     release_cuda_devices()
 
 
-def _pack(op: str, device: torch.device, device_index: int, arg, index: int) -> bytes:
+def _pack(op: str, first: torch.Tensor, device_index: int, arg, index: int) -> bytes:
     if type(arg) is int and _INT32[0] <= arg <= _INT32[1]:  # the common `n`, without building a _Call
         return _INT32_STRUCT.pack(arg)
     if isinstance(arg, torch.Tensor):
         # get_device(): -1 on the CPU, the ordinal on CUDA; the op dispatches on no other device.
         if arg.get_device() != device_index:
-            raise ValueError(f"{op}: kernel argument #{index} lives on {arg.device}, the op runs on {device}")
+            raise ValueError(f"{op}: kernel argument #{index} lives on {arg.device}, the op runs on {first.device}")
         if not arg.is_contiguous():
             raise ValueError(f"{op}: kernel argument #{index} is not contiguous; pass x.contiguous()")
         return _POINTER_STRUCT.pack(arg.data_ptr())
