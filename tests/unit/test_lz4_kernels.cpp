@@ -365,7 +365,9 @@ TEST(Lz4Kernels, ThirtyTwoThreadParseDecodesWithLiblz4AtEveryBlockSize) {
                           std::size_t{100}, k - 1, k, k + 10, k + 11, k + 12, 4 * k + 1})
       compressed_bytes_checked(gen(n, static_cast<std::uint32_t>(n) + 3), 4 << 20, 32);
     const Bytes data = gen((1 << 20) + 333, 5);  // one 1 MiB block at 4 MiB: offsets past 65535
-    for (std::size_t block : {k, 4 * k, std::size_t{4} << 20}) compressed_bytes_checked(data, block, 32);
+    // k - 3: blocks that start off 4-byte alignment (the copies' funnel shifts)
+    for (std::size_t block : {k, 4 * k, std::size_t{4} << 20, k - 3}) compressed_bytes_checked(data, block, 32);
+    compressed_bytes_checked(data, k - 3, 1);
     compressed_bytes_checked(data, k, 32, 12);
   }
 }

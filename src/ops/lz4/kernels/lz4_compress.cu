@@ -40,8 +40,6 @@
 // + in_lengths[i]) (at most 4 MiB) into out[i * slot_bytes, ...) (slot_bytes >= the LZ4 compress
 // bound of the largest block) and writes its stored size to sizes[i], with bit 31 set when the
 // block is stored raw. Deterministic: the same input gives the same output.
-#include "lz4_copy.cuh"
-
 #define LZ4K_COMPRESS_THREADS 32u
 #define LZ4K_MINMATCH 4u
 #define LZ4K_LASTLITERALS 5u
@@ -100,9 +98,63 @@ struct Lz4Source {
   }
 };
 
+// 16 bytes at p (16-byte aligned): one store on a GPU.
+__device__ __forceinline__ void lz4k_store16(unsigned char* p, unsigned int a, unsigned int b, unsigned int c,
+                                             unsigned int d) {
+#ifdef __CUDA_ARCH__
+  *(uint4*)p = make_uint4(a, b, c, d);
+#else
+  const unsigned int words[4] = {a, b, c, d};
+  __builtin_memcpy(p, words, 16);
+#endif
+}
+
+// dst[0, count) = the block's bytes [from, from + count), by all threads: the bytes before dst's
+// first 16-byte boundary and those after its last one a thread each, between them 16 bytes a
+// thread at a time, each five aligned words of the source funnel-shifted into four and stored at
+// once, `Unroll` of those in flight per thread (sm_90: ~2 instructions a byte a thread at Unroll 4,
+// where lz4k_copy's byte copy took ~24). The fifth word is read only when the source is not
+// aligned with dst: it then holds a byte of the 16, so it lies in the block's allocation.
+template <unsigned int Unroll>
+__device__ void lz4k_copy_out(unsigned char* dst, const Lz4Source& src, unsigned int from, unsigned int count) {
+  const unsigned int to_boundary = (0u - (unsigned int)(unsigned long long)dst) & 15u;
+  const unsigned int head = count < to_boundary ? count : to_boundary;
+  for (unsigned int j = threadIdx.x; j < head; j += blockDim.x) dst[j] = src.bytes[from + j];
+  const unsigned int chunks = (count - head) / 16u;
+  const unsigned int q = from + head + src.misalign;  // chunk 0's first byte, from src.words
+  const unsigned int shift = q * 8u;                  // modulo 32: q's place in its word
+  const bool straddles = (q & 3u) != 0u;
+  const unsigned int* words = src.words + (q >> 2);
+  unsigned char* aligned = dst + head;
+  for (unsigned int c0 = threadIdx.x; c0 < chunks; c0 += Unroll * blockDim.x) {
+    unsigned int w[Unroll][5];
+#pragma unroll
+    for (unsigned int u = 0; u < Unroll; ++u) {
+      const unsigned int c = c0 + u * blockDim.x;
+      if (c < chunks) {
+        const unsigned int* at = words + 4u * c;
+        w[u][0] = at[0];
+        w[u][1] = at[1];
+        w[u][2] = at[2];
+        w[u][3] = at[3];
+        w[u][4] = straddles ? at[4] : 0u;
+      }
+    }
+#pragma unroll
+    for (unsigned int u = 0; u < Unroll; ++u) {
+      const unsigned int c = c0 + u * blockDim.x;
+      if (c < chunks)
+        lz4k_store16(aligned + 16u * c, __funnelshift_r(w[u][0], w[u][1], shift),
+                     __funnelshift_r(w[u][1], w[u][2], shift), __funnelshift_r(w[u][2], w[u][3], shift),
+                     __funnelshift_r(w[u][3], w[u][4], shift));
+    }
+  }
+  for (unsigned int j = head + 16u * chunks + threadIdx.x; j < count; j += blockDim.x) dst[j] = src.bytes[from + j];
+}
+
 // The table's storage: 32-bit words, or 16-bit entries (entry h in half h & 1 of word h / 2: the
 // same bytes, little-endian) for the warp exchange's plain 16-bit stores.
-union Lz4TableStorage {
+union alignas(16) Lz4TableStorage {
   unsigned int words[LZ4K_TABLE_WORDS];
   unsigned short halves[2u * LZ4K_TABLE_WORDS];
 };
@@ -262,7 +314,7 @@ __device__ __forceinline__ unsigned int lz4k_literals_bytes(unsigned int count) 
 
 // Token (match part `match_nibble`), literal length and literals src[anchor, + count) at dst[op];
 // returns the next output byte.
-__device__ unsigned int lz4k_put_literals(const unsigned char* src, unsigned int anchor, unsigned int count,
+__device__ unsigned int lz4k_put_literals(const Lz4Source& src, unsigned int anchor, unsigned int count,
                                           unsigned int match_nibble, unsigned char* dst, unsigned int op) {
   const unsigned int token = op++;
   if (count >= 15u) {
@@ -271,9 +323,14 @@ __device__ unsigned int lz4k_put_literals(const unsigned char* src, unsigned int
   } else if (threadIdx.x == 0) {
     dst[token] = (unsigned char)((count << 4) | match_nibble);
   }
-  // Literal runs are mostly short: four loads in flight per thread (sixteen would hold registers
-  // that the parse needs).
-  lz4k_copy<4>(dst + op, src + anchor, count, threadIdx.x, blockDim.x);
+  // Literal runs are mostly short: a byte a thread. Longer ones 16 bytes a thread, one of those in
+  // flight per thread: at two, sm_90's register allocator rematerialises the search round's loop
+  // invariants inside the round (43 instructions become 50).
+  if (count <= LZ4K_COMPRESS_THREADS) {
+    for (unsigned int j = threadIdx.x; j < count; j += blockDim.x) dst[op + j] = src.bytes[anchor + j];
+  } else {
+    lz4k_copy_out<1>(dst + op, src, anchor, count);
+  }
   return op + count;
 }
 
@@ -337,7 +394,7 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
       }
       const unsigned int length =
           lz4k_match_length(src, start + LZ4K_MINMATCH, match + LZ4K_MINMATCH, match_limit, lanes);
-      op = lz4k_put_literals(src.bytes, anchor, start - anchor, length >= 15u ? 15u : length, dst, op);
+      op = lz4k_put_literals(src, anchor, start - anchor, length >= 15u ? 15u : length, dst, op);
       const unsigned int offset = start - match;
       if (threadIdx.x == 0) {
         dst[op] = (unsigned char)offset;
@@ -356,7 +413,7 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
   }
   const unsigned int count = n - anchor;
   if (op + lz4k_literals_bytes(count) >= n) return n;
-  return lz4k_put_literals(src.bytes, anchor, count, 0, dst, op);
+  return lz4k_put_literals(src, anchor, count, 0, dst, op);
 }
 
 extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsigned long long* in_offsets,
@@ -368,7 +425,8 @@ extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsi
   src.init(in_base + in_offsets[blockIdx.x]);
   unsigned char* dst = out + (unsigned long long)blockIdx.x * slot_bytes;
 
-  for (unsigned int j = threadIdx.x; j < LZ4K_TABLE_WORDS; j += blockDim.x) table_storage.words[j] = 0;
+  for (unsigned int j = threadIdx.x; j < LZ4K_TABLE_WORDS / 4u; j += blockDim.x)  // 16 bytes a store
+    lz4k_store16((unsigned char*)(table_storage.words + 4u * j), 0u, 0u, 0u, 0u);
   Lz4Lanes lanes;
 #ifdef LZ4K_WARP_EXCHANGE
   lanes.init();
@@ -392,6 +450,6 @@ extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsi
   // The parse may have written sequences to dst before it found the block does not shrink: other
   // threads' bytes there must land before the raw copy overwrites them.
   __syncthreads();
-  lz4k_copy(dst, src.bytes, n, threadIdx.x, blockDim.x);
+  lz4k_copy_out<4>(dst, src, 0, n);
   if (threadIdx.x == 0) sizes[blockIdx.x] = n | 0x80000000u;
 }
