@@ -290,8 +290,8 @@ Bytes stored_bytes(const std::vector<std::uint32_t>& words, const Bytes& slots, 
 // block, on the CPU backend: its own form (shared memory and barriers) or, with warp_form, the
 // GPU's (warp intrinsics, emulated), each variant chosen and compiled as DeviceLz4 does.
 std::pair<std::vector<std::uint32_t>, Bytes> compressor_output(const Bytes& data, std::size_t block_bytes,
-                                                                unsigned threads, unsigned small_hash_log,
-                                                                bool warp_form) {
+                                                               unsigned threads, unsigned small_hash_log,
+                                                               bool warp_form) {
   namespace lz4 = opkit::ops::lz4;
   const opkit::Device cpu = opkit::Device::cpu();
   const lz4::DeviceLz4 engine(cpu, small_hash_log, threads);
@@ -314,9 +314,10 @@ std::pair<std::vector<std::uint32_t>, Bytes> compressor_output(const Bytes& data
   if (small_only) program.define("LZ4K_SMALL_BLOCKS_ONLY");
   auto slots = cpu.alloc<std::uint8_t>(c.slots.size());
   auto words = cpu.alloc<std::uint32_t>(std::max<std::size_t>(blocks.count, 1));
-  cpu.compile(program).kernel("lz4_compress").launch(
-      {.grid = static_cast<unsigned>(blocks.count), .block = threads}, blocks.base, blocks.in_at, blocks.in_len, slots,
-      static_cast<unsigned long long>(c.slot_bytes), words);
+  cpu.compile(program)
+      .kernel("lz4_compress")
+      .launch({.grid = static_cast<unsigned>(blocks.count), .block = threads}, blocks.base, blocks.in_at, blocks.in_len,
+              slots, static_cast<unsigned long long>(c.slot_bytes), words);
   std::vector<std::uint32_t> host_words = words.to_host();
   host_words.resize(blocks.count);
   return {host_words, stored_bytes(host_words, slots.to_host(), c.slot_bytes)};
@@ -339,8 +340,8 @@ TEST(Lz4Kernels, WarpFormMakesTheSameParseAsTheSharedMemoryForm) {
         const auto ours = compressor_output(data, c.block, threads, c.hash_log, false);
         const auto warp = compressor_output(data, c.block, threads, c.hash_log, true);
         ASSERT_EQ(warp.first, ours.first) << c.n << " bytes in blocks of " << c.block << ", " << threads << " threads";
-        EXPECT_EQ(warp.second, ours.second) << c.n << " bytes in blocks of " << c.block << ", " << threads
-                                            << " threads";
+        EXPECT_EQ(warp.second, ours.second)
+            << c.n << " bytes in blocks of " << c.block << ", " << threads << " threads";
       }
     }
 }

@@ -171,7 +171,9 @@ struct Lz4HashTable {
     return small || match + LZ4K_DISTANCE_MAX >= position;
   }
 #ifdef LZ4K_WARP_EXCHANGE
-  __device__ unsigned int get(unsigned int h) const { return small ? storage->halves[h] : storage->words[h]; }
+  __device__ unsigned int get(unsigned int h) const {
+    return small ? storage->halves[h] : storage->words[h];
+  }
   // A plain store: the caller makes sure that no other lane stores to entry h at the same time.
   __device__ void put(unsigned int h, unsigned int position) const {
     if (small)
