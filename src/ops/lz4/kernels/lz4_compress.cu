@@ -336,6 +336,25 @@ __device__ unsigned int lz4k_put_literals(const Lz4Source& src, unsigned int anc
   return op + count;
 }
 
+// A sequence of at most 32 literals: its token (match part from `length`), literal length, the
+// literals src[anchor, + count) and the offset at dst[op...], a byte a thread, one store each (the
+// match length's extra bytes, if any, are the caller's); returns the next output byte. Most
+// sequences are these: one pass where the token, the literals and the offset took three.
+__device__ unsigned int lz4k_put_short_sequence(const Lz4Source& src, unsigned int anchor, unsigned int count,
+                                                unsigned int length, unsigned int offset, unsigned char* dst,
+                                                unsigned int op) {
+  const unsigned int literals_at = count >= 15u ? 2u : 1u;  // after the token and count - 15 (< 255)
+  const unsigned int offset_at = literals_at + count;
+  const unsigned int token = ((count < 15u ? count : 15u) << 4) | (length < 15u ? length : 15u);
+  for (unsigned int j = threadIdx.x; j < offset_at + 2u; j += blockDim.x) {
+    const bool literal = j >= literals_at && j < offset_at;
+    const unsigned int from_src = literal ? src.bytes[anchor + j - literals_at] : 0u;
+    const unsigned int offset_byte = j == offset_at ? offset & 0xFFu : offset >> 8;
+    dst[op + j] = (unsigned char)(j == 0u ? token : j < literals_at ? count - 15u : literal ? from_src : offset_byte);
+  }
+  return op + offset_at + 2u;
+}
+
 // How many bytes from src[a] equal those from src[b] (b < a), stopping before src[limit]: 4 bytes
 // a thread a step (the lowest differing byte of a thread's XOR, as liblz4 counts).
 __device__ unsigned int lz4k_match_length(const Lz4Source& src, unsigned int a, unsigned int b, unsigned int limit,
@@ -396,13 +415,17 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
       }
       const unsigned int length =
           lz4k_match_length(src, start + LZ4K_MINMATCH, match + LZ4K_MINMATCH, match_limit, lanes);
-      op = lz4k_put_literals(src, anchor, start - anchor, length >= 15u ? 15u : length, dst, op);
-      const unsigned int offset = start - match;
-      if (threadIdx.x == 0) {
-        dst[op] = (unsigned char)offset;
-        dst[op + 1] = (unsigned char)(offset >> 8);
+      const unsigned int literals = start - anchor, offset = start - match;
+      if (literals <= LZ4K_COMPRESS_THREADS) {
+        op = lz4k_put_short_sequence(src, anchor, literals, length, offset, dst, op);
+      } else {
+        op = lz4k_put_literals(src, anchor, literals, length >= 15u ? 15u : length, dst, op);
+        if (threadIdx.x == 0) {
+          dst[op] = (unsigned char)offset;
+          dst[op + 1] = (unsigned char)(offset >> 8);
+        }
+        op += 2;
       }
-      op += 2;
       if (length >= 15u) op = lz4k_put_length(dst, op, length - 15u);
       ip = anchor = start + LZ4K_MINMATCH + length;
       searched = 0;
