@@ -231,8 +231,18 @@ struct Lz4Lanes {
   __device__ bool none(unsigned int) const { return found == 0u; }
   __device__ bool through_first(unsigned int) const { return (found & below) == 0u; }
   __device__ unsigned int value_of(unsigned int value, unsigned int lane) { return __shfl_sync(mask, value, lane); }
-  // The minimum of value over the lanes.
-  __device__ unsigned int min(unsigned int value) { return __reduce_min_sync(mask, value); }
+  // The minimum of value over the lanes: one reduction from sm_80, a butterfly of shuffles before.
+  __device__ unsigned int min(unsigned int value) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    for (unsigned int step = 16; step > 0; step >>= 1) {
+      const unsigned int other = __shfl_xor_sync(mask, value, step);
+      if ((threadIdx.x ^ step) < blockDim.x && other < value) value = other;  // not from a lane the block lacks
+    }
+    return value;
+#else
+    return __reduce_min_sync(mask, value);
+#endif
+  }
   // The round's updates: entry h of each updating lane takes the latest (highest-lane) position of
   // the lanes with that h, which one store by that lane does (a 16-bit entry needs no atomics when
   // no other lane writes it; the table's earlier positions are all before the round's). The round's
@@ -249,7 +259,9 @@ struct Lz4Lanes {
     if (threadIdx.x == 0) table.put(h, position);
   }
   // The table's stores before the next round's lookups.
-  __device__ void sync_table() { __syncwarp(mask); }
+  __device__ void sync_table() {
+    __syncwarp(mask);
+  }
 };
 #else
 // On the CPU backend threads run one after another, switching only at __syncthreads: shared
