@@ -9,12 +9,12 @@
 // table and compare 4 bytes; the first position with a match wins (the lowest such thread), and
 // the table takes the round's positions up to the winner, the latest of equal hashes winning, as
 // liblz4's one-at-a-time updates leave it. Forward extension compares 128 bytes a step (4 per
-// thread), literals are copied by all threads, and liblz4's insertion of ip - 2 after each match
-// is kept. The parse is therefore not byte-identical to LZ4_compress_fast: a round looks up every
-// position against the table as it stood before the round, so a repeat within the same 32
-// positions is found a round later (the ratio stays within ~1% of `lz4 -1`; docs/lz4.md). The
-// stride schedule follows liblz4's: 1 for the first 64 positions after a match, then one more
-// every 64 positions.
+// thread), literals are copied by all threads (runs over 32 bytes, and raw blocks, 16 bytes a
+// thread), and liblz4's insertion of ip - 2 after each match is kept. The parse is therefore not
+// byte-identical to LZ4_compress_fast: a round looks up every position against the table as it
+// stood before the round, so a repeat within the same 32 positions is found a round later (the
+// ratio stays within ~1% of `lz4 -1`; docs/lz4.md). The stride schedule follows liblz4's: 1 for
+// the first 64 positions after a match, then one more every 64 positions.
 //
 // The threads exchange results through Lz4Lanes, called by every thread at the same points, so
 // each state value is computed by every thread alike and control flow stays uniform. It has two
@@ -28,7 +28,8 @@
 // and an atomic max of positions into the table). Both forms give every thread the same values,
 // so at the same threads per block they make the same parse, byte for byte: a GPU's blocks are
 // the CPU backend's at 32 threads (tests/unit/test_lz4_kernels.cpp runs the warp form on the CPU
-// backend with the intrinsics emulated and compares the two).
+// backend with the intrinsics emulated and compares the two; tests/gpu/test_lz4_gpu.cpp compares
+// a GPU's blocks with the CPU backend's).
 //
 // The hash table mirrors liblz4's choice: blocks under 64 KiB + 11 bytes use 16-bit positions and
 // a hash of 4 bytes (2^LZ4K_SMALL_HASH_LOG entries), larger ones 4096 32-bit positions, a hash of
