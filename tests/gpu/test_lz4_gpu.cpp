@@ -1,12 +1,16 @@
 // LZ4 on a CUDA GPU: the kernels' frames decode with liblz4 and on the GPU, at a size within 3%
 // of the host engine's (the GPU's parse is its own, 32 positions a round), the same frame every
-// time; GPU decoding of liblz4's frames, and hostile frames fail with an error (run this under
-// compute-sanitizer memcheck on the GPU machine: bench/device/lz4.sh does).
+// time, and the compressor's blocks are the CPU backend's at 32 threads a block; GPU decoding of
+// liblz4's frames, and hostile frames fail with an error (run this under compute-sanitizer
+// memcheck on the GPU machine: bench/device/lz4.sh does).
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "gpu/gpu_test.hpp"
+#include "lz4/block_codec.hpp"
+#include "lz4/device_lz4.hpp"
+#include "opkit/buffer.hpp"
 #include "opkit/error.hpp"
 #include "opkit/ops/lz4.hpp"
 #include "unit/lz4_test_data.hpp"
@@ -39,6 +43,48 @@ TEST(Lz4Gpu, FramesRoundTripNearTheHostEngineAndRepeat) {
         EXPECT_EQ(opkit::ops::lz4_decompress(frame, d), data) << n;
         EXPECT_EQ(liblz4_decompress(frame, std::size_t{64} << 20), data) << n;
       }
+}
+
+// The compressor's size words and stored bytes for `data` in blocks of block_bytes on `device`
+// at `threads` threads a block (0: the device's choice).
+std::pair<std::vector<std::uint32_t>, Bytes> compressed_blocks(const opkit::Device& device, const Bytes& data,
+                                                               std::size_t block_bytes, unsigned threads) {
+  namespace lz4 = opkit::ops::lz4;
+  const lz4::DeviceLz4 engine(device, 12, threads);
+  auto in = device.alloc<std::uint8_t>(data.size());
+  in.copy_from(data);
+  std::vector<unsigned long long> in_at;
+  std::vector<std::uint32_t> in_len;
+  for (std::size_t at = 0; at < data.size(); at += block_bytes) {
+    in_at.push_back(at);
+    in_len.push_back(static_cast<std::uint32_t>(std::min(block_bytes, data.size() - at)));
+  }
+  const lz4::DeviceLz4::Compressed c = engine.compress(engine.blocks(in.data(), in_at, in_len), false);
+  const Bytes slots = c.slots.to_host();
+  Bytes stored;
+  for (std::size_t i = 0; i < in_at.size(); ++i) {
+    const auto at = slots.begin() + static_cast<std::ptrdiff_t>(i * c.slot_bytes);
+    stored.insert(stored.end(), at, at + (c.host_words[i] & ~lz4::uncompressed_bit));
+  }
+  return {c.host_words, stored};
+}
+
+// lz4_compress.cu exchanges through warp intrinsics on a GPU and through shared memory on the CPU
+// backend, with the same parse: the GPU's blocks (one warp each) are the CPU backend's at 32
+// threads a block, byte for byte (the unit tests check the two forms against each other on the
+// CPU backend, with the intrinsics emulated; this checks the real ones).
+TEST(Lz4Gpu, CompressorBlocksAreTheCpuBackendsAtThirtyTwoThreads) {
+  OPKIT_SKIP_WITHOUT_GPU();
+  const opkit::Device cpu = opkit::Device::cpu();
+  using Generator = Bytes (*)(std::size_t, std::uint32_t);
+  for (Generator gen : {random_bytes, text_bytes, periodic_bytes, binary_bytes})
+    for (std::size_t block : {std::size_t{65536}, std::size_t{65533}, std::size_t{262144}}) {
+      const Bytes data = gen((std::size_t{1} << 20) + 333, static_cast<std::uint32_t>(block));
+      const auto theirs = compressed_blocks(cpu, data, block, 32);
+      const auto ours = compressed_blocks(gpu, data, block, 0);
+      ASSERT_EQ(ours.first, theirs.first) << block << "-byte blocks";
+      EXPECT_EQ(ours.second, theirs.second) << block << "-byte blocks";
+    }
 }
 
 TEST(Lz4Gpu, DecodesLiblz4FramesOfEveryBlockSize) {

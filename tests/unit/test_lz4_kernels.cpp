@@ -227,6 +227,125 @@ std::size_t compressed_bytes_checked(const Bytes& data, std::size_t block_bytes,
   return total;
 }
 
+// Warp intrinsics for the CPU backend, as lz4_compress.cu's warp exchange (LZ4K_WARP_EXCHANGE, a
+// GPU's form) uses them: every thread of the block (one warp, at most 32 threads) calls each one
+// at the same point, so each is a barrier, every thread's value in shared memory, and a barrier.
+// Only for that kernel: an intrinsic called by part of a warp would deadlock or mislead here.
+constexpr const char* warp_emulation = R"(
+static inline unsigned int* lz4e_slots() {
+  __shared__ unsigned int slots[32];
+  return slots;
+}
+// Every thread's value, until lz4e_done().
+static inline const unsigned int* lz4e_gather(unsigned int value) {
+  unsigned int* slots = lz4e_slots();
+  slots[threadIdx.x] = value;
+  __syncthreads();
+  return slots;
+}
+static inline unsigned int lz4e_done(unsigned int result) {
+  __syncthreads();
+  return result;
+}
+static inline unsigned int lz4e_ballot(unsigned int mask, bool pred) {
+  const unsigned int* v = lz4e_gather(pred ? 1u : 0u);
+  unsigned int lanes = 0;
+  for (unsigned int i = 0; i < blockDim.x; ++i) lanes |= v[i] << i;
+  return lz4e_done(lanes & mask);
+}
+static inline unsigned int lz4e_shfl(unsigned int, unsigned int value, unsigned int lane) {
+  const unsigned int* v = lz4e_gather(value);
+  return lz4e_done(v[lane % 32u]);
+}
+static inline unsigned int lz4e_match_any(unsigned int mask, unsigned int value) {
+  const unsigned int* v = lz4e_gather(value);
+  unsigned int lanes = 0;
+  for (unsigned int i = 0; i < blockDim.x; ++i) lanes |= (v[i] == value ? 1u : 0u) << i;
+  return lz4e_done(lanes & mask);
+}
+static inline unsigned int lz4e_reduce_min(unsigned int, unsigned int value) {
+  const unsigned int* v = lz4e_gather(value);
+  unsigned int least = value;
+  for (unsigned int i = 0; i < blockDim.x; ++i) least = v[i] < least ? v[i] : least;
+  return lz4e_done(least);
+}
+#define __ballot_sync(mask, pred) lz4e_ballot(mask, pred)
+#define __shfl_sync(mask, value, lane) lz4e_shfl(mask, value, lane)
+#define __match_any_sync(mask, value) lz4e_match_any(mask, value)
+#define __reduce_min_sync(mask, value) lz4e_reduce_min(mask, value)
+#define __syncwarp(mask) __syncthreads()
+)";
+
+// Each block's stored bytes (the slot up to its size word's size).
+Bytes stored_bytes(const std::vector<std::uint32_t>& words, const Bytes& slots, std::size_t slot_bytes) {
+  Bytes out;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const auto at = slots.begin() + static_cast<std::ptrdiff_t>(i * slot_bytes);
+    out.insert(out.end(), at, at + (words[i] & ~opkit::ops::lz4::uncompressed_bit));
+  }
+  return out;
+}
+
+// The compressor's size words and stored bytes for `data` in blocks of block_bytes at `threads` threads a
+// block, on the CPU backend: its own form (shared memory and barriers) or, with warp_form, the
+// GPU's (warp intrinsics, emulated), each variant chosen and compiled as DeviceLz4 does.
+std::pair<std::vector<std::uint32_t>, Bytes> compressor_output(const Bytes& data, std::size_t block_bytes,
+                                                               unsigned threads, unsigned small_hash_log,
+                                                               bool warp_form) {
+  namespace lz4 = opkit::ops::lz4;
+  const opkit::Device cpu = opkit::Device::cpu();
+  const lz4::DeviceLz4 engine(cpu, small_hash_log, threads);
+  auto in = cpu.alloc<std::uint8_t>(std::max<std::size_t>(data.size(), 1));
+  if (!data.empty()) in.view().subview(0, data.size()).copy_from(data);
+  std::vector<unsigned long long> in_at;
+  std::vector<std::uint32_t> in_len;
+  for (std::size_t at = 0; at == 0 || at < data.size(); at += block_bytes) {
+    in_at.push_back(at);
+    in_len.push_back(static_cast<std::uint32_t>(std::min(block_bytes, data.size() - at)));
+  }
+  const lz4::DeviceLz4::Blocks blocks = engine.blocks(in.data(), in_at, in_len);
+  lz4::DeviceLz4::Compressed c = engine.compress(blocks, false);
+  if (!warp_form) return {c.host_words, stored_bytes(c.host_words, c.slots.to_host(), c.slot_bytes)};
+  const bool small_only = blocks.largest < 65536 + 11;
+  opkit::Program program = lz4::kernel_program("lz4_compress.cu")
+                               .header("lz4_warp_emulation.h", warp_emulation)
+                               .define("LZ4K_WARP_EMULATION")
+                               .define("LZ4K_SMALL_HASH_LOG", small_only ? small_hash_log : 13u);
+  if (small_only) program.define("LZ4K_SMALL_BLOCKS_ONLY");
+  auto slots = cpu.alloc<std::uint8_t>(c.slots.size());
+  auto words = cpu.alloc<std::uint32_t>(std::max<std::size_t>(blocks.count, 1));
+  cpu.compile(program)
+      .kernel("lz4_compress")
+      .launch({.grid = static_cast<unsigned>(blocks.count), .block = threads}, blocks.base, blocks.in_at, blocks.in_len,
+              slots, static_cast<unsigned long long>(c.slot_bytes), words);
+  std::vector<std::uint32_t> host_words = words.to_host();
+  host_words.resize(blocks.count);
+  return {host_words, stored_bytes(host_words, slots.to_host(), c.slot_bytes)};
+}
+
+// The GPU's parse is the CPU backend's: with the warp intrinsics emulated, the warp form gives
+// the same bytes as the shared-memory form, for every kind of data, both tables, both variants
+// of the kernel, and blocks of 32, 7 and 1 threads.
+TEST(Lz4Kernels, WarpFormMakesTheSameParseAsTheSharedMemoryForm) {
+  const std::size_t k = 65536;
+  for (Generator gen : every_kind_of_data)
+    for (unsigned threads : {32u, 7u, 1u}) {
+      struct Case {
+        std::size_t n, block;
+        unsigned hash_log;
+      };
+      for (const Case& c : {Case{3 * k + 999, k, 12}, Case{2 * k + 5, k, 13}, Case{k + 11 + 300, k + 11, 13},
+                            Case{300 * 1024, 256 * 1024, 13}, Case{100, 4 << 20, 12}, Case{13, 4 << 20, 12}}) {
+        const Bytes data = gen(c.n, static_cast<std::uint32_t>(c.n + threads));
+        const auto ours = compressor_output(data, c.block, threads, c.hash_log, false);
+        const auto warp = compressor_output(data, c.block, threads, c.hash_log, true);
+        ASSERT_EQ(warp.first, ours.first) << c.n << " bytes in blocks of " << c.block << ", " << threads << " threads";
+        EXPECT_EQ(warp.second, ours.second)
+            << c.n << " bytes in blocks of " << c.block << ", " << threads << " threads";
+      }
+    }
+}
+
 // What liblz4 (LZ4_compress_fast, acceleration 1, as `lz4 -1`) stores for the same blocks.
 std::size_t liblz4_block_bytes(const Bytes& data, std::size_t block_bytes) {
   std::size_t total = 0;
@@ -247,7 +366,9 @@ TEST(Lz4Kernels, ThirtyTwoThreadParseDecodesWithLiblz4AtEveryBlockSize) {
                           std::size_t{100}, k - 1, k, k + 10, k + 11, k + 12, 4 * k + 1})
       compressed_bytes_checked(gen(n, static_cast<std::uint32_t>(n) + 3), 4 << 20, 32);
     const Bytes data = gen((1 << 20) + 333, 5);  // one 1 MiB block at 4 MiB: offsets past 65535
-    for (std::size_t block : {k, 4 * k, std::size_t{4} << 20}) compressed_bytes_checked(data, block, 32);
+    // k - 3: blocks that start off 4-byte alignment (the copies' funnel shifts)
+    for (std::size_t block : {k, 4 * k, std::size_t{4} << 20, k - 3}) compressed_bytes_checked(data, block, 32);
+    compressed_bytes_checked(data, k - 3, 1);
     compressed_bytes_checked(data, k, 32, 12);
   }
 }

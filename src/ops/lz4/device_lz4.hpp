@@ -25,8 +25,8 @@ class DeviceLz4 {
  public:
   // The kernel set compiles the kernels on the device's first use. small_hash_log: log2 of the
   // compressor's table entries for blocks under 64 KiB + 11 bytes; 12 (the default: 8 KiB of
-  // shared memory, about 24 resident blocks per SM against 13 at liblz4's 13) costs 0.3-1.2% of
-  // ratio (docs/lz4.md); bench/lz4_bench.cpp compares the two. compress_threads: the compressor's
+  // shared memory, 25 resident blocks per SM on an H100 against 13 at liblz4's 13) costs 0.3-1.2%
+  // of ratio (docs/lz4.md); bench/lz4_bench.cpp compares the two. compress_threads: the compressor's
   // threads per LZ4 block (1..32; 0: the device's choice, 32 on a GPU, 1 on the CPU backend,
   // whose threads of a block run one after another, so that more of them only add fiber
   // switches at the parse's barriers).

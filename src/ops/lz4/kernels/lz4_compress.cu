@@ -6,30 +6,41 @@
 // Why this shape: the serial parse (one thread of a block, liblz4's loop) left ~14 active threads
 // per SM, each waiting on a chain of dependent loads per position, at about half nvCOMP's speed.
 // Here a search round has thread t hash position ip + t * stride, read its candidate from the
-// table and compare 4 bytes; the first position with a match wins (a minimum across the block),
-// and the table takes the round's positions up to the winner, the latest of equal hashes winning
-// (atomic max), as liblz4's one-at-a-time updates leave it. Forward extension compares 128 bytes
-// a step (4 per thread), literals are copied by all threads, and liblz4's insertion of ip - 2
-// after each match is kept. The parse is therefore not byte-identical to LZ4_compress_fast: a
-// round looks up every position against the table as it stood before the round, so a repeat
-// within the same 32 positions is found a round later (the ratio stays within ~1% of `lz4 -1`;
-// docs/lz4.md). The stride schedule follows liblz4's: 1 for the first 64 positions after a
-// match, then one more every 64 positions. The threads exchange results through shared memory
-// and __syncthreads (no warp intrinsics: the same source runs on the CPU backend), so each state
-// value is computed by every thread alike and control flow stays uniform.
+// table and compare 4 bytes; the first position with a match wins (the lowest such thread), and
+// the table takes the round's positions up to the winner, the latest of equal hashes winning, as
+// liblz4's one-at-a-time updates leave it. Forward extension compares 128 bytes a step (4 per
+// thread), literals are copied by all threads (runs over 32 bytes, and raw blocks, 16 bytes a
+// thread), and liblz4's insertion of ip - 2 after each match is kept. The parse is therefore not
+// byte-identical to LZ4_compress_fast: a round looks up every position against the table as it
+// stood before the round, so a repeat within the same 32 positions is found a round later (the
+// ratio stays within ~1% of `lz4 -1`; docs/lz4.md). The stride schedule follows liblz4's: 1 for
+// the first 64 positions after a match, then one more every 64 positions.
+//
+// The threads exchange results through Lz4Lanes, called by every thread at the same points, so
+// each state value is computed by every thread alike and control flow stays uniform. It has two
+// forms. On a GPU (LZ4K_WARP_EXCHANGE) the block is one warp and exchanges through warp
+// intrinsics: a ballot for the winner (its lane found only when there is one), a shuffle for its
+// candidate, a min reduction for a match's length, and __match_any_sync so that of the lanes
+// with equal hashes only the highest stores, a plain 16-bit store; __syncwarp orders the table
+// between rounds. No shared memory but the table, no block barrier in the parse, no atomics. The
+// CPU backend refuses warp intrinsics (its threads run one after another, switching only at
+// __syncthreads), so there the exchange goes through shared memory and barriers (an atomic min,
+// and an atomic max of positions into the table). Both forms give every thread the same values,
+// so at the same threads per block they make the same parse, byte for byte: a GPU's blocks are
+// the CPU backend's at 32 threads (tests/unit/test_lz4_kernels.cpp runs the warp form on the CPU
+// backend with the intrinsics emulated and compares the two; tests/gpu/test_lz4_gpu.cpp compares
+// a GPU's blocks with the CPU backend's).
 //
 // The hash table mirrors liblz4's choice: blocks under 64 KiB + 11 bytes use 16-bit positions and
 // a hash of 4 bytes (2^LZ4K_SMALL_HASH_LOG entries), larger ones 4096 32-bit positions, a hash of
 // 5 bytes and the 65535-byte window check.
 //
-// Launch: block = 1..LZ4K_COMPRESS_THREADS threads (32 on a GPU; the CPU backend runs a block's
-// threads one after another, so there one thread, a round of one position: the serial parse, with
-// no barriers), grid = the block count. Block i compresses in_base[in_offsets[i], + in_lengths[i])
-// (at most 4 MiB) into out[i * slot_bytes, ...) (slot_bytes >= the LZ4 compress bound of the
-// largest block) and writes its stored size to sizes[i], with bit 31 set when the block is stored
-// raw. Deterministic: the same input gives the same output.
-#include "lz4_copy.cuh"
-
+// Launch: block = 1..LZ4K_COMPRESS_THREADS threads (32 on a GPU, one warp; the CPU backend runs a
+// block's threads one after another, so there one thread, a round of one position: the serial
+// parse, with no barriers), grid = the block count. Block i compresses in_base[in_offsets[i],
+// + in_lengths[i]) (at most 4 MiB) into out[i * slot_bytes, ...) (slot_bytes >= the LZ4 compress
+// bound of the largest block) and writes its stored size to sizes[i], with bit 31 set when the
+// block is stored raw. Deterministic: the same input gives the same output.
 #define LZ4K_COMPRESS_THREADS 32u
 #define LZ4K_MINMATCH 4u
 #define LZ4K_LASTLITERALS 5u
@@ -47,45 +58,142 @@
 #if LZ4K_SMALL_HASH_LOG > 13 || LZ4K_SMALL_HASH_LOG < 10
 #error "LZ4K_SMALL_HASH_LOG must be 10..13"
 #endif
+// LZ4K_WARP_EXCHANGE: the threads exchange through warp intrinsics, as on a GPU. On the CPU
+// backend a test runs that form too (LZ4K_WARP_EMULATION: its header emulates the intrinsics
+// with shared memory and barriers), to check that both forms make the same parse.
+#ifdef LZ4K_WARP_EMULATION
+#include "lz4_warp_emulation.h"
+#define LZ4K_WARP_EXCHANGE
+#elif defined(__CUDA_ARCH__)
+#define LZ4K_WARP_EXCHANGE
+#endif
 #ifdef LZ4K_SMALL_BLOCKS_ONLY
 #define LZ4K_TABLE_WORDS ((1u << LZ4K_SMALL_HASH_LOG) / 2u)
 #else
 #define LZ4K_TABLE_WORDS 4096u
 #endif
 
-// Four bytes from p as two aligned words and a funnel shift (half the loads of four byte loads).
-// Reads up to 7 bytes from p's aligned word: every caller has 8 bytes from p inside the block
-// (positions stop 12 bytes before its end), and an aligned word holding a byte of the block lies
-// in the block's allocation.
-__device__ __forceinline__ unsigned int lz4k_read32(const unsigned char* p) {
-  const unsigned long long address = (unsigned long long)p;
-  const unsigned int* word = (const unsigned int*)(address & ~3ull);
-  return __funnelshift_r(word[0], word[1], (unsigned int)(address & 3u) * 8u);
+// The block's bytes, and its words: four bytes at i are two aligned words and a funnel shift (half
+// the loads of four byte loads), found from the block's first aligned word (a 32-bit index and one
+// 64-bit add per read, not a pointer rounded down each time). Reads up to 7 bytes from i's aligned
+// word: every caller has 8 bytes from i inside the block (positions stop 12 bytes before its end),
+// and an aligned word holding a byte of the block lies in the block's allocation. The funnel shift
+// takes its shift modulo 32, so q * 8 needs no mask.
+struct Lz4Source {
+  const unsigned char* bytes;
+  const unsigned int* words;  // the aligned word holding bytes[0]
+  unsigned int misalign;      // bytes[0]'s place in it
+
+  __device__ void init(const unsigned char* block) {
+    bytes = block;
+    misalign = (unsigned int)(unsigned long long)block & 3u;
+    words = (const unsigned int*)(block - misalign);  // from the pointer: the compiler still knows it is global
+  }
+  __device__ unsigned int read32(unsigned int i) const {
+    const unsigned int q = i + misalign;
+    const unsigned int* word = words + (q >> 2);
+    return __funnelshift_r(word[0], word[1], q * 8u);
+  }
+  __device__ unsigned long long read64(unsigned int i) const {
+    return (unsigned long long)read32(i) | ((unsigned long long)read32(i + 4u) << 32);
+  }
+};
+
+// 16 bytes at p (16-byte aligned): one store on a GPU.
+__device__ __forceinline__ void lz4k_store16(unsigned char* p, unsigned int a, unsigned int b, unsigned int c,
+                                             unsigned int d) {
+#ifdef __CUDA_ARCH__
+  *(uint4*)p = make_uint4(a, b, c, d);
+#else
+  const unsigned int words[4] = {a, b, c, d};
+  __builtin_memcpy(p, words, 16);
+#endif
 }
 
-__device__ __forceinline__ unsigned long long lz4k_read64(const unsigned char* p) {
-  return (unsigned long long)lz4k_read32(p) | ((unsigned long long)lz4k_read32(p + 4) << 32);
+// dst[0, count) = the block's bytes [from, from + count), by all threads: the bytes before dst's
+// first 16-byte boundary and those after its last one a thread each, between them 16 bytes a
+// thread at a time, each five aligned words of the source funnel-shifted into four and stored at
+// once, `Unroll` of those in flight per thread (sm_90: ~2 instructions a byte a thread at Unroll 4,
+// where lz4k_copy's byte copy took ~24). The fifth word is read only when the source is not
+// aligned with dst: it then holds a byte of the 16, so it lies in the block's allocation.
+template <unsigned int Unroll>
+__device__ void lz4k_copy_out(unsigned char* dst, const Lz4Source& src, unsigned int from, unsigned int count) {
+  const unsigned int to_boundary = (0u - (unsigned int)(unsigned long long)dst) & 15u;
+  const unsigned int head = count < to_boundary ? count : to_boundary;
+  for (unsigned int j = threadIdx.x; j < head; j += blockDim.x) dst[j] = src.bytes[from + j];
+  const unsigned int chunks = (count - head) / 16u;
+  const unsigned int q = from + head + src.misalign;  // chunk 0's first byte, from src.words
+  const unsigned int shift = q * 8u;                  // modulo 32: q's place in its word
+  const bool straddles = (q & 3u) != 0u;
+  const unsigned int* words = src.words + (q >> 2);
+  unsigned char* aligned = dst + head;
+  for (unsigned int c0 = threadIdx.x; c0 < chunks; c0 += Unroll * blockDim.x) {
+    unsigned int w[Unroll][5];
+#pragma unroll
+    for (unsigned int u = 0; u < Unroll; ++u) {
+      const unsigned int c = c0 + u * blockDim.x;
+      if (c < chunks) {
+        const unsigned int* at = words + 4u * c;
+        w[u][0] = at[0];
+        w[u][1] = at[1];
+        w[u][2] = at[2];
+        w[u][3] = at[3];
+        w[u][4] = straddles ? at[4] : 0u;
+      }
+    }
+#pragma unroll
+    for (unsigned int u = 0; u < Unroll; ++u) {
+      const unsigned int c = c0 + u * blockDim.x;
+      if (c < chunks)
+        lz4k_store16(aligned + 16u * c, __funnelshift_r(w[u][0], w[u][1], shift),
+                     __funnelshift_r(w[u][1], w[u][2], shift), __funnelshift_r(w[u][2], w[u][3], shift),
+                     __funnelshift_r(w[u][3], w[u][4], shift));
+    }
+  }
+  for (unsigned int j = head + 16u * chunks + threadIdx.x; j < count; j += blockDim.x) dst[j] = src.bytes[from + j];
 }
+
+// The table's storage: 32-bit words, or 16-bit entries (entry h in half h & 1 of word h / 2: the
+// same bytes, little-endian) for the warp exchange's plain 16-bit stores.
+union alignas(16) Lz4TableStorage {
+  unsigned int words[LZ4K_TABLE_WORDS];
+  unsigned short halves[2u * LZ4K_TABLE_WORDS];
+};
 
 struct Lz4HashTable {
-  unsigned int* words;
-  int small;  // 16-bit positions (two a word, entry h in half h & 1 of word h / 2), 4-byte hash
+  Lz4TableStorage* storage;
+  int small;  // 16-bit positions, 4-byte hash
 
-  __device__ unsigned int hash(const unsigned char* p) const {
-    if (small) return (lz4k_read32(p) * 2654435761u) >> (32 - LZ4K_SMALL_HASH_LOG);
-    return (unsigned int)(((lz4k_read64(p) << 24) * 889523592379ull) >> (64 - 12));
+  __device__ unsigned int hash(const Lz4Source& src, unsigned int i) const {
+    if (small) return (src.read32(i) * 2654435761u) >> (32 - LZ4K_SMALL_HASH_LOG);
+    return (unsigned int)(((src.read64(i) << 24) * 889523592379ull) >> (64 - 12));
   }
+  __device__ int in_window(unsigned int match, unsigned int position) const {
+    return small || match + LZ4K_DISTANCE_MAX >= position;
+  }
+#ifdef LZ4K_WARP_EXCHANGE
   __device__ unsigned int get(unsigned int h) const {
-    return small ? (words[h >> 1] >> ((h & 1u) * 16u)) & 0xFFFFu : words[h];
+    return small ? storage->halves[h] : storage->words[h];
+  }
+  // A plain store: the caller makes sure that no other lane stores to entry h at the same time.
+  __device__ void put(unsigned int h, unsigned int position) const {
+    if (small)
+      storage->halves[h] = (unsigned short)position;
+    else
+      storage->words[h] = position;
+  }
+#else
+  __device__ unsigned int get(unsigned int h) const {
+    return small ? (storage->words[h >> 1] >> ((h & 1u) * 16u)) & 0xFFFFu : storage->words[h];
   }
   // Entry h becomes position unless it holds a later one: threads of a round that share an entry
   // leave the latest position there, whatever order they run in.
   __device__ void put_latest(unsigned int h, unsigned int position) const {
     if (!small) {
-      atomicMax(words + h, position);
+      atomicMax(storage->words + h, position);
       return;
     }
-    unsigned int* word = words + (h >> 1);
+    unsigned int* word = storage->words + (h >> 1);
     const unsigned int shift = (h & 1u) * 16u;
     unsigned int old = *word;
     while (((old >> shift) & 0xFFFFu) < position) {
@@ -94,29 +202,117 @@ struct Lz4HashTable {
       old = seen;
     }
   }
-  __device__ int in_window(unsigned int match, unsigned int position) const {
-    return small || match + LZ4K_DISTANCE_MAX >= position;
-  }
+#endif
 };
 
-// What the threads of a block exchange: the minimum of a value across them (three slots in turn,
-// so that one barrier per exchange is enough: slot c + 1 is reset during exchange c, after every
-// thread has read it in exchange c - 2), and the candidates of a search round.
+// How the threads of a block exchange values and order their table accesses. Every thread calls
+// each of these at the same point (control flow stays uniform), and both forms below give every
+// thread the same results, so the parse is the same on a GPU and on the CPU backend.
+#ifdef LZ4K_WARP_EXCHANGE
+// On a GPU a block (at most 32 threads) is one warp, lane = threadIdx.x: warp intrinsics, no shared
+// memory and no block barrier.
+struct Lz4Lanes {
+  unsigned int mask;       // the block's lanes
+  unsigned int below;      // the lanes below this one
+  unsigned int found = 0;  // the lanes whose pred held in the last first()
+
+  __device__ void init() {
+    mask = 0xFFFFFFFFu >> (32u - blockDim.x);
+    below = (1u << threadIdx.x) - 1u;
+  }
+  // The lowest lane whose pred holds, or LZ4K_NONE (__ffs of no lanes is 0); value_of(value, lane)
+  // then gives its value.
+  __device__ unsigned int first(bool pred, unsigned int) {
+    found = __ballot_sync(mask, pred);
+    return (unsigned int)__ffs((int)found) - 1u;
+  }
+  // Whether first() found no lane, and whether this lane is at or before the one it found (every
+  // lane, when none): from the ballot, not the lane's index (a bit reversal and a find-leading-one
+  // on the slower XU pipe, which a round without a match then never computes).
+  __device__ bool none(unsigned int) const { return found == 0u; }
+  __device__ bool through_first(unsigned int) const { return (found & below) == 0u; }
+  __device__ unsigned int value_of(unsigned int value, unsigned int lane) { return __shfl_sync(mask, value, lane); }
+  // The minimum of value over the lanes: one reduction from sm_80, a butterfly of shuffles before.
+  __device__ unsigned int min(unsigned int value) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+    for (unsigned int step = 16; step > 0; step >>= 1) {
+      const unsigned int other = __shfl_xor_sync(mask, value, step);
+      if ((threadIdx.x ^ step) < blockDim.x && other < value) value = other;  // not from a lane the block lacks
+    }
+    return value;
+#else
+    return __reduce_min_sync(mask, value);
+#endif
+  }
+  // The round's updates: entry h of each updating lane takes the latest (highest-lane) position of
+  // the lanes with that h, which one store by that lane does (a 16-bit entry needs no atomics when
+  // no other lane writes it; the table's earlier positions are all before the round's). The round's
+  // lookups came before: each live lane's lookup fed the ballot that decides who updates (a lane
+  // past the end drops what it read).
+  __device__ void put_latest(Lz4HashTable table, bool updating, unsigned int h, unsigned int position) {
+    const unsigned int same_entry = __match_any_sync(mask, updating ? h : LZ4K_NONE);  // no hash is NONE
+    if (updating && (same_entry >> threadIdx.x) == 1u) table.put(h, position);
+  }
+  // Thread 0 puts one position, after the round's updates (which the exchanges since did not
+  // order: warp intrinsics exchange values, not memory).
+  __device__ void put_one(Lz4HashTable table, unsigned int h, unsigned int position) {
+    __syncwarp(mask);
+    if (threadIdx.x == 0) table.put(h, position);
+  }
+  // The table's stores before the next round's lookups.
+  __device__ void sync_table() {
+    __syncwarp(mask);
+  }
+};
+#else
+// On the CPU backend threads run one after another, switching only at __syncthreads: shared
+// memory and block barriers. The minimum goes through three slots in turn, so that one barrier
+// per exchange is enough (slot c + 1 is reset during exchange c, after every thread has read it in
+// exchange c - 2); a round's candidates go through `candidate`.
 struct Lz4Exchange {
   unsigned int min_slot[3];
   unsigned int candidate[LZ4K_COMPRESS_THREADS];
 };
 
-// The minimum of `value` over the block's threads (every thread calls it; one barrier).
-__device__ __forceinline__ unsigned int lz4k_block_min(Lz4Exchange* x, unsigned int& exchange, unsigned int value) {
-  const unsigned int slot = exchange % 3u, next = (exchange + 1u) % 3u;
-  if (threadIdx.x == 0) x->min_slot[next] = LZ4K_NONE;
-  if (blockDim.x == 1) return value;  // alone: nothing to exchange, no barrier
-  if (value != LZ4K_NONE) atomicMin(x->min_slot + slot, value);
-  __syncthreads();
-  ++exchange;
-  return x->min_slot[slot];
-}
+struct Lz4Lanes {
+  Lz4Exchange* x;
+  unsigned int exchange;  // exchanges so far
+
+  __device__ void init(Lz4Exchange* shared) {
+    x = shared;
+    exchange = 0;
+    if (threadIdx.x < 3) x->min_slot[threadIdx.x] = LZ4K_NONE;
+  }
+  // The minimum of `value` over the block's threads (one barrier).
+  __device__ unsigned int min(unsigned int value) {
+    const unsigned int slot = exchange % 3u, next = (exchange + 1u) % 3u;
+    if (threadIdx.x == 0) x->min_slot[next] = LZ4K_NONE;
+    if (blockDim.x == 1) return value;  // alone: nothing to exchange, no barrier
+    if (value != LZ4K_NONE) atomicMin(x->min_slot + slot, value);
+    __syncthreads();
+    ++exchange;
+    return x->min_slot[slot];
+  }
+  __device__ unsigned int first(bool pred, unsigned int value) {
+    x->candidate[threadIdx.x] = value;  // read after min's barrier
+    return min(pred ? threadIdx.x : LZ4K_NONE);
+  }
+  __device__ unsigned int value_of(unsigned int, unsigned int lane) { return x->candidate[lane]; }
+  __device__ bool none(unsigned int first) const { return first == LZ4K_NONE; }
+  __device__ bool through_first(unsigned int first) const { return threadIdx.x <= first; }
+  // After the exchange's barrier, so after every thread's lookup.
+  __device__ void put_latest(Lz4HashTable table, bool updating, unsigned int h, unsigned int position) {
+    if (updating) table.put_latest(h, position);
+  }
+  // After the round's updates: an exchange's barrier came between.
+  __device__ void put_one(Lz4HashTable table, unsigned int h, unsigned int position) {
+    if (threadIdx.x == 0) table.put_latest(h, position);
+  }
+  __device__ void sync_table() {
+    if (blockDim.x > 1) __syncthreads();
+  }
+};
+#endif
 
 // dst[op...] = length as LZ4's 255-continued bytes, written by all threads; returns the next byte.
 __device__ __forceinline__ unsigned int lz4k_put_length(unsigned char* dst, unsigned int op, unsigned int length) {
@@ -133,7 +329,7 @@ __device__ __forceinline__ unsigned int lz4k_literals_bytes(unsigned int count) 
 
 // Token (match part `match_nibble`), literal length and literals src[anchor, + count) at dst[op];
 // returns the next output byte.
-__device__ unsigned int lz4k_put_literals(const unsigned char* src, unsigned int anchor, unsigned int count,
+__device__ unsigned int lz4k_put_literals(const Lz4Source& src, unsigned int anchor, unsigned int count,
                                           unsigned int match_nibble, unsigned char* dst, unsigned int op) {
   const unsigned int token = op++;
   if (count >= 15u) {
@@ -142,28 +338,52 @@ __device__ unsigned int lz4k_put_literals(const unsigned char* src, unsigned int
   } else if (threadIdx.x == 0) {
     dst[token] = (unsigned char)((count << 4) | match_nibble);
   }
-  // Literal runs are mostly short: four loads in flight per thread (sixteen would hold registers
-  // that the parse needs).
-  lz4k_copy<4>(dst + op, src + anchor, count, threadIdx.x, blockDim.x);
+  // Literal runs are mostly short: a byte a thread. Longer ones 16 bytes a thread, one of those in
+  // flight per thread: at two, sm_90's register allocator rematerialises the search round's loop
+  // invariants inside the round (43 instructions become 50).
+  if (count <= LZ4K_COMPRESS_THREADS) {
+    for (unsigned int j = threadIdx.x; j < count; j += blockDim.x) dst[op + j] = src.bytes[anchor + j];
+  } else {
+    lz4k_copy_out<1>(dst + op, src, anchor, count);
+  }
   return op + count;
+}
+
+// A sequence of at most 32 literals: its token (match part from `length`), literal length, the
+// literals src[anchor, + count) and the offset at dst[op...], a byte a thread, one store each (the
+// match length's extra bytes, if any, are the caller's); returns the next output byte. Most
+// sequences are these: one pass where the token, the literals and the offset took three.
+__device__ unsigned int lz4k_put_short_sequence(const Lz4Source& src, unsigned int anchor, unsigned int count,
+                                                unsigned int length, unsigned int offset, unsigned char* dst,
+                                                unsigned int op) {
+  const unsigned int literals_at = count >= 15u ? 2u : 1u;  // after the token and count - 15 (< 255)
+  const unsigned int offset_at = literals_at + count;
+  const unsigned int token = ((count < 15u ? count : 15u) << 4) | (length < 15u ? length : 15u);
+  for (unsigned int j = threadIdx.x; j < offset_at + 2u; j += blockDim.x) {
+    const bool literal = j >= literals_at && j < offset_at;
+    const unsigned int from_src = literal ? src.bytes[anchor + j - literals_at] : 0u;
+    const unsigned int offset_byte = j == offset_at ? offset & 0xFFu : offset >> 8;
+    dst[op + j] = (unsigned char)(j == 0u ? token : j < literals_at ? count - 15u : literal ? from_src : offset_byte);
+  }
+  return op + offset_at + 2u;
 }
 
 // How many bytes from src[a] equal those from src[b] (b < a), stopping before src[limit]: 4 bytes
 // a thread a step (the lowest differing byte of a thread's XOR, as liblz4 counts).
-__device__ unsigned int lz4k_match_length(const unsigned char* src, unsigned int a, unsigned int b, unsigned int limit,
-                                          Lz4Exchange* x, unsigned int& exchange) {
+__device__ unsigned int lz4k_match_length(const Lz4Source& src, unsigned int a, unsigned int b, unsigned int limit,
+                                          Lz4Lanes& lanes) {
   const unsigned int avail = a < limit ? limit - a : 0u;
   for (unsigned int base = 0;; base += 4u * blockDim.x) {
     const unsigned int at = base + 4u * threadIdx.x;
     unsigned int length = avail;  // this thread's first differing byte, avail, or none in its 4 bytes
     if (at + 4u <= avail) {
-      const unsigned int diff = lz4k_read32(src + a + at) ^ lz4k_read32(src + b + at);
+      const unsigned int diff = src.read32(a + at) ^ src.read32(b + at);
       length = diff != 0u ? at + ((unsigned int)(__ffs((int)diff) - 1) >> 3) : LZ4K_NONE;
     } else if (at < avail) {
       length = at;
-      while (length < avail && src[a + length] == src[b + length]) ++length;
+      while (length < avail && src.bytes[a + length] == src.bytes[b + length]) ++length;
     }
-    const unsigned int found = lz4k_block_min(x, exchange, length);
+    const unsigned int found = lanes.min(length);
     if (found != LZ4K_NONE) return found;
   }
 }
@@ -171,9 +391,9 @@ __device__ unsigned int lz4k_match_length(const unsigned char* src, unsigned int
 // Compresses src[0, n) into dst with all threads of the block; returns the compressed size, or n
 // when that would be n or more (then nothing past the sequences is written: the caller stores the
 // block raw).
-__device__ unsigned int lz4k_compress_block(const unsigned char* src, unsigned int n, unsigned char* dst,
-                                            Lz4HashTable table, Lz4Exchange* x) {
-  unsigned int anchor = 0, op = 0, exchange = 0;
+__device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n, unsigned char* dst,
+                                            Lz4HashTable table, Lz4Lanes& lanes) {
+  unsigned int anchor = 0, op = 0;
   if (n >= LZ4K_MFLIMIT + 1u) {
     const unsigned int mflimit_plus_one = n - LZ4K_MFLIMIT + 1u;  // a match starts before it
     const unsigned int match_limit = n - LZ4K_LASTLITERALS;
@@ -183,47 +403,50 @@ __device__ unsigned int lz4k_compress_block(const unsigned char* src, unsigned i
       const unsigned int stride = (searched >> LZ4K_SKIP_TRIGGER) + 1u;
       const unsigned int position = ip + threadIdx.x * stride;
       const bool live = position < mflimit_plus_one;
-      unsigned int h = 0, candidate = 0, mine = LZ4K_NONE;
-      if (live) {
-        h = table.hash(src + position);
-        candidate = table.get(h);
-        if (candidate < position && table.in_window(candidate, position) &&
-            lz4k_read32(src + candidate) == lz4k_read32(src + position))
-          mine = threadIdx.x;
-      }
-      x->candidate[threadIdx.x] = candidate;
-      const unsigned int winner = lz4k_block_min(x, exchange, mine);
-      if (live && threadIdx.x <= winner) table.put_latest(h, position);
-      if (winner == LZ4K_NONE) {
+      // A lane past the end looks up ip instead (its result is dropped): no branch around the
+      // lookup. The candidate's bytes are read whatever it is: every table entry is a position of
+      // the block, with 8 bytes after it in the block.
+      const unsigned int at = live ? position : ip;
+      const unsigned int h = table.hash(src, at);
+      const unsigned int candidate = table.get(h);
+      const bool matches = live & (candidate < position) & table.in_window(candidate, position) &
+                           (src.read32(candidate) == src.read32(at));
+      const unsigned int winner = lanes.first(matches, candidate);
+      lanes.put_latest(table, live && lanes.through_first(winner), h, position);
+      if (lanes.none(winner)) {
         searched += blockDim.x;
         ip += blockDim.x * stride;
         if (ip >= mflimit_plus_one) break;
-        if (blockDim.x > 1) __syncthreads();  // the table's updates before the next round's lookups
+        lanes.sync_table();  // the round's updates before the next round's lookups
         continue;
       }
 
-      unsigned int start = ip + winner * stride, match = x->candidate[winner];
-      while (start > anchor && match > 0 && src[start - 1] == src[match - 1]) {
+      unsigned int start = ip + winner * stride, match = lanes.value_of(candidate, winner);
+      while (start > anchor && match > 0 && src.bytes[start - 1] == src.bytes[match - 1]) {
         --start;
         --match;
       }
       const unsigned int length =
-          lz4k_match_length(src, start + LZ4K_MINMATCH, match + LZ4K_MINMATCH, match_limit, x, exchange);
-      op = lz4k_put_literals(src, anchor, start - anchor, length >= 15u ? 15u : length, dst, op);
-      const unsigned int offset = start - match;
-      if (threadIdx.x == 0) {
-        dst[op] = (unsigned char)offset;
-        dst[op + 1] = (unsigned char)(offset >> 8);
+          lz4k_match_length(src, start + LZ4K_MINMATCH, match + LZ4K_MINMATCH, match_limit, lanes);
+      const unsigned int literals = start - anchor, offset = start - match;
+      if (literals <= LZ4K_COMPRESS_THREADS) {
+        op = lz4k_put_short_sequence(src, anchor, literals, length, offset, dst, op);
+      } else {
+        op = lz4k_put_literals(src, anchor, literals, length >= 15u ? 15u : length, dst, op);
+        if (threadIdx.x == 0) {
+          dst[op] = (unsigned char)offset;
+          dst[op + 1] = (unsigned char)(offset >> 8);
+        }
+        op += 2;
       }
-      op += 2;
       if (length >= 15u) op = lz4k_put_length(dst, op, length - 15u);
       ip = anchor = start + LZ4K_MINMATCH + length;
       searched = 0;
       if (ip >= mflimit_plus_one) break;
-      // As liblz4: the position two before the match's end goes in (after the round's updates:
-      // lz4k_match_length's barrier); the next round looks up ip itself first.
-      if (threadIdx.x == 0) table.put_latest(table.hash(src + ip - 2), ip - 2);
-      if (blockDim.x > 1) __syncthreads();
+      // As liblz4: the position two before the match's end goes in, after the round's updates (it
+      // is later than any of them); the next round looks up ip itself first.
+      lanes.put_one(table, table.hash(src, ip - 2), ip - 2);
+      lanes.sync_table();
     }
   }
   const unsigned int count = n - anchor;
@@ -234,22 +457,29 @@ __device__ unsigned int lz4k_compress_block(const unsigned char* src, unsigned i
 extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsigned long long* in_offsets,
                                         const unsigned int* in_lengths, unsigned char* out,
                                         unsigned long long slot_bytes, unsigned int* sizes) {
-  __shared__ unsigned int table_words[LZ4K_TABLE_WORDS];
-  __shared__ Lz4Exchange exchange;
+  __shared__ Lz4TableStorage table_storage;
   const unsigned int n = in_lengths[blockIdx.x];
-  const unsigned char* src = in_base + in_offsets[blockIdx.x];
+  Lz4Source src;
+  src.init(in_base + in_offsets[blockIdx.x]);
   unsigned char* dst = out + (unsigned long long)blockIdx.x * slot_bytes;
 
-  for (unsigned int j = threadIdx.x; j < LZ4K_TABLE_WORDS; j += blockDim.x) table_words[j] = 0;
-  if (threadIdx.x < 3) exchange.min_slot[threadIdx.x] = LZ4K_NONE;
+  for (unsigned int j = threadIdx.x; j < LZ4K_TABLE_WORDS / 4u; j += blockDim.x)  // 16 bytes a store
+    lz4k_store16((unsigned char*)(table_storage.words + 4u * j), 0u, 0u, 0u, 0u);
+  Lz4Lanes lanes;
+#ifdef LZ4K_WARP_EXCHANGE
+  lanes.init();
+#else
+  __shared__ Lz4Exchange exchange;
+  lanes.init(&exchange);
+#endif
   __syncthreads();
   Lz4HashTable table;
-  table.words = table_words;
+  table.storage = &table_storage;
   table.small = n < LZ4K_64K_LIMIT;
 #ifdef LZ4K_SMALL_BLOCKS_ONLY
-  const unsigned int compressed = table.small ? lz4k_compress_block(src, n, dst, table, &exchange) : n;
+  const unsigned int compressed = table.small ? lz4k_compress_block(src, n, dst, table, lanes) : n;
 #else
-  const unsigned int compressed = lz4k_compress_block(src, n, dst, table, &exchange);
+  const unsigned int compressed = lz4k_compress_block(src, n, dst, table, lanes);
 #endif
   if (compressed < n) {
     if (threadIdx.x == 0) sizes[blockIdx.x] = compressed;
@@ -258,6 +488,6 @@ extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsi
   // The parse may have written sequences to dst before it found the block does not shrink: other
   // threads' bytes there must land before the raw copy overwrites them.
   __syncthreads();
-  lz4k_copy(dst, src, n, threadIdx.x, blockDim.x);
+  lz4k_copy_out<4>(dst, src, 0, n);
   if (threadIdx.x == 0) sizes[blockIdx.x] = n | 0x80000000u;
 }
