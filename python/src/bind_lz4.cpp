@@ -151,31 +151,32 @@ nb::list batch_results(const BatchItems& batch, const ops::Lz4Batch& results) {
   return out;
 }
 
+// The batch calls, with the GIL let go while they run.
+ops::Lz4Batch compressed(const BatchItems& batch, const ops::Lz4CompressOptions& options) {
+  nb::gil_scoped_release unlocked;
+  return ops::lz4_compress_batch(batch.views, options);
+}
+
+ops::Lz4Batch decompressed(const BatchItems& batch, std::size_t max_size, bool verify) {
+  ops::Lz4DecompressOptions options;
+  options.max_output = max_size;
+  options.verify_checksums = verify;
+  nb::gil_scoped_release unlocked;
+  return ops::lz4_decompress_batch(batch.views, options);
+}
+
 nb::list compress_batch(const std::vector<AnyArray>& items, unsigned block_size_id, bool block_checksums,
                         bool content_checksum, bool content_size, const std::optional<Device>& device) {
   const ops::Lz4CompressOptions options =
       compress_options(block_size_id, block_checksums, content_checksum, content_size);
   const BatchItems batch = batch_items(items, device, "lz4_compress");
-  std::optional<ops::Lz4Batch> frames;
-  {
-    nb::gil_scoped_release unlocked;
-    frames.emplace(ops::lz4_compress_batch(batch.views, options));
-  }
-  return batch_results(batch, *frames);
+  return batch_results(batch, compressed(batch, options));
 }
 
 nb::list decompress_batch(const std::vector<AnyArray>& items, std::size_t max_size, bool verify,
                           const std::optional<Device>& device) {
   const BatchItems batch = batch_items(items, device, "lz4_decompress");
-  ops::Lz4DecompressOptions options;
-  options.max_output = max_size;
-  options.verify_checksums = verify;
-  std::optional<ops::Lz4Batch> data;
-  {
-    nb::gil_scoped_release unlocked;
-    data.emplace(ops::lz4_decompress_batch(batch.views, options));
-  }
-  return batch_results(batch, *data);
+  return batch_results(batch, decompressed(batch, max_size, verify));
 }
 
 // The data + offsets forms: item i is data[offsets[i], offsets[i + 1]) of one 1-D uint8 array
@@ -240,26 +241,13 @@ nb::tuple compress_packed(const AnyArray& data, const HostOffsets& offsets, unsi
   const ops::Lz4CompressOptions options =
       compress_options(block_size_id, block_checksums, content_checksum, content_size);
   const BatchItems batch = packed_items(data, offsets_of(offsets), device, "lz4_compress");
-  std::optional<ops::Lz4Batch> frames;
-  {
-    nb::gil_scoped_release unlocked;
-    frames.emplace(ops::lz4_compress_batch(batch.views, options));
-  }
-  return packed_results(batch, *frames);
+  return packed_results(batch, compressed(batch, options));
 }
 
 nb::tuple decompress_packed(const AnyArray& frames, const HostOffsets& offsets, std::size_t max_size,
                             bool verify, const std::optional<Device>& device) {
   const BatchItems batch = packed_items(frames, offsets_of(offsets), device, "lz4_decompress");
-  ops::Lz4DecompressOptions options;
-  options.max_output = max_size;
-  options.verify_checksums = verify;
-  std::optional<ops::Lz4Batch> data;
-  {
-    nb::gil_scoped_release unlocked;
-    data.emplace(ops::lz4_decompress_batch(batch.views, options));
-  }
-  return packed_results(batch, *data);
+  return packed_results(batch, decompressed(batch, max_size, verify));
 }
 
 }  // namespace

@@ -265,14 +265,21 @@ def test_stream_cipher_ops_are_captured_in_a_cuda_graph_and_replay_on_new_data(r
 
     graph, allocated = captured_cuda_graph(step)
     key_t.fill_(0)  # the graph holds the key it was captured with
-    for _ in range(3):
-        data = rng.bytes(n)
-        x.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
-        graph.replay()
-        torch.cuda.synchronize()
+    for data in replays_on_fresh_data(graph, x, rng):
         expected = reference(cipher, key, iv, data)[0]
         assert host(out) == expected
         assert host(allocated) == expected
+
+
+def replays_on_fresh_data(graph, x, rng, times=3):
+    """Fills the uint8 CUDA tensor x with fresh random bytes, replays the graph and waits for it;
+    yields the bytes each time (for the caller to check the graph's outputs against)."""
+    for _ in range(times):
+        data = rng.bytes(x.numel())
+        x.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
+        graph.replay()
+        torch.cuda.synchronize()
+        yield data
 
 
 @needs_cuda
@@ -291,11 +298,7 @@ def test_aead_encryption_is_captured_in_a_cuda_graph_and_replays_on_new_data(rng
 
     graph, (ct, tag) = captured_cuda_graph(lambda: torch.ops.opkit.aead_encrypt(x, cipher, key_t, nonce_t, aad_t))
     key_t.fill_(0)  # the graph holds the key it was captured with
-    for _ in range(3):
-        data = rng.bytes(n)
-        x.copy_(torch.frombuffer(bytearray(data), dtype=torch.uint8))
-        graph.replay()
-        torch.cuda.synchronize()
+    for data in replays_on_fresh_data(graph, x, rng):
         assert (host(ct), host(tag)) == reference(cipher, key, nonce, data, aad)
 
 
