@@ -186,6 +186,23 @@ TEST(Lz4Kernels, CompressorFramesDecodeWithLiblz4) {
     }
 }
 
+// `data` on the CPU backend cut into blocks of block_bytes (at least one, for empty data).
+struct CpuBlocks {
+  opkit::DeviceBuffer<std::uint8_t> in;
+  std::vector<unsigned long long> at;
+  std::vector<std::uint32_t> len;
+};
+
+CpuBlocks cpu_blocks(const Bytes& data, std::size_t block_bytes) {
+  CpuBlocks b{opkit::Device::cpu().alloc<std::uint8_t>(std::max<std::size_t>(data.size(), 1)), {}, {}};
+  if (!data.empty()) b.in.view().subview(0, data.size()).copy_from(data);
+  for (std::size_t at = 0; at == 0 || at < data.size(); at += block_bytes) {
+    b.at.push_back(at);
+    b.len.push_back(static_cast<std::uint32_t>(std::min(block_bytes, data.size() - at)));
+  }
+  return b;
+}
+
 // The compressor's blocks at `threads` threads a block (32: the GPU's parse, here on the CPU
 // backend), each checked against liblz4's block decoder: a compressed block decodes to its input
 // and is smaller than it, a raw one is the input. Returns the bytes stored in all.
@@ -194,14 +211,10 @@ std::size_t compressed_bytes_checked(const Bytes& data, std::size_t block_bytes,
   namespace lz4 = opkit::ops::lz4;
   const opkit::Device cpu = opkit::Device::cpu();
   const lz4::DeviceLz4 engine(cpu, small_hash_log, threads);
-  auto in = cpu.alloc<std::uint8_t>(std::max<std::size_t>(data.size(), 1));
-  if (!data.empty()) in.view().subview(0, data.size()).copy_from(data);
-  std::vector<unsigned long long> in_at;
-  std::vector<std::uint32_t> in_len;
-  for (std::size_t at = 0; at == 0 || at < data.size(); at += block_bytes) {
-    in_at.push_back(at);
-    in_len.push_back(static_cast<std::uint32_t>(std::min(block_bytes, data.size() - at)));
-  }
+  CpuBlocks input = cpu_blocks(data, block_bytes);
+  const std::vector<unsigned long long>& in_at = input.at;
+  const std::vector<std::uint32_t>& in_len = input.len;
+  auto& in = input.in;
   const lz4::DeviceLz4::Compressed c = engine.compress(engine.blocks(in.data(), in_at, in_len), false);
   const Bytes slots = c.slots.to_host();
   std::size_t total = 0;
@@ -295,14 +308,10 @@ std::pair<std::vector<std::uint32_t>, Bytes> compressor_output(const Bytes& data
   namespace lz4 = opkit::ops::lz4;
   const opkit::Device cpu = opkit::Device::cpu();
   const lz4::DeviceLz4 engine(cpu, small_hash_log, threads);
-  auto in = cpu.alloc<std::uint8_t>(std::max<std::size_t>(data.size(), 1));
-  if (!data.empty()) in.view().subview(0, data.size()).copy_from(data);
-  std::vector<unsigned long long> in_at;
-  std::vector<std::uint32_t> in_len;
-  for (std::size_t at = 0; at == 0 || at < data.size(); at += block_bytes) {
-    in_at.push_back(at);
-    in_len.push_back(static_cast<std::uint32_t>(std::min(block_bytes, data.size() - at)));
-  }
+  CpuBlocks input = cpu_blocks(data, block_bytes);
+  const std::vector<unsigned long long>& in_at = input.at;
+  const std::vector<std::uint32_t>& in_len = input.len;
+  auto& in = input.in;
   const lz4::DeviceLz4::Blocks blocks = engine.blocks(in.data(), in_at, in_len);
   lz4::DeviceLz4::Compressed c = engine.compress(blocks, false);
   if (!warp_form) return {c.host_words, stored_bytes(c.host_words, c.slots.to_host(), c.slot_bytes)};
