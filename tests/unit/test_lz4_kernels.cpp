@@ -211,31 +211,28 @@ std::size_t compressed_bytes_checked(const Bytes& data, std::size_t block_bytes,
   namespace lz4 = opkit::ops::lz4;
   const opkit::Device cpu = opkit::Device::cpu();
   const lz4::DeviceLz4 engine(cpu, small_hash_log, threads);
-  CpuBlocks input = cpu_blocks(data, block_bytes);
-  const std::vector<unsigned long long>& in_at = input.at;
-  const std::vector<std::uint32_t>& in_len = input.len;
-  auto& in = input.in;
-  const lz4::DeviceLz4::Compressed c = engine.compress(engine.blocks(in.data(), in_at, in_len), false);
+  const CpuBlocks input = cpu_blocks(data, block_bytes);
+  const lz4::DeviceLz4::Compressed c = engine.compress(engine.blocks(input.in.data(), input.at, input.len), false);
   const Bytes slots = c.slots.to_host();
   std::size_t total = 0;
-  for (std::size_t i = 0; i < in_at.size(); ++i) {
+  for (std::size_t i = 0; i < input.at.size(); ++i) {
     const std::uint32_t stored = c.host_words[i] & ~lz4::uncompressed_bit;
     const std::uint8_t* block = slots.data() + i * c.slot_bytes;
-    const Bytes expected(data.begin() + static_cast<std::ptrdiff_t>(in_at[i]),
-                         data.begin() + static_cast<std::ptrdiff_t>(in_at[i] + in_len[i]));
+    const Bytes expected(data.begin() + static_cast<std::ptrdiff_t>(input.at[i]),
+                         data.begin() + static_cast<std::ptrdiff_t>(input.at[i] + input.len[i]));
     total += stored;
     if (c.host_words[i] & lz4::uncompressed_bit) {
-      EXPECT_EQ(stored, in_len[i]) << "block " << i;
+      EXPECT_EQ(stored, input.len[i]) << "block " << i;
       EXPECT_TRUE(std::equal(expected.begin(), expected.end(), block)) << "raw block " << i;
       continue;
     }
-    EXPECT_LT(stored, in_len[i]) << "block " << i;
-    Bytes out(in_len[i] + 1);
+    EXPECT_LT(stored, input.len[i]) << "block " << i;
+    Bytes out(input.len[i] + 1);
     const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(block), reinterpret_cast<char*>(out.data()),
                                       static_cast<int>(stored), static_cast<int>(out.size()));
-    EXPECT_EQ(n, static_cast<int>(in_len[i])) << "block " << i << " of " << in_len[i] << " bytes";
+    EXPECT_EQ(n, static_cast<int>(input.len[i])) << "block " << i << " of " << input.len[i] << " bytes";
     out.resize(static_cast<std::size_t>(std::max(n, 0)));
-    EXPECT_EQ(out, expected) << "block " << i << " of " << in_len[i] << " bytes";
+    EXPECT_EQ(out, expected) << "block " << i << " of " << input.len[i] << " bytes";
   }
   return total;
 }
@@ -308,11 +305,8 @@ std::pair<std::vector<std::uint32_t>, Bytes> compressor_output(const Bytes& data
   namespace lz4 = opkit::ops::lz4;
   const opkit::Device cpu = opkit::Device::cpu();
   const lz4::DeviceLz4 engine(cpu, small_hash_log, threads);
-  CpuBlocks input = cpu_blocks(data, block_bytes);
-  const std::vector<unsigned long long>& in_at = input.at;
-  const std::vector<std::uint32_t>& in_len = input.len;
-  auto& in = input.in;
-  const lz4::DeviceLz4::Blocks blocks = engine.blocks(in.data(), in_at, in_len);
+  const CpuBlocks input = cpu_blocks(data, block_bytes);
+  const lz4::DeviceLz4::Blocks blocks = engine.blocks(input.in.data(), input.at, input.len);
   lz4::DeviceLz4::Compressed c = engine.compress(blocks, false);
   if (!warp_form) return {c.host_words, stored_bytes(c.host_words, c.slots.to_host(), c.slot_bytes)};
   const bool small_only = blocks.largest < 65536 + 11;
