@@ -9,7 +9,7 @@ namespace opkit::ops::aes {
 Program aes_program() {
   Program program(detail::cipher_source("aes.cu"));
   program.name("aes.cu");
-  for (const char* header : {"aes_bitslice.cuh", "aes_gf128.cuh", "aes_key.cuh", "aes_state.cuh"})
+  for (const char* header : {"aes_bitslice.cuh", "aes_gf128.cuh", "aes_key.cuh", "aes_state.cuh", "cipher_io.cuh"})
     program.header(header, detail::cipher_source(header));
   return program;
 }

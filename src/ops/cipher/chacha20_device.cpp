@@ -18,7 +18,8 @@ Program kernel_program(const std::string& file) {
   return Program(detail::cipher_source(file))
       .name(file)
       .header("chacha20.cuh", detail::cipher_source("chacha20.cuh"))
-      .header("poly1305.cuh", detail::cipher_source("poly1305.cuh"));
+      .header("poly1305.cuh", detail::cipher_source("poly1305.cuh"))
+      .header("cipher_io.cuh", detail::cipher_source("cipher_io.cuh"));
 }
 
 }  // namespace

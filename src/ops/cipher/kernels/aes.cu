@@ -7,6 +7,7 @@
 #include "aes_gf128.cuh"
 #include "aes_key.cuh"
 #include "aes_state.cuh"
+#include "cipher_io.cuh"
 
 #define AES_MODE_CTR 0u
 #define AES_MODE_GCM 1u
@@ -169,6 +170,55 @@ __device__ __forceinline__ void aes_ctr_xor_blocks(const unsigned char* src, uns
   }
 }
 
+// The thread's n bytes (n <= 512: its 32 keystream blocks) at alignment mis (0..15) of 16, in and
+// out in the same phase (batch messages start anywhere): in and out point at the aligned chunk
+// holding the first byte, and chunk c = 0..32 of the range gets the keystream bytes at offset
+// 16 - mis of block c - 1 || block c (cipher_io.cuh). Whole chunks move with 16-byte loads and
+// stores, eight loads ahead of their stores (as aes_ctr_xor_blocks); the first and the last chunk,
+// shared with the neighbouring range, byte by byte. The last round key (k, the same in every block)
+// is shifted once: the shift is linear.
+__device__ __forceinline__ void aes_ctr_xor_chunks(const unsigned char* in, unsigned char* out, unsigned long long n,
+                                                   unsigned int mis, const aes_word* s, const unsigned int* k) {
+  const unsigned int o = 16u - mis;
+  unsigned int key[4];
+  cipher_extract16(k, k, o, key);
+#pragma unroll
+  for (int g = 0; g <= 32; g += 8) {
+    unsigned int x[8][4];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      int from, to;
+      if (g + i <= 32 && cipher_chunk_bounds(g + i, n, mis, from, to)) cipher_load_chunk(in + 16 * (g + i), x[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int c = g + i;
+      if (c > 32) break;
+      int from, to;
+      const bool whole = cipher_chunk_bounds(c, n, mis, from, to);
+      if (!whole && from >= to) continue;
+      unsigned int lo[4], hi[4], y[4];
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        lo[w] = c > 0 ? s[32 * w + c - 1] : 0u;
+        hi[w] = c < 32 ? s[32 * w + c] : 0u;
+      }
+      cipher_extract16(lo, hi, o, y);
+      if (whole) {
+#pragma unroll
+        for (int w = 0; w < 4; ++w) y[w] ^= x[i][w] ^ key[w];
+        cipher_store_chunk(out + 16 * c, y);
+      } else {
+        unsigned int part[4];
+        cipher_load_part(in + 16 * c, from, to, part);
+#pragma unroll
+        for (int w = 0; w < 4; ++w) y[w] ^= part[w] ^ key[w];
+        cipher_store_part(out + 16 * c, from, to, y);
+      }
+    }
+  }
+}
+
 // Thread u covers 32 blocks of one message. stride 1: blocks 32 v .. 32 v + 31 of the message's
 // unit v (batch). stride 32: a warp covers 1024 consecutive blocks and lane t of it the blocks
 // t, t + 32, ... (bulk: each store instruction of a warp writes 512 consecutive bytes).
@@ -304,6 +354,14 @@ __device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsig
       aes_ctr_xor_blocks<1>(src + 16 * first, dst + 16 * first, s, k0, k1, k2, k3);
     return;
   }
+  const unsigned long long phase = reinterpret_cast<unsigned long long>(src) & 15;
+  if (!Masked && stride == 1 && ((reinterpret_cast<unsigned long long>(dst) & 15) == phase)) {
+    // Batch units at any alignment (and the last, partial unit of an aligned message).
+    const unsigned long long at = 16 * first, n = length - at < 512 ? length - at : 512;
+    const unsigned int k[4] = {k0, k1, k2, k3};
+    aes_ctr_xor_chunks(src + at - phase, dst + at - phase, n, static_cast<unsigned int>(phase), s, k);
+    return;
+  }
 #pragma unroll
   for (int k = 0; k < 32; ++k) {
     const unsigned long long d = first + static_cast<unsigned long long>(stride) * k;
@@ -392,8 +450,29 @@ extern "C" __global__ void __launch_bounds__(128)
       end = static_cast<unsigned long long>(b + static_cast<long long>(chunk_blocks));
     }
     const AesGf128 h = states[m].h;
+    // Data blocks of a message that is not 16-byte aligned: from the buffer's aligned chunks
+    // around it (cipher_io.cuh), block d at offset mis of chunk d || chunk d + 1, each chunk
+    // loaded once (16-byte loads; the first and last chunk byte by byte, within the message).
+    const unsigned char* message = data + start;
+    const unsigned int mis = static_cast<unsigned int>(reinterpret_cast<unsigned long long>(message) & 15);
+    const unsigned long long aad_blocks = (aad_len + 15) / 16, data_blocks = (length + 15) / 16;
+    unsigned int chunk[4];  // chunk d of the data once a data block has been hashed (mis != 0)
+    bool have_chunk = false;
     for (unsigned long long i = begin; i < end; ++i) {
-      const AesGf128 x = aes_ghash_block(aad + aad_start, aad_len, data + start, length, i);
+      AesGf128 x;
+      if (mis != 0 && i >= aad_blocks && i - aad_blocks < data_blocks) {
+        const unsigned long long d = i - aad_blocks;
+        if (!have_chunk) cipher_load_range_chunk(message - mis, d, length, mis, chunk);
+        have_chunk = true;
+        unsigned int next[4], w[4];
+        cipher_load_range_chunk(message - mis, d + 1, length, mis, next);
+        cipher_extract16(chunk, next, mis, w);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) chunk[q] = next[q];
+        x = aes_gf128_from_words(w);
+      } else {
+        x = aes_ghash_block(aad + aad_start, aad_len, data + start, length, i);
+      }
       acc.lo ^= x.lo;
       acc.hi ^= x.hi;
       acc = aes_gf128_mul(acc, h);
