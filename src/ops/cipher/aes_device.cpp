@@ -29,7 +29,9 @@ constexpr std::uint64_t ghash_threads = std::uint64_t{1} << 18;
 // Round-key masks of one message: 128 words for each of up to 15 round keys (AES_MASK_WORDS).
 constexpr std::size_t mask_words = 128 * 15;
 
-enum class Mode : std::uint32_t { ctr = 0, gcm = 1 };
+// AES_MODE_* of kernels/aes.cu; gcm_lanes: GCM with 12-byte IVs whose H and E_K(J0) aes_setup_blocks
+// computes, 16 messages per thread.
+enum class Mode : std::uint32_t { ctr = 0, gcm = 1, gcm_lanes = 2 };
 
 [[noreturn]] void fail(const std::string& message) {
   throw Error(Errc::invalid_argument, stage, message);
@@ -185,11 +187,15 @@ struct BatchCall {
   std::uint64_t data_shift(std::size_t first) const { return layout.offsets ? 0 : first * layout.fixed_bytes; }
 
   void setup(Scratch& scratch, std::size_t first, std::size_t n, Mode mode) const {
+    const bool lanes = mode == Mode::gcm && iv_bytes == 12;
     k.setup.launch({.grid = grid_for(n), .block = threads_per_block, .stream = stream}, scratch.states(),
                    keys.data() + first * key_bytes, static_cast<std::uint32_t>(key_bytes),
                    ivs.data() + first * iv_bytes, static_cast<std::uint32_t>(iv_bytes),
-                   static_cast<std::uint32_t>(mode), static_cast<unsigned long long>(n), 0ull,
-                   static_cast<std::uint32_t*>(nullptr));
+                   static_cast<std::uint32_t>(lanes ? Mode::gcm_lanes : mode), static_cast<unsigned long long>(n),
+                   0ull, static_cast<std::uint32_t*>(nullptr));
+    if (lanes)
+      k.setup_blocks.launch({.grid = grid_for((n + 15) / 16), .block = threads_per_block, .stream = stream},
+                            scratch.states(), static_cast<unsigned long long>(n));
   }
 
   void ctr(Scratch& scratch, std::size_t first, std::size_t n, const std::uint8_t* verdicts) const {

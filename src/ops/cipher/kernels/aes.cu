@@ -1,5 +1,6 @@
 // AES-CTR and AES-GCM kernels, constant-time (bitsliced AES, multiply-with-holes GHASH):
 //   aes_setup   one thread per message: key schedule, GCM's H, J0, E_K(J0) and hash-key powers;
+//   aes_setup_blocks  GCM batches: H and E_K(J0) of 16 messages per thread, bitsliced across them;
 //   aes_ctr     32 blocks per thread: counter blocks built bitsliced, encrypted, XORed with data;
 //   aes_ghash   GHASH over AAD || C || lengths, in chunks of blocks combined with powers of H;
 //   aes_gcm_tag one thread per message: tag = E_K(J0) ^ GHASH, written or compared.
@@ -11,6 +12,8 @@
 
 #define AES_MODE_CTR 0u
 #define AES_MODE_GCM 1u
+// GCM with 12-byte IVs, H and E_K(J0) left to aes_setup_blocks (batches): J0 + 1 as the counter.
+#define AES_MODE_GCM_LANES 2u
 
 __device__ __forceinline__ unsigned int aes_load_be32(const unsigned char* p) {
   return (static_cast<unsigned int>(p[0]) << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
@@ -100,6 +103,12 @@ extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys
     return;
   }
   st.counter_bits = 32;
+  st.ghash.lo = st.ghash.hi = 0;
+  if (mode == AES_MODE_GCM_LANES) {  // J0 = IV || 00 00 00 01; the data starts at inc32(J0)
+    for (int i = 0; i < 3; ++i) st.counter[i] = aes_load_be32(iv + 4 * i);
+    st.counter[3] = 2;
+    return;
+  }
   const unsigned int zero[4] = {0, 0, 0, 0};
   unsigned int w[4];
   aes_encrypt_block(st.round_keys, rounds, zero, w);
@@ -131,7 +140,6 @@ extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys
   aes_encrypt_block(st.round_keys, rounds, j0, st.tag_mask);
   for (int i = 0; i < 4; ++i) st.counter[i] = aes_bswap32(j0[i]);
   st.counter[3] += 1;  // inc32(J0): the first data block
-  st.ghash.lo = st.ghash.hi = 0;
   if (ghash_chunk_blocks > 0) {
     // H^chunk_blocks by square-and-multiply on the public exponent, then repeated squares.
     AesGf128 p = {1, 0}, base = h;
@@ -143,6 +151,83 @@ extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys
       st.h_powers[s] = p;
       p = aes_gf128_mul(p, p);
     }
+  }
+}
+
+// No round key (the lanes' keys are added apart, aes_add_lane_keys).
+struct AesNoKeys {
+  __device__ __forceinline__ aes_word mask(int, int) const { return 0; }
+};
+
+// XORs round key r of messages m0 .. m0 + 15 into the bitsliced state, lanes 2 k and 2 k + 1 taking
+// message m0 + k's: for each key word g, the 32 lanes' words transposed (aes_transpose32) are the
+// masks of state words 32 g .. 32 g + 31. Messages past count get a zero key. The addresses depend
+// on message indices and r only.
+__device__ __forceinline__ void aes_add_lane_keys(aes_word* s, const AesState* states, unsigned long long m0,
+                                                  unsigned long long count, int r) {
+  // One address for the 16 messages (constant offsets from it), not one per message.
+  const unsigned int* key = states[m0].round_keys + 4 * r;
+  constexpr int stride = sizeof(AesState) / sizeof(unsigned int);
+  const unsigned long long here = count - m0;  // messages m0 + k with k < here exist
+#pragma unroll
+  for (int g = 0; g < 4; ++g) {
+    aes_word a[32];
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+      const aes_word w = static_cast<unsigned long long>(k) < here ? key[k * stride + g] : 0u;
+      a[2 * k] = w;
+      a[2 * k + 1] = w;
+    }
+    aes_transpose32(a);
+#pragma unroll
+    for (int i = 0; i < 32; ++i) s[32 * g + i] ^= a[i];
+  }
+}
+
+// GCM batches (after aes_setup in AES_MODE_GCM_LANES): H = E_K(0^128) and E_K(J0) of 16 messages
+// per thread in one bitsliced pass, lanes 2 k / 2 k + 1 the zero block / J0 of message 16 j + k
+// under that message's round keys. One 32-lane AES for 16 messages, where aes_setup runs two per
+// message using one lane of each. Every message of the batch has the same key size.
+extern "C" __global__ void __launch_bounds__(128) aes_setup_blocks(AesState* states, unsigned long long count) {
+  const unsigned long long m0 = 16 * (static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x);
+  if (m0 >= count) return;
+  const int rounds = static_cast<int>(states[m0].rounds);
+  aes_word s[128];
+  // Round key 0 XOR the input blocks: lane 2 k zero, lane 2 k + 1 J0 (the counter minus one).
+#pragma unroll
+  for (int g = 0; g < 4; ++g) {
+    aes_word a[32];
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+      const bool here = m0 + k < count;
+      const AesState& st = states[here ? m0 + k : m0];
+      const aes_word key = here ? st.round_keys[g] : 0u;
+      const unsigned int j0 = aes_bswap32(g == 3 ? st.counter[3] - 1u : st.counter[g]);
+      a[2 * k] = key;
+      a[2 * k + 1] = key ^ (here ? j0 : 0u);
+    }
+    aes_transpose32(a);
+#pragma unroll
+    for (int i = 0; i < 32; ++i) s[32 * g + i] = a[i];
+  }
+#pragma unroll 1
+  for (int r = 1; r < rounds; ++r) {
+    aes_sub_bytes(s);
+    aes_shift_mix_add(s, AesNoKeys{}, r);
+    aes_add_lane_keys(s, states, m0, count, r);
+  }
+  aes_sub_bytes(s);
+  aes_shift_add<false>(s, AesNoKeys{}, rounds);
+  aes_add_lane_keys(s, states, m0, count, rounds);
+  aes_transpose_state(s);  // s[32 g + l]: word g of lane l's block
+#pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    if (m0 + k >= count) break;
+    AesState& st = states[m0 + k];
+    const unsigned int h[4] = {s[2 * k], s[32 + 2 * k], s[64 + 2 * k], s[96 + 2 * k]};
+    st.h = aes_gf128_from_words(h);
+#pragma unroll
+    for (int g = 0; g < 4; ++g) st.tag_mask[g] = s[32 * g + 2 * k + 1];
   }
 }
 
