@@ -81,11 +81,13 @@ __device__ __forceinline__ void aes_message_span(const unsigned long long* offse
 #define AES_MASK_WORDS (128 * 15)
 
 // mode AES_MODE_CTR: ivs holds 16-byte counter blocks. AES_MODE_GCM: ivs holds iv_bytes-byte IVs,
-// and ghash_chunk_blocks > 0 asks for the powers H^(chunk_blocks * 2^s) of bulk GHASH; masks, if not
-// null, receives each message's round keys as masks (AES_MASK_WORDS words per message).
+// and ghash_chunk_blocks > 0 asks for the powers H^(chunk_blocks * 2^s) of bulk GHASH (to powers,
+// AES_GHASH_POWERS per message); masks, if not null, receives each message's round keys as masks
+// (AES_MASK_WORDS words per message).
 extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys, unsigned int key_bytes,
                                      const unsigned char* ivs, unsigned int iv_bytes, unsigned int mode,
-                                     unsigned long long count, unsigned long long ghash_chunk_blocks, aes_word* masks) {
+                                     unsigned long long count, unsigned long long ghash_chunk_blocks, aes_word* masks,
+                                     AesGf128* powers) {
   const unsigned long long m = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (m >= count) return;
   AesState& st = states[m];
@@ -148,7 +150,7 @@ extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys
       base = aes_gf128_mul(base, base);
     }
     for (int s = 0; s < AES_GHASH_POWERS; ++s) {
-      st.h_powers[s] = p;
+      powers[m * AES_GHASH_POWERS + s] = p;
       p = aes_gf128_mul(p, p);
     }
   }
@@ -512,13 +514,14 @@ __device__ __forceinline__ AesGf128 aes_ghash_block(const unsigned char* aad, un
 // GHASH = sum of X_i H^(n - i + 1). The stream's n blocks are placed at the end of
 // chunks_per_message * chunk_blocks positions (zero blocks in front change nothing); thread j of
 // a message runs Horner over chunk j and multiplies the result by H^(chunk_blocks (chunks - 1 - j))
-// from the powers table; the products are XORed into the message's accumulator. With one chunk
+// from the powers table (aes_setup's, AES_GHASH_POWERS per message); the products are XORed into
+// the message's accumulator. With one chunk
 // per message (batch) the chunk is the whole stream.
 extern "C" __global__ void __launch_bounds__(128)
     aes_ghash(AesState* states, const unsigned char* aad, const unsigned long long* aad_offsets,
               unsigned long long aad_fixed, const unsigned char* data, const unsigned long long* offsets,
               unsigned long long fixed_bytes, unsigned long long count, unsigned long long chunks_per_message,
-              unsigned long long chunk_blocks) {
+              unsigned long long chunk_blocks, const AesGf128* powers) {
   const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const unsigned long long m = u / chunks_per_message, j = u % chunks_per_message;
   AesGf128 acc = {0, 0};
@@ -568,7 +571,7 @@ extern "C" __global__ void __launch_bounds__(128)
     }
     const unsigned long long e = chunks_per_message - 1 - j;
     for (int bit = 0; bit < AES_GHASH_POWERS; ++bit)
-      if ((e >> bit) & 1) acc = aes_gf128_mul(acc, states[m].h_powers[bit]);
+      if ((e >> bit) & 1) acc = aes_gf128_mul(acc, powers[m * AES_GHASH_POWERS + bit]);
   }
   if (chunks_per_message == 1) return;
 #ifdef __CUDA_ARCH__

@@ -1,5 +1,5 @@
 // Batch ChaCha20 / ChaCha20-Poly1305: one thread per message, each with its own key, nonce and
-// counter (params[i]), AAD and tag. Message i is in[offsets[i], offsets[i + 1]), or
+// counter (keys, ivs), AAD and tag. Message i is in[offsets[i], offsets[i + 1]), or
 // in[i * message_bytes, ...) when offsets is null; the output has the same layout.
 //
 // Compile-time parameters (-D):
@@ -148,21 +148,34 @@ CIPHER_FN void chacha20_message_any(const unsigned char* in, unsigned char* out,
 #endif
 }
 
+// Word w of the 4-byte aligned bytes at p (keys and IVs: 32 and 12 or 16 bytes a message from an
+// aligned buffer), little-endian as the CPU backend's hosts and the GPU store them.
+CIPHER_FN unsigned int chacha20_word(const unsigned char* p, int w) {
+  return reinterpret_cast<const unsigned int*>(p)[w];
+}
+
+// keys: 32 bytes per message; ivs: iv_bytes (16: the counter word || nonce, as OpenSSL takes a
+// chacha20 IV; 12: the nonce, the counter then `counter`) per message, read as the caller gave
+// them (no parameter table built on the host).
 __global__ void chacha20_batch(const unsigned char* in, unsigned char* out, unsigned long long count,
                                unsigned long long message_bytes, const unsigned long long* offsets,
-                               const chacha20_params* params, const unsigned char* aad,
-                               const unsigned long long* aad_offsets, unsigned char* tags) {
+                               const unsigned char* keys, const unsigned char* aad,
+                               const unsigned long long* aad_offsets, unsigned char* tags, const unsigned char* ivs,
+                               unsigned int iv_bytes, unsigned int counter) {
   const unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= count) return;
   const unsigned long long begin = offsets ? offsets[i] : i * message_bytes;
   const unsigned long long n = offsets ? offsets[i + 1] - begin : message_bytes;
   unsigned int key[8], nonce[3];
 #pragma unroll
-  for (int w = 0; w < 8; ++w) key[w] = params[i].key[w];
+  for (int w = 0; w < 8; ++w) key[w] = chacha20_word(keys + 32u * i, w);
+  const unsigned char* iv = ivs + iv_bytes * i;
+  const unsigned char* nonce_bytes = iv_bytes == 16u ? iv + 4 : iv;
 #pragma unroll
-  for (int w = 0; w < 3; ++w) nonce[w] = params[i].nonce[w];
+  for (int w = 0; w < 3; ++w) nonce[w] = chacha20_word(nonce_bytes, w);
   poly1305_elem h = poly1305_zero();
 #if AEAD
+  (void)counter;
   unsigned int ks[16];
   chacha20_block(ks, key, 0u, nonce);
   const poly1305_mul_by r = poly1305_multiplier(poly1305_clamped_r(ks));
@@ -182,7 +195,9 @@ __global__ void chacha20_batch(const unsigned char* in, unsigned char* out, unsi
   h = poly1305_step(h, lengths, r);
   cipher_store_partial(tags + 16u * i, poly1305_finish(h, ks + 4), 16u);
 #else
+  (void)aad, (void)aad_offsets, (void)tags;
   const poly1305_mul_by unused = {};
-  chacha20_message_any(in + begin, out + begin, n, key, params[i].counter, nonce, &h, unused);
+  chacha20_message_any(in + begin, out + begin, n, key, iv_bytes == 16u ? chacha20_word(iv, 0) : counter, nonce, &h,
+                       unused);
 #endif
 }
