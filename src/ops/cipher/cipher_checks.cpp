@@ -200,7 +200,7 @@ CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, const BatchBou
   else if (cipher == Cipher::chacha20)
     limit = std::uint64_t{1} << 32;
   if (limit == ~std::uint64_t{0}) return checked;  // CTR: no length reaches the counter's end
-  for (std::size_t i = 1; i < batch.count; ++i) {
+  const auto fits = [&](std::size_t i) {
     std::uint64_t room = limit;
     if (per_counter) {
       const std::uint8_t* iv = batch.ivs.data() + 16 * i;
@@ -209,8 +209,17 @@ CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, const BatchBou
     } else if (cipher == Cipher::chacha20) {
       room -= chacha20_counter;
     }
-    if ((bounds.size(i) + block - 1) / block > room) check(i);
-  }
+    return (bounds.size(i) + block - 1) / block <= room;
+  };
+  // One pass over the cores (a 16 MB read of counters for 10^6 messages), then, only if a message
+  // does not fit, the first such in order through check_message.
+  bool all_fit = true;
+  const auto count = static_cast<std::ptrdiff_t>(batch.count);
+#pragma omp parallel for schedule(static) reduction(&& : all_fit) if (batch.count >= 65536)
+  for (std::ptrdiff_t i = 1; i < count; ++i) all_fit = all_fit && fits(static_cast<std::size_t>(i));
+  if (all_fit) return checked;
+  for (std::size_t i = 1; i < batch.count; ++i)
+    if (!fits(i)) check(i);
   return checked;
 }
 
