@@ -18,8 +18,9 @@
 //   --batch-only 1 only the batch rows (for profiling the batch kernels: ncu -k ...)
 //   --poly1305-chains 1,16  only ChaCha20-Poly1305 encrypt and decrypt, once per
 //                POLY1305_CHAINS variant of chacha20_bulk.cu
-//   --cubins DIR only write the bulk kernels' sm_90 cubins there (aes.cu, chacha20_bulk.cu aligned,
-//                chacha20-poly1305 encrypt) for tools/sass_count.py; needs NVRTC, not a GPU
+//   --cubins DIR only write the kernels' sm_90 cubins there for tools/sass_count.py (aes.cu;
+//                chacha20_bulk.cu aligned; chacha20_batch.cu for ChaCha20 and ChaCha20-Poly1305
+//                encrypt, aligned and not); needs NVRTC, not a GPU
 // Prints one line per case: ROW cipher shape op bytes ms GB/s ok|WRONG
 #include <algorithm>
 #include <chrono>
@@ -315,6 +316,10 @@ int run(int argc, char** argv) {
       const std::string dir = argv[i + 1];
       write_cubin(ops::aes::aes_program(), dir + "/aes.cubin");
       write_cubin(ops::chacha20_bulk_program(true, false), dir + "/chacha20_bulk.cubin");
+      for (bool aead : {false, true})
+        for (bool aligned : {false, true})
+          write_cubin(ops::chacha20_batch_program(aead, aligned, false),
+                      dir + "/chacha20_batch" + (aead ? "_aead" : "") + (aligned ? "_aligned" : "") + ".cubin");
       return 0;
     }
     if (a == "--bulk-only") {

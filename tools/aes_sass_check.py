@@ -8,9 +8,9 @@ secret. The rules, for every kernel named aes_* in the cubin:
   2. no local memory access at all (LDL, STL: no spills, no runtime-indexed arrays);
   3. constant memory only at immediate addresses (no LDC / ULDC indexed by a register);
   4. in the AES round loop (the loop of aes_ctr / aes_ctr_masked with the most instructions):
-     only loads (LDG), and the registers their addresses come from (followed through copies and
-     additions) are written inside the loop by additions and copies only: induction variables
-     (round key r's address) over values fixed before the loop. Every ALU result of the rounds
+     only loads (LDG), and the registers their addresses come from (followed through copies,
+     additions and multiplications by constants) are written inside the loop by those only:
+     induction variables (round key r's address) over values fixed before the loop. Every ALU result of the rounds
      (the state) comes from LOP3/SHF/PRMT, so no address in the rounds can depend on the state.
 Rules 1-3 exclude every table but a global one; rule 4 excludes global tables from the rounds.
 GHASH (aes_ghash) multiplies with integer multiplications and masks only: rules 1-3 hold there,
@@ -100,7 +100,12 @@ def check(cubin):
                 _, wop, wmods, wops = d
                 step = wop in {"IADD3", "VIADD", "IADD", "LEA"} or (wop == "IMAD" and ".X" in wmods)
                 copy = wop == "MOV" or (wop == "IMAD" and ".MOV" in wmods)
-                if not (step or copy):
+                # A multiplication by a constant (IMAD / IMAD.SHL / IMAD.WIDE with an immediate
+                # multiplier: round r's offset 16 r, scaled indices) is as public as its register
+                # sources, which are traced in turn.
+                sources = [x.strip() for x in wops.split(",")]
+                scaled = wop == "IMAD" and len(sources) >= 3 and sources[2].startswith("0x")
+                if not (step or copy or scaled):
                     problems.append(f"{name} round loop: load address register R{reg} comes from "
                                     f"{wop}{wmods} {wops} @{d[0]:#x} (not an addition or a copy)")
                     return

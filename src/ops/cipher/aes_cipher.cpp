@@ -74,49 +74,57 @@ bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const Ci
 }
 
 std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, bool encrypt, const CipherBatch& batch,
-                                          const std::vector<std::uint64_t>& offsets, const CheckedBatch& checked,
+                                          const BatchBounds& bounds, const CheckedBatch& checked,
                                           const std::uint8_t* in, std::uint8_t* out, std::span<std::uint8_t> tags_out,
                                           Bytes tags_expected, const Stream* stream) {
   const std::size_t count = batch.count;
   const std::size_t key_bytes = cipher_traits(cipher).key_bytes;
-  const std::size_t data_bytes = offsets.back();
+  const std::size_t data_bytes = bounds.total();
   const BufferView<const std::uint8_t> in_view(device, in, data_bytes);
   const BufferView<std::uint8_t> out_view(device, out, data_bytes);
-  DeviceSecret keys(device, count * key_bytes, stream);
-  keys.upload(batch.keys.first(count * key_bytes));
+  const bool gcm = is_gcm(cipher);
+  // Keys and IVs (for CTR the counter blocks, which the IVs are) in one secret buffer, copied from
+  // the caller's memory as they are: no per-message table on the host. A GCM call waits for its
+  // tags or verdicts, and a call without a stream for its work, before returning: their copies
+  // read the caller's bytes directly. A CTR call on a stream returns with its work queued, so its
+  // copies go through a staging copy of the call's own (DeviceSecret::upload).
+  const std::size_t keys_size = count * key_bytes, ivs_size = count * batch.iv_bytes;
+  DeviceSecret secrets(device, keys_size + ivs_size, stream);
+  const bool waits = gcm || stream == nullptr;
+  for (const auto& [bytes, at] : {std::pair{batch.keys.first(keys_size), std::size_t{0}},
+                                  std::pair{batch.ivs.first(ivs_size), keys_size}}) {
+    if (waits)
+      secrets.upload_waited(bytes, at);
+    else
+      secrets.upload(bytes, at);
+  }
+  const auto keys = secrets.view().subview(0, keys_size), ivs = secrets.view().subview(keys_size, ivs_size);
   // The bounds this call computed (not the caller's offsets: a CTR batch returns before the GPU
   // reads them).
-  const DeviceLayout data = device_layout(device, count, batch.message_bytes,
-                                          batch.offsets.empty() ? std::span<const std::uint64_t>{} : offsets, stream);
+  const DeviceLayout data = device_layout(device, count, batch.message_bytes, bounds.offsets(), stream);
   std::vector<std::size_t> failed;
-  if (!is_gcm(cipher)) {
-    std::vector<std::uint8_t> counters(count * aes::block_bytes);
-    for (std::size_t i = 0; i < count; ++i) std::copy(checked.ivs[i].begin(), checked.ivs[i].end(), &counters[16 * i]);
-    const DeviceBuffer<std::uint8_t> counter_blocks = upload_scratch<std::uint8_t>(device, counters, stream);
-    aes::aes_ctr_xor_batch(device, key_bytes, keys.view(), first_bytes(counter_blocks, counters.size()), data.layout,
-                           in_view, out_view, stream);
+  if (!gcm) {
+    aes::aes_ctr_xor_batch(device, key_bytes, keys, ivs, data.layout, in_view, out_view, stream);
     finish_call(device, stream);
     return failed;
   }
-  const DeviceBuffer<std::uint8_t> ivs = upload_scratch(device, batch.ivs.first(count * batch.iv_bytes), stream);
   const DeviceBuffer<std::uint8_t> aad = upload_scratch(device, batch.aad, stream);
   const DeviceLayout aad_layout = device_layout(device, count, 0, batch.aad_offsets, stream);
   const std::size_t tag_bytes = checked.tag_bytes;
-  const auto iv_view = first_bytes(ivs, count * batch.iv_bytes);
   const auto aad_view = first_bytes(aad, batch.aad.size());
   if (encrypt) {
     DeviceBuffer<std::uint8_t> tags = call_scratch<std::uint8_t>(device, count * tag_bytes, stream);
     const auto tags_view = tags.view().subview(0, count * tag_bytes);
-    aes::aes_gcm_seal_batch(device, key_bytes, keys.view(), batch.iv_bytes, iv_view, aad_view, aad_layout.layout,
-                            data.layout, in_view, out_view, tag_bytes, tags_view, stream);
+    aes::aes_gcm_seal_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout.layout, data.layout,
+                            in_view, out_view, tag_bytes, tags_view, stream);
     tags_view.copy_to(tags_out.first(count * tag_bytes), stream);
     synchronize(device, stream);
     return failed;
   }
   const DeviceBuffer<std::uint8_t> tags = upload_scratch(device, tags_expected.first(count * tag_bytes), stream);
-  failed =
-      aes::aes_gcm_open_batch(device, key_bytes, keys.view(), batch.iv_bytes, iv_view, aad_view, aad_layout.layout,
-                              data.layout, in_view, out_view, tag_bytes, first_bytes(tags, count * tag_bytes), stream);
+  failed = aes::aes_gcm_open_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout.layout,
+                                   data.layout, in_view, out_view, tag_bytes, first_bytes(tags, count * tag_bytes),
+                                   stream);
   synchronize(device, stream);
   return failed;
 }

@@ -22,11 +22,11 @@ bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const Ci
                      const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, TagOut tag_out,
                      Bytes tag_expected, const Stream* stream);
 
-// A checked batch at device pointers in/out (offsets: host offsets into them). GCM tags of
+// A checked batch at device pointers in/out (bounds: where each message lies in them). GCM tags of
 // checked.tag_bytes per message, host memory. Returns the messages whose tag did not verify
 // (ascending; their out bytes not written). Waits for the device.
 std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, bool encrypt, const CipherBatch& batch,
-                                          const std::vector<std::uint64_t>& offsets, const CheckedBatch& checked,
+                                          const BatchBounds& bounds, const CheckedBatch& checked,
                                           const std::uint8_t* in, std::uint8_t* out, std::span<std::uint8_t> tags_out,
                                           Bytes tags_expected, const Stream* stream);
 

@@ -21,15 +21,19 @@ namespace {
 
 constexpr const char* stage = "aes";
 constexpr std::uint32_t threads_per_block = 128;
-// Batches run in slices of this many messages, which bounds the scratch state (~1 KiB each).
-constexpr std::size_t batch_slice = std::size_t{1} << 16;
+// Batches run in slices of this many messages, which bounds the scratch state (312 bytes each:
+// 82 MB a slice). 2^18 messages are ~4 waves of the GHASH kernel (one thread a message) and ~8 of
+// the setup kernel: launches that fill the GPU, and 4 slices (16 launches) for 10^6 messages.
+constexpr std::size_t batch_slice = std::size_t{1} << 18;
 // Bulk GHASH: blocks per chunk, sized so that about 2^18 threads share a large message.
 constexpr std::uint64_t min_ghash_chunk = 32;
 constexpr std::uint64_t ghash_threads = std::uint64_t{1} << 18;
 // Round-key masks of one message: 128 words for each of up to 15 round keys (AES_MASK_WORDS).
 constexpr std::size_t mask_words = 128 * 15;
 
-enum class Mode : std::uint32_t { ctr = 0, gcm = 1 };
+// AES_MODE_* of kernels/aes.cu; gcm_lanes: GCM with 12-byte IVs whose H and E_K(J0) aes_setup_blocks
+// computes, 16 messages per thread.
+enum class Mode : std::uint32_t { ctr = 0, gcm = 1, gcm_lanes = 2 };
 
 [[noreturn]] void fail(const std::string& message) {
   throw Error(Errc::invalid_argument, stage, message);
@@ -59,20 +63,24 @@ std::uint32_t grid_for(std::uint64_t threads) {
 
 // Scratch of one call, all of it key material (detail::DeviceSecret): the states (round keys,
 // counters, GHASH keys) and the key / IV bytes. Bulk calls also hold the round keys as
-// precomputed masks (aes_ctr_masked).
+// precomputed masks (aes_ctr_masked) and the powers of H of chunked GHASH. A batch reuses one
+// Scratch for all its slices (one allocation and one wipe a call).
 struct Scratch {
   detail::DeviceSecret state_bytes;
   detail::DeviceSecret secrets;
   detail::DeviceSecret mask_bytes;
+  detail::DeviceSecret power_bytes;
 
   Scratch(const Device& device, std::size_t count, std::size_t secret_bytes, const Stream* stream,
-          bool with_masks = false)
+          bool bulk = false)
       : state_bytes(device, count * sizeof(AesState), stream),
         secrets(device, secret_bytes, stream),
-        mask_bytes(device, (with_masks ? mask_words : 1) * sizeof(std::uint32_t), stream) {}
+        mask_bytes(device, (bulk ? mask_words : 1) * sizeof(std::uint32_t), stream),
+        power_bytes(device, (bulk ? AES_GHASH_POWERS : 1) * sizeof(AesGf128), stream) {}
 
   AesState* states() noexcept { return state_bytes.as<AesState>(); }
   std::uint32_t* masks() noexcept { return mask_bytes.as<std::uint32_t>(); }
+  AesGf128* powers() noexcept { return power_bytes.as<AesGf128>(); }
 };
 
 std::uint64_t blocks_of(std::uint64_t bytes) {
@@ -91,7 +99,8 @@ void setup_bulk(const AesKernels& k, Scratch& scratch, std::span<const std::uint
   const std::uint8_t* base = scratch.secrets.data();
   k.setup.launch({.grid = 1, .block = 1, .stream = stream}, scratch.states(), base,
                  static_cast<std::uint32_t>(key.size()), base + key.size(), static_cast<std::uint32_t>(iv.size()),
-                 static_cast<std::uint32_t>(mode), 1ull, static_cast<unsigned long long>(ghash_chunk), scratch.masks());
+                 static_cast<std::uint32_t>(mode), 1ull, static_cast<unsigned long long>(ghash_chunk), scratch.masks(),
+                 scratch.powers());
 }
 
 void ctr_bulk(const AesKernels& k, Scratch& scratch, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
@@ -113,15 +122,15 @@ std::uint64_t ghash_chunk_blocks(std::uint64_t aad_bytes, std::uint64_t bytes) {
   return chunk;
 }
 
-void ghash_bulk(const AesKernels& k, AesState* state, BufferView<const std::uint8_t> aad,
+void ghash_bulk(const AesKernels& k, Scratch& scratch, BufferView<const std::uint8_t> aad,
                 BufferView<const std::uint8_t> data, std::uint64_t chunk, const Stream* stream) {
   const std::uint64_t n = blocks_of(aad.size()) + blocks_of(data.size()) + 1;
   const std::uint64_t chunks = (n + chunk - 1) / chunk;
   const auto* none = static_cast<const unsigned long long*>(nullptr);
-  k.ghash.launch({.grid = grid_for(chunks), .block = threads_per_block, .stream = stream}, state, aad.data(), none,
-                 static_cast<unsigned long long>(aad.size()), data.data(), none,
+  k.ghash.launch({.grid = grid_for(chunks), .block = threads_per_block, .stream = stream}, scratch.states(),
+                 aad.data(), none, static_cast<unsigned long long>(aad.size()), data.data(), none,
                  static_cast<unsigned long long>(data.size()), 1ull, static_cast<unsigned long long>(chunks),
-                 static_cast<unsigned long long>(chunk));
+                 static_cast<unsigned long long>(chunk), static_cast<const AesGf128*>(scratch.powers()));
 }
 
 void check_gcm(const Device& device, std::span<const std::uint8_t> key, std::span<const std::uint8_t> iv,
@@ -140,28 +149,28 @@ void check_gcm(const Device& device, std::span<const std::uint8_t> key, std::spa
   if (aad.size() > (std::uint64_t{1} << 61) - 1) fail("AAD longer than 2^64 - 1 bits");
 }
 
-// Message i's [start, end) per layout, copied to the host for the unit table and checks.
+// Message i's [start, end) of a variable layout, copied to the host for the unit table and checks
+// (a fixed layout is checked by its size alone and needs no table).
 std::vector<std::uint64_t> layout_bounds(const BatchLayout& layout, std::size_t data_bytes, const char* what,
                                          const Device& device, const Stream* stream) {
-  std::vector<std::uint64_t> bounds(layout.count + 1);
-  if (layout.offsets) {
-    check_on(device, layout.offsets->device(), what);
-    if (layout.offsets->size() != layout.count + 1)
-      fail(std::string(what) + ": " + std::to_string(layout.count) + " messages need " +
-           std::to_string(layout.count + 1) + " offsets, got " + std::to_string(layout.offsets->size()));
-    // On the call's stream, behind the upload that may have put them there.
-    layout.offsets->copy_to(std::span<std::uint64_t>(bounds), stream);
-    detail::synchronize(device, stream);
-    for (std::size_t i = 0; i < layout.count; ++i)
-      if (bounds[i + 1] < bounds[i] || bounds[i + 1] > data_bytes)
-        fail(std::string(what) + ": offsets of message " + std::to_string(i) +
-             " run backwards or past the end of the buffer (" + std::to_string(data_bytes) + " bytes)");
-  } else {
+  if (!layout.offsets) {
     if (layout.count != 0 && layout.fixed_bytes > data_bytes / layout.count)
       fail(std::string(what) + ": " + std::to_string(layout.count) + " messages of " +
            std::to_string(layout.fixed_bytes) + " bytes do not fit in " + std::to_string(data_bytes) + " bytes");
-    for (std::size_t i = 0; i <= layout.count; ++i) bounds[i] = i * layout.fixed_bytes;
+    return {};
   }
+  std::vector<std::uint64_t> bounds(layout.count + 1);
+  check_on(device, layout.offsets->device(), what);
+  if (layout.offsets->size() != layout.count + 1)
+    fail(std::string(what) + ": " + std::to_string(layout.count) + " messages need " +
+         std::to_string(layout.count + 1) + " offsets, got " + std::to_string(layout.offsets->size()));
+  // On the call's stream, behind the upload that may have put them there.
+  layout.offsets->copy_to(std::span<std::uint64_t>(bounds), stream);
+  detail::synchronize(device, stream);
+  for (std::size_t i = 0; i < layout.count; ++i)
+    if (bounds[i + 1] < bounds[i] || bounds[i + 1] > data_bytes)
+      fail(std::string(what) + ": offsets of message " + std::to_string(i) +
+           " run backwards or past the end of the buffer (" + std::to_string(data_bytes) + " bytes)");
   return bounds;
 }
 
@@ -174,7 +183,7 @@ struct BatchCall {
   std::size_t iv_bytes;
   BufferView<const std::uint8_t> ivs;
   const BatchLayout& layout;
-  std::vector<std::uint64_t> bounds;
+  std::vector<std::uint64_t> bounds;  // variable layouts only
   BufferView<const std::uint8_t> in;
   BufferView<std::uint8_t> out;
   const Stream* stream;
@@ -183,13 +192,20 @@ struct BatchCall {
     return layout.offsets ? reinterpret_cast<const unsigned long long*>(layout.offsets->data()) + first : nullptr;
   }
   std::uint64_t data_shift(std::size_t first) const { return layout.offsets ? 0 : first * layout.fixed_bytes; }
+  std::uint64_t message_bytes(std::size_t i) const {
+    return layout.offsets ? bounds[i + 1] - bounds[i] : layout.fixed_bytes;
+  }
 
   void setup(Scratch& scratch, std::size_t first, std::size_t n, Mode mode) const {
+    const bool lanes = mode == Mode::gcm && iv_bytes == 12;
     k.setup.launch({.grid = grid_for(n), .block = threads_per_block, .stream = stream}, scratch.states(),
                    keys.data() + first * key_bytes, static_cast<std::uint32_t>(key_bytes),
                    ivs.data() + first * iv_bytes, static_cast<std::uint32_t>(iv_bytes),
-                   static_cast<std::uint32_t>(mode), static_cast<unsigned long long>(n), 0ull,
-                   static_cast<std::uint32_t*>(nullptr));
+                   static_cast<std::uint32_t>(lanes ? Mode::gcm_lanes : mode), static_cast<unsigned long long>(n),
+                   0ull, static_cast<std::uint32_t*>(nullptr), static_cast<AesGf128*>(nullptr));
+    if (lanes)
+      k.setup_blocks.launch({.grid = grid_for((n + 15) / 16), .block = threads_per_block, .stream = stream},
+                            scratch.states(), static_cast<unsigned long long>(n));
   }
 
   void ctr(Scratch& scratch, std::size_t first, std::size_t n, const std::uint8_t* verdicts) const {
@@ -199,7 +215,7 @@ struct BatchCall {
     if (layout.offsets) {
       std::vector<std::uint64_t> starts(n + 1, 0);
       for (std::size_t i = 0; i < n; ++i)
-        starts[i + 1] = starts[i] + (blocks_of(bounds[first + i + 1] - bounds[first + i]) + 31) / 32;
+        starts[i + 1] = starts[i] + (blocks_of(message_bytes(first + i)) + 31) / 32;
       total = starts[n];
       unit_table.emplace(detail::upload_scratch<std::uint64_t>(device, starts, stream));
     } else {
@@ -232,8 +248,9 @@ void check_batch_common(const Device& device, std::size_t key_bytes, BufferView<
          " IV bytes, got " + std::to_string(ivs.size()));
 }
 
-void check_gcm_batch(const BatchLayout& layout, const BatchLayout& aad_layout, const std::vector<std::uint64_t>& bounds,
-                     std::size_t iv_bytes, std::size_t tag_bytes, std::size_t tags_size) {
+void check_gcm_batch(const BatchCall& call, const BatchLayout& aad_layout, std::size_t iv_bytes, std::size_t tag_bytes,
+                     std::size_t tags_size) {
+  const BatchLayout& layout = call.layout;
   if (iv_bytes == 0) fail("a GCM IV is at least 1 byte (12 recommended), got 0");
   if (!valid_gcm_tag_bytes(tag_bytes))
     fail("a GCM tag is 16, 15, 14, 13, 12, 8 or 4 bytes, got " + std::to_string(tag_bytes));
@@ -243,8 +260,8 @@ void check_gcm_batch(const BatchLayout& layout, const BatchLayout& aad_layout, c
   if (tags_size != layout.count * tag_bytes)
     fail(std::to_string(layout.count) + " messages need " + std::to_string(layout.count * tag_bytes) +
          " tag bytes, got " + std::to_string(tags_size));
-  for (std::size_t i = 0; i < layout.count; ++i)
-    if (bounds[i + 1] - bounds[i] > gcm_max_message_bytes)
+  for (std::size_t i = 0; i < (layout.offsets ? layout.count : std::min<std::size_t>(layout.count, 1)); ++i)
+    if (call.message_bytes(i) > gcm_max_message_bytes)
       fail("GCM message " + std::to_string(i) + " is longer than 2^32 - 2 blocks");
 }
 
@@ -261,7 +278,7 @@ void gcm_batch_tags(const BatchCall& call, Scratch& scratch, std::size_t first, 
                       aad.data() + aad_shift, aad_offsets, static_cast<unsigned long long>(aad_layout.fixed_bytes),
                       data.data() + shift, call.offsets(first),
                       static_cast<unsigned long long>(call.layout.fixed_bytes), static_cast<unsigned long long>(n),
-                      1ull, 0ull);
+                      1ull, 0ull, static_cast<const AesGf128*>(nullptr));
   call.k.tag.launch({.grid = grid_for(n), .block = threads_per_block, .stream = call.stream}, scratch.states(),
                     static_cast<unsigned long long>(n), static_cast<std::uint32_t>(tag_bytes),
                     tags_out ? tags_out + first * tag_bytes : nullptr,
@@ -299,7 +316,7 @@ void aes_gcm_seal(const Device& device, std::span<const std::uint8_t> key, std::
   const std::uint64_t chunk = ghash_chunk_blocks(aad.size(), in.size());
   setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
   if (!in.empty()) ctr_bulk(k, scratch, in, out, nullptr, stream);
-  ghash_bulk(k, scratch.states(), aad, out, chunk, stream);
+  ghash_bulk(k, scratch, aad, out, chunk, stream);
   k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states()), 1ull,
                static_cast<std::uint32_t>(tag.size()), tag.data(), static_cast<const std::uint8_t*>(nullptr),
                static_cast<std::uint8_t*>(nullptr));
@@ -316,7 +333,7 @@ bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key, std::
     Scratch scratch(device, 1, key.size() + iv.size(), stream, true);
     const std::uint64_t chunk = ghash_chunk_blocks(aad.size(), in.size());
     setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
-    ghash_bulk(k, scratch.states(), aad, in, chunk, stream);
+    ghash_bulk(k, scratch, aad, in, chunk, stream);
     k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states()), 1ull,
                  static_cast<std::uint32_t>(tag.size()), static_cast<std::uint8_t*>(nullptr), tag.data(),
                  verdict.data());
@@ -344,9 +361,9 @@ void aes_ctr_xor_batch(const Device& device, std::size_t key_bytes, BufferView<c
                        in,
                        out,
                        stream};
+  Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
   for (std::size_t first = 0; first < layout.count; first += batch_slice) {
     const std::size_t n = std::min(batch_slice, layout.count - first);
-    Scratch scratch(device, n, 0, stream);
     call.setup(scratch, first, n, Mode::ctr);
     call.ctr(scratch, first, n, nullptr);
   }
@@ -371,11 +388,11 @@ void aes_gcm_seal_batch(const Device& device, std::size_t key_bytes, BufferView<
                        in,
                        out,
                        stream};
-  check_gcm_batch(layout, aad_layout, call.bounds, iv_bytes, tag_bytes, tags.size());
+  check_gcm_batch(call, aad_layout, iv_bytes, tag_bytes, tags.size());
   (void)layout_bounds(aad_layout, aad.size(), "the AAD layout", device, stream);
+  Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
   for (std::size_t first = 0; first < layout.count; first += batch_slice) {
     const std::size_t n = std::min(batch_slice, layout.count - first);
-    Scratch scratch(device, n, 0, stream);
     call.setup(scratch, first, n, Mode::gcm);
     call.ctr(scratch, first, n, nullptr);
     gcm_batch_tags(call, scratch, first, n, aad, aad_layout, out, tag_bytes, tags.data(), nullptr, nullptr);
@@ -403,21 +420,19 @@ std::vector<std::size_t> aes_gcm_open_batch(const Device& device, std::size_t ke
                        in,
                        out,
                        stream};
-  check_gcm_batch(layout, aad_layout, call.bounds, iv_bytes, tag_bytes, tags.size());
+  check_gcm_batch(call, aad_layout, iv_bytes, tag_bytes, tags.size());
   (void)layout_bounds(aad_layout, aad.size(), "the AAD layout", device, stream);
   std::vector<std::size_t> failed;
   if (layout.count == 0) return failed;
   DeviceBuffer<std::uint8_t> verdicts =
       detail::call_scratch<std::uint8_t>(device, std::min(batch_slice, layout.count), stream);
   std::vector<std::uint8_t> host(verdicts.size());
+  Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
   for (std::size_t first = 0; first < layout.count; first += batch_slice) {
     const std::size_t n = std::min(batch_slice, layout.count - first);
-    {
-      Scratch scratch(device, n, 0, stream);
-      call.setup(scratch, first, n, Mode::gcm);
-      gcm_batch_tags(call, scratch, first, n, aad, aad_layout, in, tag_bytes, nullptr, tags.data(), verdicts.data());
-      call.ctr(scratch, first, n, verdicts.data());
-    }
+    call.setup(scratch, first, n, Mode::gcm);
+    gcm_batch_tags(call, scratch, first, n, aad, aad_layout, in, tag_bytes, nullptr, tags.data(), verdicts.data());
+    call.ctr(scratch, first, n, verdicts.data());
     verdicts.view().subview(0, n).copy_to(std::span<std::uint8_t>(host.data(), n), stream);
     detail::synchronize(device, stream);
     for (std::size_t i = 0; i < n; ++i)

@@ -19,7 +19,8 @@ Program kernel_program(const std::string& file) {
   return Program(detail::cipher_source(file))
       .name(file)
       .header("chacha20.cuh", detail::cipher_source("chacha20.cuh"))
-      .header("poly1305.cuh", detail::cipher_source("poly1305.cuh"));
+      .header("poly1305.cuh", detail::cipher_source("poly1305.cuh"))
+      .header("cipher_io.cuh", detail::cipher_source("cipher_io.cuh"));
 }
 
 }  // namespace
@@ -143,25 +144,36 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
 }
 
 void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const CipherBatch& batch,
-                           const std::vector<std::uint64_t>& offsets, const CheckedBatch& checked,
-                           const std::uint8_t* in, std::uint8_t* out, std::uint8_t* tags, const Stream* stream) {
+                           const BatchBounds& bounds, const CheckedBatch& checked, const std::uint8_t* in,
+                           std::uint8_t* out, std::uint8_t* tags, const Stream* stream) {
   if (batch.count == 0) return;
-  const bool fixed = batch.offsets.empty();
+  const bool fixed = bounds.fixed();
   bool aligned = aligned16(in) && aligned16(out);
-  for (std::size_t i = 0; aligned && i < batch.count; ++i) aligned = offsets[i] % 16 == 0;
+  if (fixed) {
+    aligned = aligned && bounds.fixed_bytes() % 16 == 0;
+  } else {
+    for (std::size_t i = 0; aligned && i < batch.count; ++i) aligned = bounds.begin(i) % 16 == 0;
+  }
 
-  std::vector<Params> params(batch.count);
-  const std::size_t key_bytes = batch.keys.size() / batch.count;
-  for (std::size_t i = 0; i < batch.count; ++i)
-    params[i] = params_for(batch.keys.data() + i * key_bytes, checked.ivs[i]);
-  DeviceSecret secret(device, params.size() * sizeof(Params), stream);
-  secret.upload_owned(std::span(reinterpret_cast<const std::uint8_t*>(params.data()), params.size() * sizeof(Params)));
-  OPENSSL_cleanse(params.data(), params.size() * sizeof(Params));
+  // The keys and IVs as the caller laid them out, side by side in one secret buffer; the kernel
+  // reads each message's key words, counter and nonce from them (no per-message table on the
+  // host). The AEAD waits for its tags below, and a call without a stream for its work: their
+  // copies read the caller's bytes directly; a ChaCha20 call on a stream returns with its work
+  // queued, so its copies are staged (DeviceSecret::upload).
+  const std::size_t keys_size = batch.count * 32, ivs_size = batch.count * batch.iv_bytes;
+  DeviceSecret secret(device, keys_size + ivs_size, stream);
+  const bool waits = aead || stream == nullptr;
+  for (const auto& [bytes, at] : {std::pair{batch.keys.first(keys_size), std::size_t{0}},
+                                  std::pair{batch.ivs.first(ivs_size), keys_size}}) {
+    if (waits)
+      secret.upload_waited(bytes, at);
+    else
+      secret.upload(bytes, at);
+  }
 
   // `offsets` is this call's own copy; the AAD is read in place only by the AEAD, which waits below.
   using Offsets = std::span<const std::uint64_t>;
-  const DeviceBuffer<std::uint64_t> offsets_device =
-      upload_scratch(device, fixed ? Offsets{} : Offsets(offsets), stream);
+  const DeviceBuffer<std::uint64_t> offsets_device = upload_scratch(device, bounds.offsets(), stream);
   const bool with_aad = aead && !batch.aad_offsets.empty();
   const DeviceBuffer<std::uint8_t> aad = upload_scratch(device, with_aad ? batch.aad : Bytes{}, stream);
   const DeviceBuffer<std::uint64_t> aad_offsets =
@@ -172,12 +184,14 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
   const CipherProgram program{
       .source = CipherProgram::Source::chacha20_batch, .aead = aead, .aligned = aligned, .decrypt = aead && decrypt};
   const std::uint64_t* no_offsets = nullptr;
+  const std::uint8_t* keys = secret.data();
   cipher_kernel(device, program, "chacha20_batch")
       .launch({.grid = blocks_for(batch.count), .block = block_threads, .stream = stream}, in, out,
-              static_cast<unsigned long long>(batch.count), static_cast<unsigned long long>(batch.message_bytes),
-              fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets_device.data()),
-              static_cast<const std::uint8_t*>(secret.data()), static_cast<const std::uint8_t*>(aad.data()),
-              with_aad ? static_cast<const std::uint64_t*>(aad_offsets.data()) : no_offsets, tags_device.data());
+              static_cast<unsigned long long>(batch.count), static_cast<unsigned long long>(bounds.fixed_bytes()),
+              fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets_device.data()), keys,
+              static_cast<const std::uint8_t*>(aad.data()),
+              with_aad ? static_cast<const std::uint64_t*>(aad_offsets.data()) : no_offsets, tags_device.data(),
+              keys + keys_size, static_cast<std::uint32_t>(batch.iv_bytes), checked.chacha20_counter);
   if (!aead) return finish_call(device, stream);
   tags_device.copy_to(std::span<std::uint8_t>(tags, batch.count * aead_tag_bytes), stream);
   synchronize(device, stream);

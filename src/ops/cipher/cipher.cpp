@@ -145,23 +145,24 @@ std::vector<std::size_t> verify_batch(std::size_t count, std::size_t tag_bytes, 
 }
 
 void batch_on_device(const Device& device, Cipher cipher, bool encrypt, const CipherBatch& batch,
-                     const std::vector<std::uint64_t>& offsets, const detail::CheckedBatch& checked,
-                     const std::uint8_t* in, std::uint8_t* out, std::span<std::uint8_t> tags_out, Bytes tags_expected,
-                     const Stream* stream) {
+                     const detail::BatchBounds& bounds, const detail::CheckedBatch& checked, const std::uint8_t* in,
+                     std::uint8_t* out, std::span<std::uint8_t> tags_out, Bytes tags_expected, const Stream* stream) {
   detail::cipher_kernel_set().require(device);
   std::vector<std::size_t> failed;
   if (!is_chacha(cipher)) {
-    failed = detail::aes_device_batch(device, cipher, encrypt, batch, offsets, checked, in, out, tags_out,
+    failed = detail::aes_device_batch(device, cipher, encrypt, batch, bounds, checked, in, out, tags_out,
                                       tags_expected, stream);
+  } else if (cipher == Cipher::chacha20_poly1305 && encrypt) {
+    // The tags (16 bytes each, the only size) go straight to the caller's buffer.
+    detail::chacha20_device_batch(device, true, false, batch, bounds, checked, in, out, tags_out.data(), stream);
   } else {
     const bool aead = cipher == Cipher::chacha20_poly1305;
     std::vector<std::uint8_t> tags(aead ? batch.count * aead_tag_bytes : 0);
-    detail::chacha20_device_batch(device, aead, !encrypt, batch, offsets, checked, in, out, tags.data(), stream);
-    if (aead && encrypt) std::copy(tags.begin(), tags.end(), tags_out.begin());
-    if (aead && !encrypt) failed = verify_batch(batch.count, checked.tag_bytes, tags.data(), tags_expected);
+    detail::chacha20_device_batch(device, aead, !encrypt, batch, bounds, checked, in, out, tags.data(), stream);
+    if (aead) failed = verify_batch(batch.count, checked.tag_bytes, tags.data(), tags_expected);
   }
   if (failed.empty()) return;
-  for (std::size_t i : failed) zero_device(device, out + offsets[i], offsets[i + 1] - offsets[i], stream);
+  for (std::size_t i : failed) zero_device(device, out + bounds.begin(i), bounds.size(i), stream);
   detail::synchronize(device, stream);
   throw AuthenticationError(std::move(failed));
 }
@@ -170,10 +171,10 @@ void batch_host(Cipher cipher, bool encrypt, const CipherBatch& batch, Bytes in,
                 std::span<std::uint8_t> tags_out, Bytes tags_expected, const CipherOptions& options) {
   const char* stage = stage_of(encrypt);
   detail::check_in_out(in.data(), in.size(), out.data(), out.size(), stage);
-  const std::vector<std::uint64_t> offsets = detail::batch_offsets(batch, in.size(), stage);
+  const detail::BatchBounds bounds = detail::batch_offsets(batch, in.size(), stage);
   const std::size_t tags_bytes = encrypt ? tags_out.size() : tags_expected.size();
   const detail::CheckedBatch checked =
-      detail::check_batch(cipher, batch, offsets, tags_bytes, options.chacha20_counter, stage);
+      detail::check_batch(cipher, batch, bounds, tags_bytes, options.chacha20_counter, stage);
   if (batch.count == 0) return;
   if (const auto& device = host_data_device(options)) {
     if (device->is_gpu()) {
@@ -182,7 +183,7 @@ void batch_host(Cipher cipher, bool encrypt, const CipherBatch& batch, Bytes in,
       DeviceBuffer<std::uint8_t> buffer = device->alloc<std::uint8_t>(std::max<std::size_t>(bytes, 1));
       if (bytes != 0) buffer.view().subview(0, bytes).copy_from(in);
       try {
-        batch_on_device(*device, cipher, encrypt, batch, offsets, checked, buffer.data(), buffer.data(), tags_out,
+        batch_on_device(*device, cipher, encrypt, batch, bounds, checked, buffer.data(), buffer.data(), tags_out,
                         tags_expected, nullptr);
       } catch (const AuthenticationError&) {
         if (bytes != 0) buffer.view().subview(0, bytes).copy_to(out);
@@ -190,14 +191,14 @@ void batch_host(Cipher cipher, bool encrypt, const CipherBatch& batch, Bytes in,
       }
       if (bytes != 0) buffer.view().subview(0, bytes).copy_to(out);
     } else {
-      batch_on_device(*device, cipher, encrypt, batch, offsets, checked, in.data(), out.data(), tags_out, tags_expected,
+      batch_on_device(*device, cipher, encrypt, batch, bounds, checked, in.data(), out.data(), tags_out, tags_expected,
                       nullptr);
     }
     return;
   }
   std::uint8_t* tags = encrypt ? tags_out.data() : const_cast<std::uint8_t*>(tags_expected.data());  // EVP only reads
   std::vector<std::size_t> failed =
-      detail::evp_batch(cipher, encrypt, batch, offsets, checked, in.data(), out.data(), tags, options.threads);
+      detail::evp_batch(cipher, encrypt, batch, bounds, checked, in.data(), out.data(), tags, options.threads);
   if (!failed.empty()) throw AuthenticationError(std::move(failed));
 }
 
@@ -207,12 +208,12 @@ void batch_device(Cipher cipher, bool encrypt, const CipherBatch& batch, BufferV
   const char* stage = stage_of(encrypt);
   const Device& device = buffer_device(in.device(), out.device(), options, stage);
   detail::check_in_out(in.data(), in.size(), out.data(), out.size(), stage);
-  const std::vector<std::uint64_t> offsets = detail::batch_offsets(batch, in.size(), stage);
+  const detail::BatchBounds bounds = detail::batch_offsets(batch, in.size(), stage);
   const std::size_t tags_bytes = encrypt ? tags_out.size() : tags_expected.size();
   const detail::CheckedBatch checked =
-      detail::check_batch(cipher, batch, offsets, tags_bytes, options.chacha20_counter, stage);
+      detail::check_batch(cipher, batch, bounds, tags_bytes, options.chacha20_counter, stage);
   if (batch.count == 0) return;
-  batch_on_device(device, cipher, encrypt, batch, offsets, checked, in.data(), out.data(), tags_out, tags_expected,
+  batch_on_device(device, cipher, encrypt, batch, bounds, checked, in.data(), out.data(), tags_out, tags_expected,
                   options.stream);
 }
 

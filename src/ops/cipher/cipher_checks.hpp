@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "opkit/ops/cipher.hpp"
@@ -27,16 +28,51 @@ Iv16 check_message(Cipher cipher, std::size_t key_bytes, Bytes iv, std::size_t t
 // Throws unless out is exactly in or does not overlap it, and both have the same size.
 void check_in_out(const void* in, std::size_t in_bytes, const void* out, std::size_t out_bytes, const char* stage);
 
-// The batch's message bounds as offsets (count + 1 of them), checked against data_bytes.
-std::vector<std::uint64_t> batch_offsets(const CipherBatch& batch, std::size_t data_bytes, const char* stage);
+// Where message i of a batch lies in its data: [begin(i), end(i)). A fixed-length batch keeps no
+// table (10^6 messages would be 8 MB built, faulted in and freed per call); a variable one keeps
+// this call's own copy of the offsets (a call that returns before the device reads them must not
+// depend on the caller's).
+class BatchBounds {
+ public:
+  BatchBounds(std::size_t count, std::uint64_t fixed_bytes) : count_(count), fixed_(fixed_bytes) {}
+  explicit BatchBounds(std::vector<std::uint64_t> offsets)
+      : count_(offsets.empty() ? 0 : offsets.size() - 1), offsets_(std::move(offsets)) {}
+
+  std::size_t count() const noexcept { return count_; }
+  bool fixed() const noexcept { return offsets_.empty(); }
+  std::uint64_t fixed_bytes() const noexcept { return fixed_; }
+  std::uint64_t begin(std::size_t i) const noexcept { return offsets_.empty() ? i * fixed_ : offsets_[i]; }
+  std::uint64_t end(std::size_t i) const noexcept { return begin(i + 1); }
+  std::uint64_t size(std::size_t i) const noexcept { return end(i) - begin(i); }
+  std::uint64_t total() const noexcept { return begin(count_); }
+  // The offsets (count + 1) of a variable-length batch; empty for a fixed one.
+  std::span<const std::uint64_t> offsets() const noexcept { return offsets_; }
+
+ private:
+  std::size_t count_ = 0;
+  std::uint64_t fixed_ = 0;
+  std::vector<std::uint64_t> offsets_;
+};
+
+// The batch's message bounds, checked against data_bytes.
+BatchBounds batch_offsets(const CipherBatch& batch, std::size_t data_bytes, const char* stage);
+
+// The 16-byte IV form of `iv` (check_message's result, without its checks).
+Iv16 iv16(Cipher cipher, Bytes iv, std::uint32_t chacha20_counter);
 
 struct CheckedBatch {
   std::size_t tag_bytes = 0;
-  std::vector<Iv16> ivs;  // per message, as check_message returns them
+  Cipher cipher = Cipher::aes_128_ctr;
+  Bytes ivs;  // the caller's IVs, iv_bytes each
+  std::size_t iv_bytes = 0;
+  std::uint32_t chacha20_counter = 0;
+  // Message i's IV as check_message returns it (computed on demand: no per-message table).
+  Iv16 iv(std::size_t i) const { return iv16(cipher, ivs.subspan(i * iv_bytes, iv_bytes), chacha20_counter); }
 };
 
-// Checks keys, IVs, AAD offsets and the tag buffer of a batch.
-CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, std::span<const std::uint64_t> offsets,
-                         std::size_t tags_bytes, std::uint32_t chacha20_counter, const char* stage);
+// Checks keys, IVs, AAD offsets and the tag buffer of a batch: every message as check_message
+// would, but without a call (or a table) per message where the answer cannot differ.
+CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, const BatchBounds& bounds, std::size_t tags_bytes,
+                         std::uint32_t chacha20_counter, const char* stage);
 
 }  // namespace opkit::ops::detail

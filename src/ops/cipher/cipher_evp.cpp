@@ -64,7 +64,7 @@ bool evp_bulk(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, const
 }
 
 std::vector<std::size_t> evp_batch(Cipher cipher, bool encrypt, const CipherBatch& batch,
-                                   const std::vector<std::uint64_t>& offsets, const CheckedBatch& checked,
+                                   const BatchBounds& bounds, const CheckedBatch& checked,
                                    const std::uint8_t* in, std::uint8_t* out, std::uint8_t* tags, unsigned threads) {
   const std::size_t key_bytes = cipher_traits(cipher).key_bytes;
   const auto count = static_cast<std::ptrdiff_t>(batch.count);
@@ -74,12 +74,13 @@ std::vector<std::size_t> evp_batch(Cipher cipher, bool encrypt, const CipherBatc
   for (std::ptrdiff_t s = 0; s < count; ++s) {
     const auto i = static_cast<std::size_t>(s);
     try {
-      const Bytes iv = is_gcm(cipher) ? batch.ivs.subspan(i * batch.iv_bytes, batch.iv_bytes) : Bytes(checked.ivs[i]);
+      const Iv16 iv16 = checked.iv(i);
+      const Bytes iv = is_gcm(cipher) ? batch.ivs.subspan(i * batch.iv_bytes, batch.iv_bytes) : Bytes(iv16);
       const Bytes aad = batch.aad_offsets.empty()
                             ? Bytes{}
                             : batch.aad.subspan(batch.aad_offsets[i], batch.aad_offsets[i + 1] - batch.aad_offsets[i]);
       const bool ok = evp_message(cipher, encrypt, batch.keys.subspan(i * key_bytes, key_bytes), iv, aad,
-                                  in + offsets[i], out + offsets[i], offsets[i + 1] - offsets[i],
+                                  in + bounds.begin(i), out + bounds.begin(i), bounds.size(i),
                                   tags ? tags + i * checked.tag_bytes : nullptr, checked.tag_bytes);
       failed[i] = ok ? 0 : 1;
     } catch (...) {

@@ -30,7 +30,7 @@ bool evp_aead_over_cores(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes
 
 // A checked batch; returns the indices whose tags failed (their output zeroed).
 std::vector<std::size_t> evp_batch(Cipher cipher, bool encrypt, const CipherBatch& batch,
-                                   const std::vector<std::uint64_t>& offsets, const CheckedBatch& checked,
+                                   const BatchBounds& bounds, const CheckedBatch& checked,
                                    const std::uint8_t* in, std::uint8_t* out, std::uint8_t* tags, unsigned threads);
 
 }  // namespace opkit::ops::detail

@@ -89,12 +89,27 @@ class DeviceSecret {
   // must to replay the call). A longer run (a batch's keys) goes through a pageable copy of this
   // call's own, which the driver reads before the copy call returns (pageable memory cannot be
   // read by DMA later) and which is then wiped.
+  // The staging memory is this thread's, kept between calls (a fresh 32 MB vector per call spent
+  // more time faulting its pages in than copying), and copied into and wiped over the cores.
   void upload(std::span<const std::uint8_t> host, std::size_t at = 0) {
     if (host.empty()) return;
     if (host.size() <= parameter_bytes) return store_by_parameter(host, at);
-    std::vector<std::uint8_t> staged(host.begin(), host.end());
+    Staging& staging = staging_area();
+    staging.bytes.resize(std::max(staging.bytes.size(), host.size()));
+    const std::span<std::uint8_t> staged(staging.bytes.data(), host.size());
+    parallel_chunks(host.size(), [&](std::size_t from, std::size_t n) {
+      std::copy_n(host.data() + from, n, staged.data() + from);
+    });
     upload_owned(staged, at);
-    OPENSSL_cleanse(staged.data(), staged.size());
+    parallel_chunks(staged.size(), [&](std::size_t from, std::size_t n) { OPENSSL_cleanse(staged.data() + from, n); });
+    staging.release_if_large();
+  }
+  // The caller's bytes copied as they are, without staging: only for a call that waits for its
+  // work (the copy included) before it returns, so that the caller's memory is not read later.
+  void upload_waited(std::span<const std::uint8_t> host, std::size_t at = 0) {
+    if (host.empty()) return;
+    if (host.size() <= parameter_bytes) return store_by_parameter(host, at);
+    buffer_.view().subview(at, host.size()).copy_from(host, stream_);
   }
   // upload() of pageable host bytes that the call itself owns (and wipes afterwards): no staging.
   void upload_owned(std::span<const std::uint8_t> owned, std::size_t at = 0) {
@@ -104,6 +119,30 @@ class DeviceSecret {
   }
 
  private:
+  // Staging memory of one host thread; more than max_kept bytes are given back after use.
+  struct Staging {
+    static constexpr std::size_t max_kept = std::size_t{256} << 20;
+    std::vector<std::uint8_t> bytes;
+    void release_if_large() {
+      if (bytes.size() > max_kept) std::vector<std::uint8_t>().swap(bytes);
+    }
+  };
+  static Staging& staging_area() {
+    thread_local Staging staging;
+    return staging;
+  }
+  // f(from, n) over [0, bytes) in 1 MiB pieces, on several cores from 8 MiB on.
+  template <class F>
+  static void parallel_chunks(std::size_t bytes, F&& f) {
+    constexpr std::size_t piece = std::size_t{1} << 20;
+    const auto pieces = static_cast<std::ptrdiff_t>((bytes + piece - 1) / piece);
+#pragma omp parallel for schedule(static) if (bytes >= 8 * piece)
+    for (std::ptrdiff_t p = 0; p < pieces; ++p) {
+      const std::size_t from = static_cast<std::size_t>(p) * piece;
+      f(from, std::min(piece, bytes - from));
+    }
+  }
+
   void store_by_parameter(std::span<const std::uint8_t> host, std::size_t at) {
     struct Parameter {
       std::uint8_t bytes[parameter_bytes];

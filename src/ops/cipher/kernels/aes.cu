@@ -1,5 +1,6 @@
 // AES-CTR and AES-GCM kernels, constant-time (bitsliced AES, multiply-with-holes GHASH):
 //   aes_setup   one thread per message: key schedule, GCM's H, J0, E_K(J0) and hash-key powers;
+//   aes_setup_blocks  GCM batches: H and E_K(J0) of 16 messages per thread, bitsliced across them;
 //   aes_ctr     32 blocks per thread: counter blocks built bitsliced, encrypted, XORed with data;
 //   aes_ghash   GHASH over AAD || C || lengths, in chunks of blocks combined with powers of H;
 //   aes_gcm_tag one thread per message: tag = E_K(J0) ^ GHASH, written or compared.
@@ -7,9 +8,12 @@
 #include "aes_gf128.cuh"
 #include "aes_key.cuh"
 #include "aes_state.cuh"
+#include "cipher_io.cuh"
 
 #define AES_MODE_CTR 0u
 #define AES_MODE_GCM 1u
+// GCM with 12-byte IVs, H and E_K(J0) left to aes_setup_blocks (batches): J0 + 1 as the counter.
+#define AES_MODE_GCM_LANES 2u
 
 __device__ __forceinline__ unsigned int aes_load_be32(const unsigned char* p) {
   return (static_cast<unsigned int>(p[0]) << 24) | (p[1] << 16) | (p[2] << 8) | p[3];
@@ -77,11 +81,13 @@ __device__ __forceinline__ void aes_message_span(const unsigned long long* offse
 #define AES_MASK_WORDS (128 * 15)
 
 // mode AES_MODE_CTR: ivs holds 16-byte counter blocks. AES_MODE_GCM: ivs holds iv_bytes-byte IVs,
-// and ghash_chunk_blocks > 0 asks for the powers H^(chunk_blocks * 2^s) of bulk GHASH; masks, if not
-// null, receives each message's round keys as masks (AES_MASK_WORDS words per message).
+// and ghash_chunk_blocks > 0 asks for the powers H^(chunk_blocks * 2^s) of bulk GHASH (to powers,
+// AES_GHASH_POWERS per message); masks, if not null, receives each message's round keys as masks
+// (AES_MASK_WORDS words per message).
 extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys, unsigned int key_bytes,
                                      const unsigned char* ivs, unsigned int iv_bytes, unsigned int mode,
-                                     unsigned long long count, unsigned long long ghash_chunk_blocks, aes_word* masks) {
+                                     unsigned long long count, unsigned long long ghash_chunk_blocks, aes_word* masks,
+                                     AesGf128* powers) {
   const unsigned long long m = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (m >= count) return;
   AesState& st = states[m];
@@ -99,6 +105,12 @@ extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys
     return;
   }
   st.counter_bits = 32;
+  st.ghash.lo = st.ghash.hi = 0;
+  if (mode == AES_MODE_GCM_LANES) {  // J0 = IV || 00 00 00 01; the data starts at inc32(J0)
+    for (int i = 0; i < 3; ++i) st.counter[i] = aes_load_be32(iv + 4 * i);
+    st.counter[3] = 2;
+    return;
+  }
   const unsigned int zero[4] = {0, 0, 0, 0};
   unsigned int w[4];
   aes_encrypt_block(st.round_keys, rounds, zero, w);
@@ -130,7 +142,6 @@ extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys
   aes_encrypt_block(st.round_keys, rounds, j0, st.tag_mask);
   for (int i = 0; i < 4; ++i) st.counter[i] = aes_bswap32(j0[i]);
   st.counter[3] += 1;  // inc32(J0): the first data block
-  st.ghash.lo = st.ghash.hi = 0;
   if (ghash_chunk_blocks > 0) {
     // H^chunk_blocks by square-and-multiply on the public exponent, then repeated squares.
     AesGf128 p = {1, 0}, base = h;
@@ -139,9 +150,86 @@ extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys
       base = aes_gf128_mul(base, base);
     }
     for (int s = 0; s < AES_GHASH_POWERS; ++s) {
-      st.h_powers[s] = p;
+      powers[m * AES_GHASH_POWERS + s] = p;
       p = aes_gf128_mul(p, p);
     }
+  }
+}
+
+// No round key (the lanes' keys are added apart, aes_add_lane_keys).
+struct AesNoKeys {
+  __device__ __forceinline__ aes_word mask(int, int) const { return 0; }
+};
+
+// XORs round key r of messages m0 .. m0 + 15 into the bitsliced state, lanes 2 k and 2 k + 1 taking
+// message m0 + k's: for each key word g, the 32 lanes' words transposed (aes_transpose32) are the
+// masks of state words 32 g .. 32 g + 31. Messages past count get a zero key. The addresses depend
+// on message indices and r only.
+__device__ __forceinline__ void aes_add_lane_keys(aes_word* s, const AesState* states, unsigned long long m0,
+                                                  unsigned long long count, int r) {
+  // One address for the 16 messages (constant offsets from it), not one per message.
+  const unsigned int* key = states[m0].round_keys + 4 * r;
+  constexpr int stride = sizeof(AesState) / sizeof(unsigned int);
+  const unsigned long long here = count - m0;  // messages m0 + k with k < here exist
+#pragma unroll
+  for (int g = 0; g < 4; ++g) {
+    aes_word a[32];
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+      const aes_word w = static_cast<unsigned long long>(k) < here ? key[k * stride + g] : 0u;
+      a[2 * k] = w;
+      a[2 * k + 1] = w;
+    }
+    aes_transpose32(a);
+#pragma unroll
+    for (int i = 0; i < 32; ++i) s[32 * g + i] ^= a[i];
+  }
+}
+
+// GCM batches (after aes_setup in AES_MODE_GCM_LANES): H = E_K(0^128) and E_K(J0) of 16 messages
+// per thread in one bitsliced pass, lanes 2 k / 2 k + 1 the zero block / J0 of message 16 j + k
+// under that message's round keys. One 32-lane AES for 16 messages, where aes_setup runs two per
+// message using one lane of each. Every message of the batch has the same key size.
+extern "C" __global__ void __launch_bounds__(128) aes_setup_blocks(AesState* states, unsigned long long count) {
+  const unsigned long long m0 = 16 * (static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x);
+  if (m0 >= count) return;
+  const int rounds = static_cast<int>(states[m0].rounds);
+  aes_word s[128];
+  // Round key 0 XOR the input blocks: lane 2 k zero, lane 2 k + 1 J0 (the counter minus one).
+#pragma unroll
+  for (int g = 0; g < 4; ++g) {
+    aes_word a[32];
+#pragma unroll
+    for (int k = 0; k < 16; ++k) {
+      const bool here = m0 + k < count;
+      const AesState& st = states[here ? m0 + k : m0];
+      const aes_word key = here ? st.round_keys[g] : 0u;
+      const unsigned int j0 = aes_bswap32(g == 3 ? st.counter[3] - 1u : st.counter[g]);
+      a[2 * k] = key;
+      a[2 * k + 1] = key ^ (here ? j0 : 0u);
+    }
+    aes_transpose32(a);
+#pragma unroll
+    for (int i = 0; i < 32; ++i) s[32 * g + i] = a[i];
+  }
+#pragma unroll 1
+  for (int r = 1; r < rounds; ++r) {
+    aes_sub_bytes(s);
+    aes_shift_mix_add(s, AesNoKeys{}, r);
+    aes_add_lane_keys(s, states, m0, count, r);
+  }
+  aes_sub_bytes(s);
+  aes_shift_add<false>(s, AesNoKeys{}, rounds);
+  aes_add_lane_keys(s, states, m0, count, rounds);
+  aes_transpose_state(s);  // s[32 g + l]: word g of lane l's block
+#pragma unroll
+  for (int k = 0; k < 16; ++k) {
+    if (m0 + k >= count) break;
+    AesState& st = states[m0 + k];
+    const unsigned int h[4] = {s[2 * k], s[32 + 2 * k], s[64 + 2 * k], s[96 + 2 * k]};
+    st.h = aes_gf128_from_words(h);
+#pragma unroll
+    for (int g = 0; g < 4; ++g) st.tag_mask[g] = s[32 * g + 2 * k + 1];
   }
 }
 
@@ -165,6 +253,55 @@ __device__ __forceinline__ void aes_ctr_xor_blocks(const unsigned char* src, uns
       const int b = g + k;
       out4[Stride * b] =
           make_uint4(x[k].x ^ s[b] ^ k0, x[k].y ^ s[32 + b] ^ k1, x[k].z ^ s[64 + b] ^ k2, x[k].w ^ s[96 + b] ^ k3);
+    }
+  }
+}
+
+// The thread's n bytes (n <= 512: its 32 keystream blocks) at alignment mis (0..15) of 16, in and
+// out in the same phase (batch messages start anywhere): in and out point at the aligned chunk
+// holding the first byte, and chunk c = 0..32 of the range gets the keystream bytes at offset
+// 16 - mis of block c - 1 || block c (cipher_io.cuh). Whole chunks move with 16-byte loads and
+// stores, eight loads ahead of their stores (as aes_ctr_xor_blocks); the first and the last chunk,
+// shared with the neighbouring range, byte by byte. The last round key (k, the same in every block)
+// is shifted once: the shift is linear.
+__device__ __forceinline__ void aes_ctr_xor_chunks(const unsigned char* in, unsigned char* out, unsigned long long n,
+                                                   unsigned int mis, const aes_word* s, const unsigned int* k) {
+  const unsigned int o = 16u - mis;
+  unsigned int key[4];
+  cipher_extract16(k, k, o, key);
+#pragma unroll
+  for (int g = 0; g <= 32; g += 8) {
+    unsigned int x[8][4];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      int from, to;
+      if (g + i <= 32 && cipher_chunk_bounds(g + i, n, mis, from, to)) cipher_load_chunk(in + 16 * (g + i), x[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const int c = g + i;
+      if (c > 32) break;
+      int from, to;
+      const bool whole = cipher_chunk_bounds(c, n, mis, from, to);
+      if (!whole && from >= to) continue;
+      unsigned int lo[4], hi[4], y[4];
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        lo[w] = c > 0 ? s[32 * w + c - 1] : 0u;
+        hi[w] = c < 32 ? s[32 * w + c] : 0u;
+      }
+      cipher_extract16(lo, hi, o, y);
+      if (whole) {
+#pragma unroll
+        for (int w = 0; w < 4; ++w) y[w] ^= x[i][w] ^ key[w];
+        cipher_store_chunk(out + 16 * c, y);
+      } else {
+        unsigned int part[4];
+        cipher_load_part(in + 16 * c, from, to, part);
+#pragma unroll
+        for (int w = 0; w < 4; ++w) y[w] ^= part[w] ^ key[w];
+        cipher_store_part(out + 16 * c, from, to, y);
+      }
     }
   }
 }
@@ -304,6 +441,14 @@ __device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsig
       aes_ctr_xor_blocks<1>(src + 16 * first, dst + 16 * first, s, k0, k1, k2, k3);
     return;
   }
+  const unsigned long long phase = reinterpret_cast<unsigned long long>(src) & 15;
+  if (!Masked && stride == 1 && ((reinterpret_cast<unsigned long long>(dst) & 15) == phase)) {
+    // Batch units at any alignment (and the last, partial unit of an aligned message).
+    const unsigned long long at = 16 * first, n = length - at < 512 ? length - at : 512;
+    const unsigned int k[4] = {k0, k1, k2, k3};
+    aes_ctr_xor_chunks(src + at - phase, dst + at - phase, n, static_cast<unsigned int>(phase), s, k);
+    return;
+  }
 #pragma unroll
   for (int k = 0; k < 32; ++k) {
     const unsigned long long d = first + static_cast<unsigned long long>(stride) * k;
@@ -369,13 +514,14 @@ __device__ __forceinline__ AesGf128 aes_ghash_block(const unsigned char* aad, un
 // GHASH = sum of X_i H^(n - i + 1). The stream's n blocks are placed at the end of
 // chunks_per_message * chunk_blocks positions (zero blocks in front change nothing); thread j of
 // a message runs Horner over chunk j and multiplies the result by H^(chunk_blocks (chunks - 1 - j))
-// from the powers table; the products are XORed into the message's accumulator. With one chunk
+// from the powers table (aes_setup's, AES_GHASH_POWERS per message); the products are XORed into
+// the message's accumulator. With one chunk
 // per message (batch) the chunk is the whole stream.
 extern "C" __global__ void __launch_bounds__(128)
     aes_ghash(AesState* states, const unsigned char* aad, const unsigned long long* aad_offsets,
               unsigned long long aad_fixed, const unsigned char* data, const unsigned long long* offsets,
               unsigned long long fixed_bytes, unsigned long long count, unsigned long long chunks_per_message,
-              unsigned long long chunk_blocks) {
+              unsigned long long chunk_blocks, const AesGf128* powers) {
   const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const unsigned long long m = u / chunks_per_message, j = u % chunks_per_message;
   AesGf128 acc = {0, 0};
@@ -392,8 +538,29 @@ extern "C" __global__ void __launch_bounds__(128)
       end = static_cast<unsigned long long>(b + static_cast<long long>(chunk_blocks));
     }
     const AesGf128 h = states[m].h;
+    // Data blocks of a message that is not 16-byte aligned: from the buffer's aligned chunks
+    // around it (cipher_io.cuh), block d at offset mis of chunk d || chunk d + 1, each chunk
+    // loaded once (16-byte loads; the first and last chunk byte by byte, within the message).
+    const unsigned char* message = data + start;
+    const unsigned int mis = static_cast<unsigned int>(reinterpret_cast<unsigned long long>(message) & 15);
+    const unsigned long long aad_blocks = (aad_len + 15) / 16, data_blocks = (length + 15) / 16;
+    unsigned int chunk[4];  // chunk d of the data once a data block has been hashed (mis != 0)
+    bool have_chunk = false;
     for (unsigned long long i = begin; i < end; ++i) {
-      const AesGf128 x = aes_ghash_block(aad + aad_start, aad_len, data + start, length, i);
+      AesGf128 x;
+      if (mis != 0 && i >= aad_blocks && i - aad_blocks < data_blocks) {
+        const unsigned long long d = i - aad_blocks;
+        if (!have_chunk) cipher_load_range_chunk(message - mis, d, length, mis, chunk);
+        have_chunk = true;
+        unsigned int next[4], w[4];
+        cipher_load_range_chunk(message - mis, d + 1, length, mis, next);
+        cipher_extract16(chunk, next, mis, w);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) chunk[q] = next[q];
+        x = aes_gf128_from_words(w);
+      } else {
+        x = aes_ghash_block(aad + aad_start, aad_len, data + start, length, i);
+      }
       acc.lo ^= x.lo;
       acc.hi ^= x.hi;
       acc = aes_gf128_mul(acc, h);
@@ -404,7 +571,7 @@ extern "C" __global__ void __launch_bounds__(128)
     }
     const unsigned long long e = chunks_per_message - 1 - j;
     for (int bit = 0; bit < AES_GHASH_POWERS; ++bit)
-      if ((e >> bit) & 1) acc = aes_gf128_mul(acc, states[m].h_powers[bit]);
+      if ((e >> bit) & 1) acc = aes_gf128_mul(acc, powers[m * AES_GHASH_POWERS + bit]);
   }
   if (chunks_per_message == 1) return;
 #ifdef __CUDA_ARCH__
