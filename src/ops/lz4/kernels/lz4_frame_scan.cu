@@ -59,6 +59,7 @@
 #define LZ4K_LEGACY_MAGIC 0x184C2102u
 #define LZ4K_LEGACY_LIMIT (8u * 1024u * 1024u + 8u * 1024u * 1024u / 255u + 16u) /* compress_bound(8 MiB) */
 #define LZ4K_SCAN_DEPTH 4u /* blocks a node's chain is followed before it is kept */
+#define LZ4K_SCAN_BATCH 4u /* chunks a thread of lz4_scan_tiles loads before it examines them */
 
 __device__ __forceinline__ unsigned int lz4k_read32(const unsigned char* p) {
   return (unsigned int)p[0] | ((unsigned int)p[1] << 8) | ((unsigned int)p[2] << 16) | ((unsigned int)p[3] << 24);
@@ -316,12 +317,10 @@ struct Lz4Item {
   }
 };
 
-// The survivors among the 16 positions of the chunk at virtual offset v (item position v - mis;
-// in - mis + v is 16-byte aligned): bit j for position v - mis + j.
-__device__ unsigned int lz4k_chunk(const Lz4Item& it, unsigned long long v) {
+// The 16 bytes of the chunk at virtual offset v (item position v - mis; in - mis + v is 16-byte
+// aligned) and the 4 after them, little-endian; zeros outside the item.
+__device__ __forceinline__ void lz4k_load_chunk(const Lz4Item& it, unsigned long long v, unsigned int lane[5]) {
   const long long p0 = (long long)v - (long long)it.mis;
-  if (p0 + 16 <= (long long)it.start || p0 + 4 > (long long)it.size) return 0;
-  unsigned int lane[5];  // the chunk's bytes and the next 4, little-endian
   if (p0 >= 0 && (unsigned long long)p0 + 20 <= it.size) {
     const uint4 x = *reinterpret_cast<const uint4*>(it.in + p0);
     lane[0] = x.x;
@@ -329,10 +328,11 @@ __device__ unsigned int lz4k_chunk(const Lz4Item& it, unsigned long long v) {
     lane[2] = x.z;
     lane[3] = x.w;
     lane[4] = *reinterpret_cast<const unsigned int*>(it.in + p0 + 16);
-  } else {
+  } else {  // the item's first and last chunks
 #pragma unroll
     for (int k = 0; k < 5; ++k) {
       unsigned int word = 0;
+#pragma unroll
       for (int b = 0; b < 4; ++b) {
         const long long q = p0 + 4 * k + b;
         if (q >= 0 && (unsigned long long)q < it.size) word |= (unsigned int)it.in[q] << (8 * b);
@@ -340,7 +340,12 @@ __device__ unsigned int lz4k_chunk(const Lz4Item& it, unsigned long long v) {
       lane[k] = word;
     }
   }
-  // A step's top byte is 0 or 0x80 (sizes are at most 4 MiB): skip chunks without such a byte.
+}
+
+// The nodes among the chunk's 16 positions: bit j for position v - mis + j.
+__device__ __forceinline__ unsigned int lz4k_chunk_nodes(const Lz4Item& it, unsigned long long v,
+                                                         const unsigned int lane[5]) {
+  // A step's top byte is 0 or 0x80 (sizes are at most 4 MiB): most chunks have no such byte.
   unsigned int any = 0;
 #pragma unroll
   for (int k = 0; k < 5; ++k) {
@@ -348,13 +353,19 @@ __device__ unsigned int lz4k_chunk(const Lz4Item& it, unsigned long long v) {
     any |= (m - 0x01010101u) & ~m & 0x80808080u;
   }
   if (!any) return 0;
-  unsigned int found = 0;
+  const long long p0 = (long long)v - (long long)it.mis;
+  unsigned int maybe = 0;  // a word of 0 or 1..max (~1 position in 70 of LZ4 output)
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
-    const long long p = p0 + j;
     const unsigned int w = (j & 3) ? __funnelshift_r(lane[j >> 2], lane[(j >> 2) + 1], 8 * (j & 3)) : lane[j >> 2];
+    if (w == 0 || (w & 0x7FFFFFFFu) - 1u < it.max) maybe |= 1u << j;
+  }
+  unsigned int found = 0;
+  for (; maybe; maybe &= maybe - 1) {
+    const int j = __ffs((int)maybe) - 1;
+    const long long p = p0 + j;
     if (p < (long long)it.start || (unsigned long long)p + 4 > it.size) continue;
-    if (w != 0 && (w & 0x7FFFFFFFu) - 1u >= it.max) continue;  // most positions stop here
+    const unsigned int w = lz4k_read32(it.in + p);  // (an L1 hit)
     unsigned long long next = 0;
     if (it.step((unsigned long long)p, w, &next) && it.plausible((unsigned long long)p, w, next)) found |= 1u << j;
   }
@@ -387,9 +398,24 @@ extern "C" __global__ void __launch_bounds__(LZ4K_SCAN_THREADS) lz4_scan_tiles(L
     if (t == 0) plan.tile_count[tile] = 0;
     return;
   }
+  // Consecutive threads read consecutive chunks, each thread LZ4K_SCAN_BATCH at a time (loads in
+  // flight while it examines them). Chunks wholly before `start` or past the item are skipped.
   const unsigned long long v0 = (tile - it.tile0) * LZ4K_SCAN_TILE;
-  for (unsigned int c = t; c < LZ4K_SCAN_TILE / 16; c += LZ4K_SCAN_THREADS)  // consecutive threads, consecutive chunks
-    found[c] = (unsigned short)lz4k_chunk(it, v0 + 16ull * c);
+  const unsigned long long lo = it.start + it.mis, hi = it.size + it.mis;  // virtual
+  for (unsigned int c0 = t; c0 < LZ4K_SCAN_TILE / 16; c0 += LZ4K_SCAN_BATCH * LZ4K_SCAN_THREADS) {
+    unsigned int lane[LZ4K_SCAN_BATCH][5];
+#pragma unroll
+    for (unsigned int u = 0; u < LZ4K_SCAN_BATCH; ++u) {
+      const unsigned long long v = v0 + 16ull * (c0 + u * LZ4K_SCAN_THREADS);
+      if (v + 16 > lo && v + 4 <= hi) lz4k_load_chunk(it, v, lane[u]);
+    }
+#pragma unroll
+    for (unsigned int u = 0; u < LZ4K_SCAN_BATCH; ++u) {
+      const unsigned int c = c0 + u * LZ4K_SCAN_THREADS;
+      const unsigned long long v = v0 + 16ull * c;
+      found[c] = (unsigned short)(v + 16 > lo && v + 4 <= hi ? lz4k_chunk_nodes(it, v, lane[u]) : 0u);
+    }
+  }
   __syncthreads();
   // Thread t writes the nodes of chunks [16t, 16t + 16), after those of the threads before it.
   const unsigned int per = LZ4K_SCAN_TILE / 16 / LZ4K_SCAN_THREADS;
