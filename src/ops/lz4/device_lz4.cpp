@@ -239,6 +239,19 @@ unsigned long long node_slots_for(unsigned long long size) {
   return size / node_bytes + 64;
 }
 
+// The scan's buffers come from the stream-ordered pool of the stream its kernels run on (the
+// default one): a dozen allocations and frees a call, none of them waiting for the device.
+template <class T>
+DeviceBuffer<T> scratch(const Device& device, const Stream& stream, std::size_t count) {
+  return device.alloc<T>(std::max<std::size_t>(count, 1), stream);
+}
+template <class T>
+DeviceBuffer<T> upload_on(const Device& device, const Stream& stream, std::span<const T> host) {
+  DeviceBuffer<T> buffer = scratch<T>(device, stream, host.size());
+  if (!host.empty()) buffer.view().subview(0, host.size()).copy_from(host, &stream);
+  return buffer;
+}
+
 }  // namespace
 
 std::vector<std::size_t> scan_parallel_items(std::span<const unsigned long long> item_size) {
@@ -303,28 +316,32 @@ DeviceLz4::Scan DeviceLz4::scan(const std::uint8_t* base, std::span<const unsign
   // the second walk only writes the records again).
   std::vector<unsigned long long> cap(count), at(count);
   for (std::size_t i = 0; i < count; ++i) cap[i] = item_size[i] / 1024 + 16;
-  const DeviceBuffer<unsigned long long> d_at_items = upload(device_, item_at), d_size = upload(device_, item_size);
-  DeviceBuffer<unsigned long long> d_count = device_.alloc<unsigned long long>(count);
+  const Stream stream = device_.default_stream();
+  const DeviceBuffer<unsigned long long> d_at_items = upload_on(device_, stream, item_at),
+                                         d_size = upload_on(device_, stream, item_size);
+  DeviceBuffer<unsigned long long> d_count = scratch<unsigned long long>(device_, stream, count);
 
-  // The parallel walk's state (lz4_scan.h), kept across the walks.
-  const DeviceBuffer<unsigned> d_par_of = upload(device_, std::span<const unsigned>(par_of)),
-                               d_par_item = upload(device_, std::span<const unsigned>(par_item));
-  const DeviceBuffer<unsigned long long> d_tile_base = upload(device_, std::span<const unsigned long long>(tile_base)),
-                                         d_node_base = upload(device_, std::span<const unsigned long long>(node_base));
+  // The parallel walk's state (lz4_scan.h), kept across the walks. Nothing when there is none.
   const std::size_t tiles = tile_base.back(), slots = node_base.back();
-  DeviceBuffer<Lz4ScanItem> d_item = device_.alloc<Lz4ScanItem>(count);
-  DeviceBuffer<unsigned> d_tile_count = device_.alloc<unsigned>(std::max<std::size_t>(tiles, 1));
-  DeviceBuffer<unsigned> d_tile_first = device_.alloc<unsigned>(std::max<std::size_t>(tiles, 1));
-  DeviceBuffer<unsigned short> d_tile_slot =
-      device_.alloc<unsigned short>(std::max<std::size_t>(tiles * LZ4K_SCAN_TILE_CAP, 1));
-  DeviceBuffer<unsigned long long> d_node_pos = device_.alloc<unsigned long long>(std::max<std::size_t>(slots, 1));
-  DeviceBuffer<unsigned> d_next0 = device_.alloc<unsigned>(std::max<std::size_t>(slots, 1)),
-                         d_next1 = device_.alloc<unsigned>(std::max<std::size_t>(slots, 1)),
-                         d_weight0 = device_.alloc<unsigned>(std::max<std::size_t>(slots, 1)),
-                         d_weight1 = device_.alloc<unsigned>(std::max<std::size_t>(slots, 1)),
-                         d_off = device_.alloc<unsigned>(std::max<std::size_t>(slots, 1)),
-                         d_tag = device_.alloc<unsigned>(std::max<std::size_t>(slots, 1)),
-                         d_more = device_.alloc<unsigned>(rounds + 1);
+  const auto room = [&](std::size_t n) { return par_count > 0 ? n : 0; };
+  const DeviceBuffer<unsigned> d_par_of = upload_on(device_, stream, std::span<const unsigned>(par_of)),
+                               d_par_item = upload_on(device_, stream, std::span<const unsigned>(par_item));
+  const DeviceBuffer<unsigned long long> d_tile_base =
+                                             upload_on(device_, stream, std::span<const unsigned long long>(tile_base)),
+                                         d_node_base =
+                                             upload_on(device_, stream, std::span<const unsigned long long>(node_base));
+  DeviceBuffer<Lz4ScanItem> d_item = scratch<Lz4ScanItem>(device_, stream, room(count));
+  DeviceBuffer<unsigned> d_tile_count = scratch<unsigned>(device_, stream, tiles),
+                         d_tile_first = scratch<unsigned>(device_, stream, tiles);
+  DeviceBuffer<unsigned short> d_tile_slot = scratch<unsigned short>(device_, stream, tiles * LZ4K_SCAN_TILE_CAP);
+  DeviceBuffer<unsigned long long> d_node_pos = scratch<unsigned long long>(device_, stream, slots);
+  DeviceBuffer<unsigned> d_next0 = scratch<unsigned>(device_, stream, slots),
+                         d_next1 = scratch<unsigned>(device_, stream, slots),
+                         d_weight0 = scratch<unsigned>(device_, stream, slots),
+                         d_weight1 = scratch<unsigned>(device_, stream, slots),
+                         d_off = scratch<unsigned>(device_, stream, slots),
+                         d_tag = scratch<unsigned>(device_, stream, slots),
+                         d_more = scratch<unsigned>(device_, stream, room(rounds + 1));
   Lz4ScanPlan plan{};
   plan.base = base;
   plan.item_at = d_at_items.data();
@@ -351,8 +368,8 @@ DeviceLz4::Scan DeviceLz4::scan(const std::uint8_t* base, std::span<const unsign
   plan.node_tag = d_tag.data();
   plan.more = d_more.data();
   if (par_count > 0) {
-    d_tag.fill(LZ4K_TAG_UNMARKED);
-    d_more.fill(0u);
+    d_tag.fill(LZ4K_TAG_UNMARKED, &stream);
+    d_more.fill(0u, &stream);
   }
   const LaunchConfig per_item{.grid = grid_of(count, scan_threads), .block = scan_threads};
   const LaunchConfig per_node{.grid = std::min<std::uint32_t>(grid_of(slots, node_threads), max_node_blocks),
@@ -364,9 +381,9 @@ DeviceLz4::Scan DeviceLz4::scan(const std::uint8_t* base, std::span<const unsign
       at[i] = total;
       total += cap[i];
     }
-    const DeviceBuffer<unsigned long long> d_rec_at = upload(device_, std::span<const unsigned long long>(at)),
-                                           d_cap = upload(device_, std::span<const unsigned long long>(cap));
-    DeviceBuffer<Lz4ScanRecord> d_records = device_.alloc<Lz4ScanRecord>(std::max<std::size_t>(total, 1));
+    const DeviceBuffer<unsigned long long> d_rec_at = upload_on(device_, stream, std::span<const unsigned long long>(at)),
+                                           d_cap = upload_on(device_, stream, std::span<const unsigned long long>(cap));
+    DeviceBuffer<Lz4ScanRecord> d_records = scratch<Lz4ScanRecord>(device_, stream, total);
     if (par_count == 0) {
       k_->frame_scan.launch(per_item, base, d_at_items, d_size, static_cast<unsigned long long>(count), d_rec_at,
                             d_cap, d_records, d_count);
