@@ -378,7 +378,10 @@ extern "C" __global__ void lz4_scan_head(Lz4ScanPlan plan) {
   if (i >= plan.count) return;
   Lz4ScanItem* item = plan.item + i;
   const int parallel = plan.par_of[i] != LZ4K_SCAN_NONE;
-  if (parallel) item->stopped = 0;
+  if (parallel) {  // the head walk's fields, all of them (lz4_scan_tiles reads them before `stopped`)
+    item->start = item->prefix = 0;
+    item->flg = item->max = item->stopped = 0;
+  }
   Lz4Walk walk = {plan.base + plan.item_at[i], plan.item_size[i], plan.records + plan.record_at[i],
                   plan.record_cap[i], 0, parallel ? item : 0};
   walk.frames(0);
