@@ -21,12 +21,14 @@
 //     each position p >= start that the walk would step through under those rules as a node: its
 //     size word is an end mark (0) or a block (1..max, fitting the item) whose successor
 //     p + 4 + size (+ 4) is another such position, LZ4K_SCAN_DEPTH steps on, or an end mark
-//     followed by a frame magic or the item's end. Compressed data looks like size words often
-//     (~1 in 70 bytes of LZ4 output have "00 00" at bytes 2-3: a 64 KiB-block word), so the
-//     look-ahead is what keeps the graph small (~1 false node per 70^4 positions there; one
-//     random read per position that looks like a word, most of them in L2: the successor lies
-//     within a block maximum, in the tiles being read). Nodes are written per tile in position
-//     order (a bitmap in shared memory, then a block scan): deterministic, sorted, no atomics.
+//     followed by a frame magic or the item's end. The look-ahead is what keeps the graph small:
+//     LZ4 output looks like size words often (measured on `lz4 -1` output of binaries and Python
+//     sources: 1 position in ~70 for 64 KiB blocks, "xx xx 00 00"; 1 in ~13 for 4 MiB ones), so
+//     candidates by the word alone would be ~4 M for 256 MiB, and a cap on them would send every
+//     real input to the fallback; after 4 more steps ~1 in 70^4 is left. It costs one random read
+//     per word-like position, mostly an L2 hit (the successor lies within a block maximum, in the
+//     tiles being read). Nodes are written per tile in position order (a bitmap in shared
+//     memory, then a block scan): deterministic, sorted, no atomics.
 //  3. index: one block per item, a scan of the tile counts: each node's index.
 //  4. link: each node's successor node (binary search in the successor's tile) and weight (its
 //     records: 1, + 1 for a block checksum, + 1 for the next frame's header where an end mark is
@@ -43,11 +45,13 @@
 //     other rules, a skippable or legacy frame: anything the graph does not cover).
 // So the records are the serial walk's, for any input: nodes only shortcut steps the serial walk
 // takes, and whatever is not a node is walked serially. The cost is one read of the item, one
-// random read per word-like position, and a few small launches: ~0.2 ms instead of 3.6 ms for a
-// 256 MiB frame of 64 KiB blocks (see docs/lz4.md). Work and memory are bounded: at most
-// LZ4K_SCAN_TILE_CAP nodes a tile and the item's node slots (device_lz4.cpp: one per 256 bytes;
-// blocks of full 64 KiB compress to 266 bytes at best) or the item has no graph and its tail walks
-// it serially; a position costs at most LZ4K_SCAN_DEPTH + 1 reads.
+// random read per word-like position, and ~26 small launches: estimated ~0.2-0.3 ms instead of
+// 3.6 ms for a 256 MiB frame of 4096 blocks (docs/lz4.md; not yet measured). Pointer jumping
+// rather than one thread following the successors: that would again be one dependent (L2) read
+// per block. Work and memory are bounded: at most LZ4K_SCAN_TILE_CAP nodes a tile and the item's
+// node slots (device_lz4.cpp: one per 256 bytes; a full 64 KiB block compresses to 266 bytes at
+// best), or the item has no graph and its tail walks it serially; a position costs at most
+// LZ4K_SCAN_DEPTH + 2 reads of the item; the rounds, a few reads per node each.
 //
 // Launch (serial walk): any 1-D block, grid = ceil(count / blockDim.x). Item i is base[item_at[i],
 // + item_size[i]); its records go to records[record_at[i] ..], at most record_cap[i] of them, and
