@@ -44,6 +44,7 @@ Program kernel_program(const std::string& file) {
 
 struct DeviceKernels {
   Kernel compress, compress_small, decompress, xxh32, gather, scatter, frame_scan;
+  Kernel scan_head, scan_tiles, scan_index, scan_link, scan_round, scan_emit, scan_tail;
 };
 
 namespace {
@@ -84,7 +85,14 @@ DeviceKernels kernels_for(const Device& device, unsigned small_hash_log) {
           set.kernel(device, {"lz4_xxh32.cu"}, "lz4_xxh32"),
           set.kernel(device, {"lz4_gather.cu"}, "lz4_gather"),
           set.kernel(device, {"lz4_scatter.cu"}, "lz4_scatter"),
-          set.kernel(device, {"lz4_frame_scan.cu"}, "lz4_frame_scan")};
+          set.kernel(device, {"lz4_frame_scan.cu"}, "lz4_frame_scan"),
+          set.kernel(device, {"lz4_frame_scan.cu"}, "lz4_scan_head"),
+          set.kernel(device, {"lz4_frame_scan.cu"}, "lz4_scan_tiles"),
+          set.kernel(device, {"lz4_frame_scan.cu"}, "lz4_scan_index"),
+          set.kernel(device, {"lz4_frame_scan.cu"}, "lz4_scan_link"),
+          set.kernel(device, {"lz4_frame_scan.cu"}, "lz4_scan_round"),
+          set.kernel(device, {"lz4_frame_scan.cu"}, "lz4_scan_emit"),
+          set.kernel(device, {"lz4_frame_scan.cu"}, "lz4_scan_tail")};
 }
 
 }  // namespace
@@ -216,36 +224,198 @@ void DeviceLz4::hash(const std::uint8_t* in, const BlockTable& table, std::uint3
                    table.in_at, table.in_len, static_cast<unsigned long long>(table.count), hashes);
 }
 
+namespace {
+
+// The parallel walk's room: a node slot per 256 bytes of item (+ 64), what frames of full blocks
+// need (64 KiB compresses to 266 bytes with its size word at best), 32 bytes each; a tile's node
+// offsets, 2 KiB per 64 KiB. Limits that keep its 32-bit node indices and record offsets exact.
+constexpr unsigned long long node_bytes = 256;
+constexpr unsigned long long max_parallel_item = 1ull << 38;
+constexpr unsigned long long max_node_slots = 0xFFFFFFF0ull;
+constexpr unsigned node_threads = 256;
+constexpr unsigned max_node_blocks = 1024;  // node kernels loop over the slots with this many blocks at most
+
+unsigned long long node_slots_for(unsigned long long size) {
+  return size / node_bytes + 64;
+}
+
+// The scan's buffers come from the stream-ordered pool of the stream its kernels run on (the
+// default one): a dozen allocations and frees a call, none of them waiting for the device.
+template <class T>
+DeviceBuffer<T> scratch(const Device& device, const Stream& stream, std::size_t count) {
+  return device.alloc<T>(std::max<std::size_t>(count, 1), stream);
+}
+template <class T>
+DeviceBuffer<T> upload_on(const Device& device, const Stream& stream, std::span<const T> host) {
+  DeviceBuffer<T> buffer = scratch<T>(device, stream, host.size());
+  if (!host.empty()) buffer.view().subview(0, host.size()).copy_from(host, &stream);
+  return buffer;
+}
+
+}  // namespace
+
+std::vector<std::size_t> scan_parallel_items(std::span<const unsigned long long> item_size) {
+  // Estimates (H100; docs/lz4.md): the serial walk takes ~0.9 us a block, and a block of 64 KiB
+  // compresses to ~32 KiB (items walk side by side: the largest decides); the parallel walk costs
+  // ~60 us of small launches, and reads its items at ~2.5 TB/s. Taking the k largest items
+  // parallel costs 60 us + their bytes / 2.5 TB/s + the serial walk of the next largest; the best
+  // k wins (0: all serial).
+  constexpr double serial_us_per_byte = 0.9 / 32768, parallel_us = 60, parallel_us_per_byte = 1e6 / 2.5e12;
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < item_size.size(); ++i)
+    if (item_size[i] > 0) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return item_size[a] > item_size[b]; });
+  std::size_t best_k = 0;
+  double best = order.empty() ? 0.0 : static_cast<double>(item_size[order[0]]) * serial_us_per_byte, bytes = 0;
+  for (std::size_t k = 1; k <= order.size(); ++k) {
+    bytes += static_cast<double>(item_size[order[k - 1]]);
+    const double rest = k < order.size() ? static_cast<double>(item_size[order[k]]) * serial_us_per_byte : 0.0;
+    const double cost = parallel_us + bytes * parallel_us_per_byte + rest;
+    if (cost < best) best = cost, best_k = k;
+  }
+  order.resize(best_k);
+  return order;
+}
+
 DeviceLz4::Scan DeviceLz4::scan(const std::uint8_t* base, std::span<const unsigned long long> item_at,
-                                std::span<const unsigned long long> item_size) const {
+                                std::span<const unsigned long long> item_size, ScanMode mode,
+                                ScanStats* stats) const {
   const std::size_t count = item_at.size();
   Scan out;
   out.first.assign(1, 0);
   if (count == 0) return out;
+  // The items walked in parallel (lz4_frame_scan.cu), within the limits of its indices.
+  std::vector<std::size_t> chosen;
+  if (mode == ScanMode::automatic) {
+    chosen = scan_parallel_items(item_size);
+  } else if (mode == ScanMode::parallel) {
+    for (std::size_t i = 0; i < count; ++i)
+      if (item_size[i] > 0) chosen.push_back(i);
+  }
+  std::vector<unsigned> par_of(count, LZ4K_SCAN_NONE), par_item;
+  std::vector<unsigned long long> tile_base{0}, node_base{0};
+  unsigned long long widest = 1;
+  for (std::size_t i : chosen) {
+    const unsigned long long slots = node_slots_for(item_size[i]);
+    if (item_size[i] >= max_parallel_item || node_base.back() + slots > max_node_slots) continue;
+    const unsigned long long mis = (reinterpret_cast<std::uintptr_t>(base) + item_at[i]) & 15u;
+    par_of[i] = static_cast<unsigned>(par_item.size());
+    par_item.push_back(static_cast<unsigned>(i));
+    tile_base.push_back(tile_base.back() + (item_size[i] + mis + LZ4K_SCAN_TILE - 1) / LZ4K_SCAN_TILE);
+    node_base.push_back(node_base.back() + slots);
+    widest = std::max(widest, slots);
+  }
+  const std::size_t par_count = par_item.size();
+  unsigned rounds = 0;  // 2^rounds >= the longest path
+  while ((1ull << rounds) < widest) ++rounds;
+
   // Room for a record per KiB (plus a few): what frames of blocks compressing 64 KiB to 1 KiB or
   // more need. Several items, or more records than that, take a second walk with the exact
-  // counts, so that the records come back in one copy, packed.
+  // counts, so that the records come back in one copy, packed (a parallel item's graph is kept:
+  // the second walk only writes the records again).
   std::vector<unsigned long long> cap(count), at(count);
   for (std::size_t i = 0; i < count; ++i) cap[i] = item_size[i] / 1024 + 16;
-  const DeviceBuffer<unsigned long long> d_at_items = upload(device_, item_at), d_size = upload(device_, item_size);
-  DeviceBuffer<unsigned long long> d_count = device_.alloc<unsigned long long>(count);
+  const Stream stream = device_.default_stream();
+  const DeviceBuffer<unsigned long long> d_at_items = upload_on(device_, stream, item_at),
+                                         d_size = upload_on(device_, stream, item_size);
+  DeviceBuffer<unsigned long long> d_count = scratch<unsigned long long>(device_, stream, count);
+
+  // The parallel walk's state (lz4_scan.h), kept across the walks. Nothing when there is none.
+  const std::size_t tiles = tile_base.back(), slots = node_base.back();
+  const auto room = [&](std::size_t n) { return par_count > 0 ? n : 0; };
+  const DeviceBuffer<unsigned> d_par_of = upload_on(device_, stream, std::span<const unsigned>(par_of)),
+                               d_par_item = upload_on(device_, stream, std::span<const unsigned>(par_item));
+  const DeviceBuffer<unsigned long long> d_tile_base =
+                                             upload_on(device_, stream, std::span<const unsigned long long>(tile_base)),
+                                         d_node_base =
+                                             upload_on(device_, stream, std::span<const unsigned long long>(node_base));
+  DeviceBuffer<Lz4ScanItem> d_item = scratch<Lz4ScanItem>(device_, stream, room(count));
+  DeviceBuffer<unsigned> d_tile_count = scratch<unsigned>(device_, stream, tiles),
+                         d_tile_first = scratch<unsigned>(device_, stream, tiles);
+  DeviceBuffer<unsigned short> d_tile_slot = scratch<unsigned short>(device_, stream, tiles * LZ4K_SCAN_TILE_CAP);
+  DeviceBuffer<unsigned long long> d_node_pos = scratch<unsigned long long>(device_, stream, slots);
+  DeviceBuffer<unsigned> d_next0 = scratch<unsigned>(device_, stream, slots),
+                         d_next1 = scratch<unsigned>(device_, stream, slots),
+                         d_weight0 = scratch<unsigned>(device_, stream, slots),
+                         d_weight1 = scratch<unsigned>(device_, stream, slots),
+                         d_off = scratch<unsigned>(device_, stream, slots),
+                         d_tag = scratch<unsigned>(device_, stream, slots),
+                         d_more = scratch<unsigned>(device_, stream, room(rounds + 1));
+  Lz4ScanPlan plan{};
+  plan.base = base;
+  plan.item_at = d_at_items.data();
+  plan.item_size = d_size.data();
+  plan.count = count;
+  plan.record_count = d_count.data();
+  plan.item = d_item.data();
+  plan.par_of = d_par_of.data();
+  plan.par_item = d_par_item.data();
+  plan.par_count = par_count;
+  plan.tile_base = d_tile_base.data();
+  plan.node_base = d_node_base.data();
+  plan.tiles = tiles;
+  plan.node_slots = slots;
+  plan.tile_count = d_tile_count.data();
+  plan.tile_first = d_tile_first.data();
+  plan.tile_slot = d_tile_slot.data();
+  plan.node_pos = d_node_pos.data();
+  plan.node_next[0] = d_next0.data();
+  plan.node_next[1] = d_next1.data();
+  plan.node_weight[0] = d_weight0.data();
+  plan.node_weight[1] = d_weight1.data();
+  plan.node_off = d_off.data();
+  plan.node_tag = d_tag.data();
+  plan.more = d_more.data();
+  if (par_count > 0) {
+    d_tag.fill(LZ4K_TAG_UNMARKED, &stream);
+    d_more.fill(0u, &stream);
+  }
+  const LaunchConfig per_item{.grid = grid_of(count, scan_threads), .block = scan_threads};
+  const LaunchConfig per_node{.grid = std::min<std::uint32_t>(grid_of(slots, node_threads), max_node_blocks),
+                              .block = node_threads};
+
   for (int pass = 0;; ++pass) {
     std::size_t total = 0;
     for (std::size_t i = 0; i < count; ++i) {
       at[i] = total;
       total += cap[i];
     }
-    const DeviceBuffer<unsigned long long> d_rec_at = upload(device_, std::span<const unsigned long long>(at)),
-                                           d_cap = upload(device_, std::span<const unsigned long long>(cap));
-    DeviceBuffer<Lz4ScanRecord> d_records = device_.alloc<Lz4ScanRecord>(std::max<std::size_t>(total, 1));
-    k_->frame_scan.launch({.grid = grid_of(count, scan_threads), .block = scan_threads}, base, d_at_items, d_size,
-                          static_cast<unsigned long long>(count), d_rec_at, d_cap, d_records, d_count);
+    const DeviceBuffer<unsigned long long> d_rec_at = upload_on(device_, stream, std::span<const unsigned long long>(at)),
+                                           d_cap = upload_on(device_, stream, std::span<const unsigned long long>(cap));
+    DeviceBuffer<Lz4ScanRecord> d_records = scratch<Lz4ScanRecord>(device_, stream, total);
+    if (par_count == 0) {
+      k_->frame_scan.launch(per_item, base, d_at_items, d_size, static_cast<unsigned long long>(count), d_rec_at,
+                            d_cap, d_records, d_count);
+    } else {
+      plan.record_at = d_rec_at.data();
+      plan.record_cap = d_cap.data();
+      plan.records = d_records.data();
+      k_->scan_head.launch(per_item, plan);
+      if (pass == 0) {  // the graph and the path: the same for every walk
+        if (tiles > 0)
+          k_->scan_tiles.launch({.grid = static_cast<std::uint32_t>(tiles), .block = LZ4K_SCAN_THREADS}, plan);
+        k_->scan_index.launch({.grid = static_cast<std::uint32_t>(par_count), .block = LZ4K_SCAN_THREADS}, plan);
+        k_->scan_link.launch(per_node, plan);
+        for (unsigned k = 0; k < rounds; ++k) k_->scan_round.launch(per_node, plan, k);
+      }
+      k_->scan_emit.launch(per_node, plan);
+      k_->scan_tail.launch(per_item, plan);
+    }
     const std::vector<unsigned long long> made = download(d_count.view(), count);
     const bool packed = made == cap || (count == 1 && made[0] <= cap[0]);
     if (pass == 1 || packed) {  // the second walk always fits: the counts do not change
       const std::size_t n = at[count - 1] + made[count - 1];
       out.records = download(d_records.view(), n);
       for (std::size_t i = 0; i < count; ++i) out.first.push_back(at[i] + made[i]);
+      if (stats) {
+        *stats = {par_count, 0};
+        if (par_count > 0) {
+          const std::vector<Lz4ScanItem> items = download(d_item.view(), count);
+          for (unsigned i : par_item)
+            if (items[i].stopped) stats->path_records += items[i].path;
+        }
+      }
       return out;
     }
     cap = made;

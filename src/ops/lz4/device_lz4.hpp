@@ -84,14 +84,22 @@ class DeviceLz4 {
   // Decoded sizes and LZ4K_* statuses (kernels/lz4_status.h) per block.
   void decode(const std::uint8_t* in, const BlockTable& table, std::uint8_t* out, std::uint32_t* sizes,
               std::uint32_t* status, const Stream* stream = nullptr) const;
-  // lz4_frame_scan over items base[item_at[i], + item_size[i]): item i's records (the bytes where
-  // the frame parser will read) are records[first[i], first[i + 1]), in input order.
+  // lz4_frame_scan.cu's walk over items base[item_at[i], + item_size[i]): item i's records (the
+  // bytes where the frame parser will read) are records[first[i], first[i + 1]), in input order.
+  // The records do not depend on the mode: `automatic` walks the items where it pays in parallel
+  // (scan_parallel_items), `serial` none of them, `parallel` every non-empty one (for tests).
   struct Scan {
     std::vector<Lz4ScanRecord> records;
     std::vector<std::size_t> first;
   };
+  enum class ScanMode { automatic, serial, parallel };
+  struct ScanStats {
+    std::size_t parallel_items = 0;  // items walked in parallel
+    std::size_t path_records = 0;    // records their graphs gave (the rest: serial walks)
+  };
   Scan scan(const std::uint8_t* base, std::span<const unsigned long long> item_at,
-            std::span<const unsigned long long> item_size) const;
+            std::span<const unsigned long long> item_size, ScanMode mode = ScanMode::automatic,
+            ScanStats* stats = nullptr) const;
 
   // xxHash32 of each block's stored bytes.
   void hash(const std::uint8_t* in, const BlockTable& table, std::uint32_t* hashes,
@@ -102,6 +110,10 @@ class DeviceLz4 {
   unsigned compress_threads_;
   std::shared_ptr<const DeviceKernels> k_;
 };
+
+// The items (indices) the automatic scan walks in parallel, largest first: those whose serial walk
+// would take longer than reading them all (device_lz4.cpp gives the estimates).
+std::vector<std::size_t> scan_parallel_items(std::span<const unsigned long long> item_size);
 
 // Items of a batch are addressed from the lowest one: its data (null when all are empty), and
 // the byte offset of p from there.
