@@ -247,10 +247,12 @@ struct Lz4Lanes {
   // The round's updates: entry h of each updating lane takes the latest (highest-lane) position of
   // the lanes with that h, which one store by that lane does (a 16-bit entry needs no atomics when
   // no other lane writes it; the table's earlier positions are all before the round's). The round's
-  // lookups came before: each live lane's lookup fed the ballot that decides who updates (a lane
-  // past the end drops what it read).
+  // lookups come before the stores: each live lane's lookup fed the ballot that decides who
+  // updates, and __syncwarp says so to the memory model (and to compute-sanitizer's racecheck,
+  // which sees no order in a data dependence through a ballot).
   __device__ void put_latest(Lz4HashTable table, bool updating, unsigned int h, unsigned int position) {
     const unsigned int same_entry = __match_any_sync(mask, updating ? h : LZ4K_NONE);  // no hash is NONE
+    __syncwarp(mask);
     if (updating && (same_entry >> threadIdx.x) == 1u) table.put(h, position);
   }
   // Thread 0 puts one position, after the round's updates (which the exchanges since did not
