@@ -260,9 +260,13 @@ void bind_lz4(nb::module_& m) {
         "content_size"_a, "device"_a.none());
   m.def("lz4_decompress_batch", &decompress_batch, "items"_a, "max_size"_a, "verify"_a, "device"_a.none());
   m.def("lz4_compress_packed", &compress_packed, "data"_a, "offsets"_a, "block_size_id"_a, "block_checksums"_a,
-        "content_checksum"_a, "content_size"_a, "device"_a.none());
+        "content_checksum"_a, "content_size"_a, "device"_a.none(),
+        "One frame per item data[offsets[i]:offsets[i + 1]] of a 1-D uint8 array (CUDA, or host with a host-memory "
+        "device), one batch call: (every frame back to back, NumPy uint64 offsets of the frames).");
   m.def("lz4_decompress_packed", &decompress_packed, "frames"_a, "offsets"_a, "max_size"_a, "verify"_a,
-        "device"_a.none());
+        "device"_a.none(),
+        "The data of each item frames[offsets[i]:offsets[i + 1]], one batch call: (the results back to back, NumPy "
+        "uint64 offsets of the results); max_size applies to each item.");
   m.attr("lz4_default_max_output") = ops::lz4_default_max_output;
 }
 
