@@ -21,6 +21,8 @@ std::string status_problem(unsigned status, std::size_t cap) {
       return "corrupt LZ4 block: a match offset of 0 (the block format forbids it)";
     case LZ4K_ENDS_WITH_MATCH:
       return "corrupt LZ4 block: its last sequence is not literals only";
+    case LZ4K_SHORT_TAIL:
+      return "corrupt LZ4 block: a match too near its end (the last 5 bytes must be literals)";
     default:
       return "corrupt LZ4 block (status " + std::to_string(status) + ")";
   }

@@ -9,7 +9,8 @@
 // block's end, bytes past the window from global memory), step to the next token, add up the output
 // position, store both. Thread s then reads its offset, fills in its sequence's fields and checks
 // them in the order a serial parse would (truncated input, output overflow, the block's last
-// sequence, zero or too-far offset, ending with a match); the batch stops at its lowest-numbered
+// sequence, zero or too-far offset, ending with a match, a match within the input margins liblz4
+// keeps at a block's end); the batch stops at its lowest-numbered
 // problem (an atomicMin of s << 3 | status), so the status is the one an in-order parse reports,
 // and a batch with a problem copies nothing. The walk may run on past a bad sequence: its reads
 // stay inside the block, lengths that run past the block end it, and what it finds there is never
@@ -120,7 +121,12 @@ __device__ __forceinline__ unsigned int lz4k_check(Lz4Batch& b, const Lz4Reader&
   if (*offset > match_at) return LZ4K_BAD_OFFSET;
   if (s == b.match_cut) return LZ4K_INPUT_TRUNCATED;
   if (match > cap - match_at) return LZ4K_OUTPUT_OVERFLOW;
-  if (b.token[s + 1] + in.lo == end) return LZ4K_ENDS_WITH_MATCH;  // a block must end with literals
+  const unsigned int next = b.token[s + 1] + in.lo;
+  if (next == end) return LZ4K_ENDS_WITH_MATCH;  // a block must end with literals
+  // The format's "the last 5 bytes are literals", on the input as liblz4 checks it: a sequence
+  // with a match leaves at least 8 bytes after its literals (offset, next token, 5) and at least 5
+  // after its match length; liblz4 rejects a block that does not.
+  if (end - at < 8u || end - next < 5u) return LZ4K_SHORT_TAIL;
   return LZ4K_OK;
 }
 

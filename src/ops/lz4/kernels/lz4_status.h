@@ -9,3 +9,4 @@
 #define LZ4K_ENDS_WITH_MATCH 4u /* the block's last sequence is not literals only */
 #define LZ4K_BAD_CHECKSUM 5u    /* stored bytes do not hash to the block checksum */
 #define LZ4K_ZERO_OFFSET 6u     /* a match offset of 0, which the block format forbids */
+#define LZ4K_SHORT_TAIL 7u      /* a match too near the block's end: its last 5 bytes must be literals */
