@@ -188,13 +188,14 @@ BatchItems packed_items(const AnyArray& data, std::span<const std::uint64_t> off
                         const std::optional<Device>& device, const char* what) {
   check_bytes(data, what);
   if (offsets.size() < 2)
-    throw Error(Errc::invalid_argument, what, "offsets needs at least 2 entries (item i is data[offsets[i]:offsets[i + 1]])");
+    throw Error(Errc::invalid_argument, what,
+                "offsets needs at least 2 entries (item i is data[offsets[i]:offsets[i + 1]])");
   for (std::size_t i = 0; i + 1 < offsets.size(); ++i)
     if (offsets[i + 1] < offsets[i])
       throw Error(Errc::invalid_argument, what,
-                  "offsets must not decrease: offsets[" + std::to_string(i + 1) + "] = " +
-                      std::to_string(offsets[i + 1]) + " < offsets[" + std::to_string(i) + "] = " +
-                      std::to_string(offsets[i]));
+                  "offsets must not decrease: offsets[" + std::to_string(i + 1) +
+                      "] = " + std::to_string(offsets[i + 1]) + " < offsets[" + std::to_string(i) +
+                      "] = " + std::to_string(offsets[i]));
   if (offsets.back() > data.size())
     throw Error(Errc::invalid_argument, what,
                 "offsets end at " + std::to_string(offsets.back()) + ", past the " + std::to_string(data.size()) +
@@ -244,8 +245,8 @@ nb::tuple compress_packed(const AnyArray& data, const HostOffsets& offsets, unsi
   return packed_results(batch, compressed(batch, options));
 }
 
-nb::tuple decompress_packed(const AnyArray& frames, const HostOffsets& offsets, std::size_t max_size,
-                            bool verify, const std::optional<Device>& device) {
+nb::tuple decompress_packed(const AnyArray& frames, const HostOffsets& offsets, std::size_t max_size, bool verify,
+                            const std::optional<Device>& device) {
   const BatchItems batch = packed_items(frames, offsets_of(offsets), device, "lz4_decompress");
   return packed_results(batch, decompressed(batch, max_size, verify));
 }

@@ -55,8 +55,8 @@ Module compile(const Device& device, std::string source, std::string name, std::
 // Ahead of time, with no device (NVRTC needs no GPU): (format, target, binary, log).
 std::tuple<std::string, std::string, nb::bytes, std::string> build_binary(
     const std::string& backend, const std::string& arch, std::string source, std::string name,
-    std::vector<std::string> options, std::vector<std::string> include_dirs, const Pairs& defines,
-    const Pairs& headers, std::vector<std::string> name_expressions) {
+    std::vector<std::string> options, std::vector<std::string> include_dirs, const Pairs& defines, const Pairs& headers,
+    std::vector<std::string> name_expressions) {
   Program program = make_program(std::move(source), std::move(name), std::move(options), std::move(include_dirs),
                                  defines, headers, std::move(name_expressions));
   CompiledProgram built = interruptible([&] { return build(program, Target{backend, arch}).program; });

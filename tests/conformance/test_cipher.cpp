@@ -412,7 +412,8 @@ TEST_P(Ciphers, AeadEncryptionIntoADeviceTagQueuesEverythingAndMatchesOpenSsl) {
   const opkit::Device& device = *target().device;
   opkit::Stream stream = device.create_stream();
   for (Cipher cipher : {Cipher::aes_128_gcm, Cipher::aes_256_gcm, Cipher::chacha20_poly1305}) {
-    for (std::size_t aad_len : {std::size_t{0}, std::size_t{13}, std::size_t{256}, std::size_t{257} + random_below(600)}) {
+    for (std::size_t aad_len :
+         {std::size_t{0}, std::size_t{13}, std::size_t{256}, std::size_t{257} + random_below(600)}) {
       for (std::size_t len : {std::size_t{0}, std::size_t{1} + random_below(5000), std::size_t{1} << 16}) {
         const Bytes key = random_bytes(ops::cipher_traits(cipher).key_bytes), iv = random_iv(cipher);
         const Bytes aad = random_bytes(aad_len), plain = random_bytes(len);

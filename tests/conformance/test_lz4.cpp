@@ -6,9 +6,9 @@
 // truncated and mutated frames give an opkit::Error, never a crash or a wrong answer.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <xxhash.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -31,7 +31,8 @@ OPKIT_CONFORMANCE_OPERATOR_SUITE(Lz4, opkit::ops::lz4_support());
 
 // A fresh seed each run (failures print it); OPKIT_TEST_SEED=N replays one.
 std::uint32_t fresh_seed() {
-  if (const char* fixed = std::getenv("OPKIT_TEST_SEED")) return static_cast<std::uint32_t>(std::strtoul(fixed, nullptr, 10));
+  if (const char* fixed = std::getenv("OPKIT_TEST_SEED"))
+    return static_cast<std::uint32_t>(std::strtoul(fixed, nullptr, 10));
   return std::random_device()();
 }
 

@@ -44,8 +44,8 @@ void append32(Bytes& b, std::uint32_t v) {
 // checksums, 0x08 content size, 0x04 content checksum), BD, content size 0, a checksum byte the
 // walk does not read.
 Bytes frame_header(std::uint8_t flags, int block_size_id) {
-  Bytes h = {0x04, 0x22, 0x4D, 0x18, static_cast<std::uint8_t>(0x60 | flags),
-             static_cast<std::uint8_t>(block_size_id << 4)};
+  Bytes h = {
+      0x04, 0x22, 0x4D, 0x18, static_cast<std::uint8_t>(0x60 | flags), static_cast<std::uint8_t>(block_size_id << 4)};
   if (flags & 0x08) h.insert(h.end(), 8, 0);
   h.push_back(0xAB);
   return h;
@@ -127,8 +127,8 @@ class Lz4FrameWalkCheck {
         const Lz4ScanRecord& x = a.records[a.first[i] + r];
         const Lz4ScanRecord& y = b.records[b.first[i] + r];
         ASSERT_TRUE(x.at == y.at && x.len == y.len && std::memcmp(x.bytes, y.bytes, sizeof x.bytes) == 0)
-            << label << ": item " << i << ", record " << r << " of " << n << ": at " << x.at << " vs " << y.at
-            << ", " << x.len << " vs " << y.len << " bytes";
+            << label << ": item " << i << ", record " << r << " of " << n << ": at " << x.at << " vs " << y.at << ", "
+            << x.len << " vs " << y.len << " bytes";
       }
     }
   }
@@ -158,8 +158,8 @@ TEST_P(Lz4FrameWalk, ValidFramesOfEveryKindTakeTheGraph) {
   frames.push_back(opkit_frame(Bytes(32 << 20, 0), Lz4BlockSize::kib64, true, true, false));
   frames.push_back(liblz4_compress(Bytes(9 << 20, 7), FramePrefs{.block_size_id = 4, .block_checksum = true}));
   // Frames of the same rules back to back: the end marks link them (one graph).
-  frames.push_back(concat({frames[0], frames[0], opkit_frame(text_bytes(200000, seed), Lz4BlockSize::kib64, false,
-                                                              false, true)}));
+  frames.push_back(
+      concat({frames[0], frames[0], opkit_frame(text_bytes(200000, seed), Lz4BlockSize::kib64, false, false, true)}));
   // Empty frames, and many small ones.
   frames.push_back(opkit_frame(Bytes(), Lz4BlockSize::kib64, false, true, false));
   Bytes many;
@@ -193,8 +193,8 @@ TEST_P(Lz4FrameWalk, MixedFramesAndEmptyItems) {
   const Bytes legacy = legacy_frame(text_bytes(9 << 20, seed + 2));
   const Bytes skippable = {0x5A, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 9, 9, 9};
   const std::vector<Bytes> items = {
-      concat({a, b, a}),  // other rules: the tail walks on
-      concat({a, c}),      // same size, no block checksums
+      concat({a, b, a}),                                                          // other rules: the tail walks on
+      concat({a, c}),                                                             // same size, no block checksums
       concat({a, opkit_frame(bin, Lz4BlockSize::kib64, true, false, false), a}),  // no content checksum
       concat({a, skippable, a}),
       concat({skippable, a}),
@@ -212,7 +212,8 @@ TEST_P(Lz4FrameWalk, MixedFramesAndEmptyItems) {
   };
   const Walked w = check.expect_same(items, at, seed);
   EXPECT_GT(w.stats.path_records, 0u) << at;
-  for (std::size_t i = 0; i < items.size(); ++i) check.expect_same({items[i]}, at + ", item " + std::to_string(i), seed + i);
+  for (std::size_t i = 0; i < items.size(); ++i)
+    check.expect_same({items[i]}, at + ", item " + std::to_string(i), seed + i);
   check.expect_same({Bytes(), Bytes(), Bytes()}, "empty items");
 }
 
@@ -233,7 +234,8 @@ TEST_P(Lz4FrameWalk, TruncatedAndMutatedSmallFrames) {
     const Bytes& frame = smalls[f];
     ASSERT_LT(frame.size(), 9000u) << f;
     std::vector<Bytes> cut, mutated;
-    for (std::size_t n = 0; n <= frame.size(); ++n) cut.emplace_back(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(n));
+    for (std::size_t n = 0; n <= frame.size(); ++n)
+      cut.emplace_back(frame.begin(), frame.begin() + static_cast<std::ptrdiff_t>(n));
     for (std::size_t p = 0; p < frame.size(); ++p) {
       Bytes m = frame;
       m[p] ^= static_cast<std::uint8_t>(1 + rng() % 255);
@@ -276,10 +278,10 @@ TEST_P(Lz4FrameWalk, MutatedLargerFramesAndLyingSizeWords) {
     const std::uint32_t stored = static_cast<std::uint32_t>(frame[w] | frame[w + 1] << 8 | frame[w + 2] << 16 |
                                                             static_cast<std::uint32_t>(frame[w + 3]) << 24);
     const std::uint32_t next_word = static_cast<std::uint32_t>(words[b + 1] - w);  // onto the next block's word
-    for (std::uint32_t v : {0u, 0x80000000u, 65536u, 65537u, 0x7FFFFFFFu, 1u, stored & 0x7FFFFFFFu,
-                            stored ^ 0x80000000u, stored + 1, stored - 1, next_word, next_word - 8,
-                            static_cast<std::uint32_t>(frame.size() - w - 4), static_cast<std::uint32_t>(frame.size() - w - 8),
-                            static_cast<std::uint32_t>(frame.size() - w)}) {
+    for (std::uint32_t v :
+         {0u, 0x80000000u, 65536u, 65537u, 0x7FFFFFFFu, 1u, stored & 0x7FFFFFFFu, stored ^ 0x80000000u, stored + 1,
+          stored - 1, next_word, next_word - 8, static_cast<std::uint32_t>(frame.size() - w - 4),
+          static_cast<std::uint32_t>(frame.size() - w - 8), static_cast<std::uint32_t>(frame.size() - w)}) {
       Bytes m = frame;
       put32(m, w, v);
       liars.push_back(std::move(m));
@@ -312,8 +314,8 @@ TEST_P(Lz4FrameWalk, WordLikeAndDenseInputs) {
   items.push_back(tinies);
   const Bytes real = opkit_frame(binary_bytes(1 << 20, seed), Lz4BlockSize::kib64, false, false, false);
   const Bytes tiny2 = {0x02, 0x00, 0x00, 0x80, 0x41, 0x44};  // (no false chain through its bytes)
-  for (int run : {700, 2000}) {  // within a tile's room, and past it
-    Bytes stretch(real.begin(), real.end() - 4);  // without its end mark
+  for (int run : {700, 2000}) {                              // within a tile's room, and past it
+    Bytes stretch(real.begin(), real.end() - 4);             // without its end mark
     for (int k = 0; k < run; ++k) stretch.insert(stretch.end(), tiny2.begin(), tiny2.end());
     stretch.insert(stretch.end(), real.begin() + 7, real.end());  // its blocks again, and the end mark
     items.push_back(stretch);
@@ -325,7 +327,8 @@ TEST_P(Lz4FrameWalk, WordLikeAndDenseInputs) {
   for (std::size_t p = 0; p < inner.size(); p += 4000) {
     const std::size_t n = std::min<std::size_t>(4000, inner.size() - p);
     append32(outer, static_cast<std::uint32_t>(n) | 0x80000000u);
-    outer.insert(outer.end(), inner.begin() + static_cast<std::ptrdiff_t>(p), inner.begin() + static_cast<std::ptrdiff_t>(p + n));
+    outer.insert(outer.end(), inner.begin() + static_cast<std::ptrdiff_t>(p),
+                 inner.begin() + static_cast<std::ptrdiff_t>(p + n));
   }
   append32(outer, 0);
   items.push_back(outer);
@@ -351,7 +354,8 @@ TEST_P(Lz4FrameWalk, WordLikeAndDenseInputs) {
     items.push_back(empties);
   }
   check.expect_same(items, at, seed);
-  for (std::size_t i = 0; i < items.size(); ++i) check.expect_same({items[i]}, at + ", item " + std::to_string(i), seed + i);
+  for (std::size_t i = 0; i < items.size(); ++i)
+    check.expect_same({items[i]}, at + ", item " + std::to_string(i), seed + i);
   // Where the graph has room, its path gives every record but the first header: the run of tiny
   // blocks within a tile's room, the outer frame beside the inner frame's false chains, 50 empty
   // frames.

@@ -38,8 +38,8 @@ DeviceLayout device_layout(const Device& device, std::size_t count, std::size_t 
 }  // namespace
 
 bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const CipherKey& key, const Iv16& iv,
-                     const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, TagOut tag_out,
-                     Bytes tag_expected, const Stream* stream) {
+                     const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, TagOut tag_out, Bytes tag_expected,
+                     const Stream* stream) {
   const BufferView<const std::uint8_t> in_view(device, in, bytes);
   const BufferView<std::uint8_t> out_view(device, out, bytes);
   if (!is_gcm(cipher)) {
@@ -91,8 +91,8 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
   const std::size_t keys_size = count * key_bytes, ivs_size = count * batch.iv_bytes;
   DeviceSecret secrets(device, keys_size + ivs_size, stream);
   const bool waits = gcm || stream == nullptr;
-  for (const auto& [bytes, at] : {std::pair{batch.keys.first(keys_size), std::size_t{0}},
-                                  std::pair{batch.ivs.first(ivs_size), keys_size}}) {
+  for (const auto& [bytes, at] :
+       {std::pair{batch.keys.first(keys_size), std::size_t{0}}, std::pair{batch.ivs.first(ivs_size), keys_size}}) {
     if (waits)
       secrets.upload_waited(bytes, at);
     else
@@ -122,9 +122,9 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
     return failed;
   }
   const DeviceBuffer<std::uint8_t> tags = upload_scratch(device, tags_expected.first(count * tag_bytes), stream);
-  failed = aes::aes_gcm_open_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout.layout,
-                                   data.layout, in_view, out_view, tag_bytes, first_bytes(tags, count * tag_bytes),
-                                   stream);
+  failed =
+      aes::aes_gcm_open_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout.layout, data.layout,
+                              in_view, out_view, tag_bytes, first_bytes(tags, count * tag_bytes), stream);
   synchronize(device, stream);
   return failed;
 }

@@ -19,8 +19,8 @@ namespace opkit::ops::detail {
 // mismatch, having written nothing to out. Waits for the device unless the call is CTR or GCM
 // encryption with the tag in device memory (and a stream given: finish_call).
 bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const CipherKey& key, const Iv16& iv,
-                     const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, TagOut tag_out,
-                     Bytes tag_expected, const Stream* stream);
+                     const std::uint8_t* in, std::uint8_t* out, std::size_t bytes, TagOut tag_out, Bytes tag_expected,
+                     const Stream* stream);
 
 // A checked batch at device pointers in/out (bounds: where each message lies in them). GCM tags of
 // checked.tag_bytes per message, host memory. Returns the messages whose tag did not verify

@@ -71,8 +71,7 @@ struct Scratch {
   detail::DeviceSecret mask_bytes;
   detail::DeviceSecret power_bytes;
 
-  Scratch(const Device& device, std::size_t count, std::size_t secret_bytes, const Stream* stream,
-          bool bulk = false)
+  Scratch(const Device& device, std::size_t count, std::size_t secret_bytes, const Stream* stream, bool bulk = false)
       : state_bytes(device, count * sizeof(AesState), stream),
         secrets(device, secret_bytes, stream),
         mask_bytes(device, (bulk ? mask_words : 1) * sizeof(std::uint32_t), stream),
@@ -127,8 +126,8 @@ void ghash_bulk(const AesKernels& k, Scratch& scratch, BufferView<const std::uin
   const std::uint64_t n = blocks_of(aad.size()) + blocks_of(data.size()) + 1;
   const std::uint64_t chunks = (n + chunk - 1) / chunk;
   const auto* none = static_cast<const unsigned long long*>(nullptr);
-  k.ghash.launch({.grid = grid_for(chunks), .block = threads_per_block, .stream = stream}, scratch.states(),
-                 aad.data(), none, static_cast<unsigned long long>(aad.size()), data.data(), none,
+  k.ghash.launch({.grid = grid_for(chunks), .block = threads_per_block, .stream = stream}, scratch.states(), aad.data(),
+                 none, static_cast<unsigned long long>(aad.size()), data.data(), none,
                  static_cast<unsigned long long>(data.size()), 1ull, static_cast<unsigned long long>(chunks),
                  static_cast<unsigned long long>(chunk), static_cast<const AesGf128*>(scratch.powers()));
 }
@@ -201,8 +200,8 @@ struct BatchCall {
     k.setup.launch({.grid = grid_for(n), .block = threads_per_block, .stream = stream}, scratch.states(),
                    keys.data() + first * key_bytes, static_cast<std::uint32_t>(key_bytes),
                    ivs.data() + first * iv_bytes, static_cast<std::uint32_t>(iv_bytes),
-                   static_cast<std::uint32_t>(lanes ? Mode::gcm_lanes : mode), static_cast<unsigned long long>(n),
-                   0ull, static_cast<std::uint32_t*>(nullptr), static_cast<AesGf128*>(nullptr));
+                   static_cast<std::uint32_t>(lanes ? Mode::gcm_lanes : mode), static_cast<unsigned long long>(n), 0ull,
+                   static_cast<std::uint32_t*>(nullptr), static_cast<AesGf128*>(nullptr));
     if (lanes)
       k.setup_blocks.launch({.grid = grid_for((n + 15) / 16), .block = threads_per_block, .stream = stream},
                             scratch.states(), static_cast<unsigned long long>(n));
@@ -214,8 +213,7 @@ struct BatchCall {
     std::uint64_t per_message = 0, total = 0;
     if (layout.offsets) {
       std::vector<std::uint64_t> starts(n + 1, 0);
-      for (std::size_t i = 0; i < n; ++i)
-        starts[i + 1] = starts[i] + (blocks_of(message_bytes(first + i)) + 31) / 32;
+      for (std::size_t i = 0; i < n; ++i) starts[i + 1] = starts[i] + (blocks_of(message_bytes(first + i)) + 31) / 32;
       total = starts[n];
       unit_table.emplace(detail::upload_scratch<std::uint64_t>(device, starts, stream));
     } else {

@@ -163,8 +163,8 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
   const std::size_t keys_size = batch.count * 32, ivs_size = batch.count * batch.iv_bytes;
   DeviceSecret secret(device, keys_size + ivs_size, stream);
   const bool waits = aead || stream == nullptr;
-  for (const auto& [bytes, at] : {std::pair{batch.keys.first(keys_size), std::size_t{0}},
-                                  std::pair{batch.ivs.first(ivs_size), keys_size}}) {
+  for (const auto& [bytes, at] :
+       {std::pair{batch.keys.first(keys_size), std::size_t{0}}, std::pair{batch.ivs.first(ivs_size), keys_size}}) {
     if (waits)
       secret.upload_waited(bytes, at);
     else

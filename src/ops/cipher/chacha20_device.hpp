@@ -29,7 +29,7 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
 // A checked batch at device pointers in/out; offsets are host offsets into them (fixed-length
 // batches pass none to the device). tags: host memory, 16 bytes per message (AEAD).
 void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const CipherBatch& batch,
-                           const BatchBounds& bounds, const CheckedBatch& checked,
-                           const std::uint8_t* in, std::uint8_t* out, std::uint8_t* tags, const Stream* stream);
+                           const BatchBounds& bounds, const CheckedBatch& checked, const std::uint8_t* in,
+                           std::uint8_t* out, std::uint8_t* tags, const Stream* stream);
 
 }  // namespace opkit::ops::detail

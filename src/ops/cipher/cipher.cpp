@@ -150,8 +150,8 @@ void batch_on_device(const Device& device, Cipher cipher, bool encrypt, const Ci
   detail::cipher_kernel_set().require(device);
   std::vector<std::size_t> failed;
   if (!is_chacha(cipher)) {
-    failed = detail::aes_device_batch(device, cipher, encrypt, batch, bounds, checked, in, out, tags_out,
-                                      tags_expected, stream);
+    failed = detail::aes_device_batch(device, cipher, encrypt, batch, bounds, checked, in, out, tags_out, tags_expected,
+                                      stream);
   } else if (cipher == Cipher::chacha20_poly1305 && encrypt) {
     // The tags (16 bytes each, the only size) go straight to the caller's buffer.
     detail::chacha20_device_batch(device, true, false, batch, bounds, checked, in, out, tags_out.data(), stream);

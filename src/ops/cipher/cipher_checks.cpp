@@ -204,8 +204,8 @@ CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, const BatchBou
     std::uint64_t room = limit;
     if (per_counter) {
       const std::uint8_t* iv = batch.ivs.data() + 16 * i;
-      room -= std::uint32_t{iv[0]} | std::uint32_t{iv[1]} << 8 | std::uint32_t{iv[2]} << 16 |
-              std::uint32_t{iv[3]} << 24;
+      room -=
+          std::uint32_t{iv[0]} | std::uint32_t{iv[1]} << 8 | std::uint32_t{iv[2]} << 16 | std::uint32_t{iv[3]} << 24;
     } else if (cipher == Cipher::chacha20) {
       room -= chacha20_counter;
     }

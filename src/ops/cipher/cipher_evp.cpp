@@ -18,12 +18,14 @@ bool evp_message(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, co
   CipherCtx ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
   if (!ctx) evp_fail("EVP_CIPHER_CTX_new");
   const int enc = encrypt ? 1 : 0;
-  if (EVP_CipherInit_ex(ctx.get(), evp_cipher(cipher), nullptr, nullptr, nullptr, enc) != 1) evp_fail("EVP_CipherInit_ex");
+  if (EVP_CipherInit_ex(ctx.get(), evp_cipher(cipher), nullptr, nullptr, nullptr, enc) != 1)
+    evp_fail("EVP_CipherInit_ex");
   const std::uint8_t* nonce = iv.data();
   if (aead) {
     if (cipher == Cipher::chacha20_poly1305) nonce += 4;  // the 16-byte form's counter word is not part of it
     const int iv_len = cipher == Cipher::chacha20_poly1305 ? 12 : static_cast<int>(iv.size());
-    if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_IVLEN, iv_len, nullptr) != 1) evp_fail("EVP_CTRL_AEAD_SET_IVLEN");
+    if (EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_IVLEN, iv_len, nullptr) != 1)
+      evp_fail("EVP_CTRL_AEAD_SET_IVLEN");
   }
   if (EVP_CipherInit_ex(ctx.get(), nullptr, nullptr, key.data(), nonce, enc) != 1) evp_fail("EVP_CipherInit_ex");
   if (aead && !encrypt && EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag_bytes), tag) != 1)
@@ -63,9 +65,9 @@ bool evp_bulk(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes aad, const
   return true;
 }
 
-std::vector<std::size_t> evp_batch(Cipher cipher, bool encrypt, const CipherBatch& batch,
-                                   const BatchBounds& bounds, const CheckedBatch& checked,
-                                   const std::uint8_t* in, std::uint8_t* out, std::uint8_t* tags, unsigned threads) {
+std::vector<std::size_t> evp_batch(Cipher cipher, bool encrypt, const CipherBatch& batch, const BatchBounds& bounds,
+                                   const CheckedBatch& checked, const std::uint8_t* in, std::uint8_t* out,
+                                   std::uint8_t* tags, unsigned threads) {
   const std::size_t key_bytes = cipher_traits(cipher).key_bytes;
   const auto count = static_cast<std::ptrdiff_t>(batch.count);
   std::vector<unsigned char> failed(batch.count, 0);

@@ -29,8 +29,8 @@ bool evp_aead_over_cores(Cipher cipher, bool encrypt, Bytes key, Bytes iv, Bytes
                          std::size_t ranges);
 
 // A checked batch; returns the indices whose tags failed (their output zeroed).
-std::vector<std::size_t> evp_batch(Cipher cipher, bool encrypt, const CipherBatch& batch,
-                                   const BatchBounds& bounds, const CheckedBatch& checked,
-                                   const std::uint8_t* in, std::uint8_t* out, std::uint8_t* tags, unsigned threads);
+std::vector<std::size_t> evp_batch(Cipher cipher, bool encrypt, const CipherBatch& batch, const BatchBounds& bounds,
+                                   const CheckedBatch& checked, const std::uint8_t* in, std::uint8_t* out,
+                                   std::uint8_t* tags, unsigned threads);
 
 }  // namespace opkit::ops::detail

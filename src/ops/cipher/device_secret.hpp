@@ -97,9 +97,8 @@ class DeviceSecret {
     Staging& staging = staging_area();
     staging.bytes.resize(std::max(staging.bytes.size(), host.size()));
     const std::span<std::uint8_t> staged(staging.bytes.data(), host.size());
-    parallel_chunks(host.size(), [&](std::size_t from, std::size_t n) {
-      std::copy_n(host.data() + from, n, staged.data() + from);
-    });
+    parallel_chunks(host.size(),
+                    [&](std::size_t from, std::size_t n) { std::copy_n(host.data() + from, n, staged.data() + from); });
     upload_owned(staged, at);
     parallel_chunks(staged.size(), [&](std::size_t from, std::size_t n) { OPENSSL_cleanse(staged.data() + from, n); });
     staging.release_if_large();

@@ -279,8 +279,7 @@ std::vector<std::size_t> scan_parallel_items(std::span<const unsigned long long>
 }
 
 DeviceLz4::Scan DeviceLz4::scan(const std::uint8_t* base, std::span<const unsigned long long> item_at,
-                                std::span<const unsigned long long> item_size, ScanMode mode,
-                                ScanStats* stats) const {
+                                std::span<const unsigned long long> item_size, ScanMode mode, ScanStats* stats) const {
   const std::size_t count = item_at.size();
   Scan out;
   out.first.assign(1, 0);
@@ -381,12 +380,13 @@ DeviceLz4::Scan DeviceLz4::scan(const std::uint8_t* base, std::span<const unsign
       at[i] = total;
       total += cap[i];
     }
-    const DeviceBuffer<unsigned long long> d_rec_at = upload_on(device_, stream, std::span<const unsigned long long>(at)),
+    const DeviceBuffer<unsigned long long> d_rec_at =
+                                               upload_on(device_, stream, std::span<const unsigned long long>(at)),
                                            d_cap = upload_on(device_, stream, std::span<const unsigned long long>(cap));
     DeviceBuffer<Lz4ScanRecord> d_records = scratch<Lz4ScanRecord>(device_, stream, total);
     if (par_count == 0) {
-      k_->frame_scan.launch(per_item, base, d_at_items, d_size, static_cast<unsigned long long>(count), d_rec_at,
-                            d_cap, d_records, d_count);
+      k_->frame_scan.launch(per_item, base, d_at_items, d_size, static_cast<unsigned long long>(count), d_rec_at, d_cap,
+                            d_records, d_count);
     } else {
       plan.record_at = d_rec_at.data();
       plan.record_cap = d_cap.data();

@@ -11,13 +11,13 @@ struct AesGf128 {
 };
 
 struct AesState {
-  unsigned int round_keys[60];          // rounds + 1 keys, 4 little-endian words each
-  unsigned int rounds;                  // 10, 12 or 14
-  unsigned int counter_bits;            // 128 (CTR) or 32 (GCM's inc32)
-  unsigned int counter[4];              // counter block of the first data block, big-endian words
-  unsigned int tag_mask[4];             // GCM: E_K(J0), little-endian words of its bytes
-  AesGf128 h;                           // GCM: the hash key E_K(0^128)
-  AesGf128 ghash;                       // GCM: the GHASH accumulator (XOR-reduced by the GHASH kernel)
+  unsigned int round_keys[60];  // rounds + 1 keys, 4 little-endian words each
+  unsigned int rounds;          // 10, 12 or 14
+  unsigned int counter_bits;    // 128 (CTR) or 32 (GCM's inc32)
+  unsigned int counter[4];      // counter block of the first data block, big-endian words
+  unsigned int tag_mask[4];     // GCM: E_K(J0), little-endian words of its bytes
+  AesGf128 h;                   // GCM: the hash key E_K(0^128)
+  AesGf128 ghash;               // GCM: the GHASH accumulator (XOR-reduced by the GHASH kernel)
 };
 // Bulk GCM's powers H^(chunk_blocks * 2^s) live apart (AES_GHASH_POWERS per message), so that a
 // batch's state is 312 bytes a message, not 952.

@@ -74,7 +74,7 @@ CIPHER_FN void chacha20_message_chunks(const unsigned char* in, unsigned char* o
   unsigned char* out_base = out - mis;
   const unsigned int o = 16u - mis;
   const unsigned long long parts = (n + 15u) / 16u;
-  unsigned int prev[4] = {0, 0, 0, 0};  // keystream (ChaCha20) or ciphertext (AEAD) part t - 1
+  unsigned int prev[4] = {0, 0, 0, 0};   // keystream (ChaCha20) or ciphertext (AEAD) part t - 1
   unsigned int chunk[4] = {0, 0, 0, 0};  // AEAD: in chunk t
   if (AEAD) cipher_load_range_chunk(in_base, 0, n, mis, chunk);
   unsigned int ks[16];

@@ -18,8 +18,8 @@
 __device__ __forceinline__ void cipher_extract16(const unsigned int* lo, const unsigned int* hi, unsigned int o,
                                                  unsigned int* out) {
   const bool q4 = (o & 16u) != 0;  // o == 16: hi itself (then the stages below select nothing)
-  const unsigned int w[8] = {q4 ? hi[0] : lo[0], q4 ? hi[1] : lo[1], q4 ? hi[2] : lo[2], q4 ? hi[3] : lo[3],
-                             hi[0],              hi[1],              hi[2],              hi[3]};
+  const unsigned int w[8] = {
+      q4 ? hi[0] : lo[0], q4 ? hi[1] : lo[1], q4 ? hi[2] : lo[2], q4 ? hi[3] : lo[3], hi[0], hi[1], hi[2], hi[3]};
   const bool q1 = (o & 4u) != 0, q2 = (o & 8u) != 0;
   unsigned int x[7], v[5];
 #pragma unroll

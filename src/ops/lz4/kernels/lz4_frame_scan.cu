@@ -386,8 +386,9 @@ extern "C" __global__ void lz4_scan_head(Lz4ScanPlan plan) {
     item->start = item->prefix = 0;
     item->flg = item->max = item->stopped = 0;
   }
-  Lz4Walk walk = {plan.base + plan.item_at[i], plan.item_size[i], plan.records + plan.record_at[i],
-                  plan.record_cap[i], 0, parallel ? item : 0};
+  Lz4Walk walk = {
+      plan.base + plan.item_at[i], plan.item_size[i], plan.records + plan.record_at[i], plan.record_cap[i], 0,
+      parallel ? item : 0};
   walk.frames(0);
   if (!parallel || !item->stopped) plan.record_count[i] = walk.n;
 }
@@ -504,7 +505,8 @@ extern "C" __global__ void lz4_scan_link(Lz4ScanPlan plan) {
         hi = mid;
     }
     const unsigned long long tile = lo - 1;
-    const unsigned long long v = tile * LZ4K_SCAN_TILE + plan.tile_slot[(it.tile0 + tile) * LZ4K_SCAN_TILE_CAP + (k - first[tile])];
+    const unsigned long long v =
+        tile * LZ4K_SCAN_TILE + plan.tile_slot[(it.tile0 + tile) * LZ4K_SCAN_TILE_CAP + (k - first[tile])];
     const unsigned long long p = v - it.mis;
     plan.node_pos[g] = p;
     const unsigned int w = lz4k_read32(it.in + p);
@@ -606,7 +608,7 @@ extern "C" __global__ void lz4_scan_tail(Lz4ScanPlan plan) {
   const Lz4ScanItem* item = plan.item + i;
   if (!item->stopped) return;  // the head walk's count stands
   Lz4Walk walk = {plan.base + plan.item_at[i], plan.item_size[i], plan.records + plan.record_at[i],
-                  plan.record_cap[i], item->prefix, 0};
+                  plan.record_cap[i],          item->prefix,      0};
   const unsigned long long trailer = (item->flg & 0x10u) ? 4u : 0u, tail = (item->flg & 0x04u) ? 4u : 0u;
   unsigned long long pos = item->start;
   Lz4ScanItem* state = plan.item + i;

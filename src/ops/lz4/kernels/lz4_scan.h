@@ -52,8 +52,8 @@ struct Lz4ScanPlan {
   const unsigned int* par_of;
   const unsigned int* par_item;
   unsigned long long par_count;
-  const unsigned long long* tile_base; /* P + 1 */
-  const unsigned long long* node_base; /* P + 1 */
+  const unsigned long long* tile_base;  /* P + 1 */
+  const unsigned long long* node_base;  /* P + 1 */
   unsigned long long tiles, node_slots; /* tile_base[P], node_base[P] */
   unsigned int* tile_count;             /* per tile: nodes found (may exceed the cap) */
   unsigned int* tile_first;             /* per tile: its first node's index in the item's nodes */
