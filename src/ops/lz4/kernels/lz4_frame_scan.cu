@@ -209,8 +209,8 @@ extern "C" __global__ void lz4_frame_scan(const unsigned char* base, const unsig
 // ---- The parallel walk -------------------------------------------------------------------------
 
 // The first index in a[0, n) (ascending) whose value exceeds x.
-__device__ __forceinline__ unsigned long long lz4k_upper(const unsigned long long* a, unsigned long long n,
-                                                         unsigned long long x) {
+template <class T>
+__device__ __forceinline__ unsigned long long lz4k_upper(const T* a, unsigned long long n, unsigned long long x) {
   unsigned long long lo = 0, hi = n;
   while (lo < hi) {
     const unsigned long long mid = (lo + hi) / 2;
@@ -496,15 +496,7 @@ extern "C" __global__ void lz4_scan_link(Lz4ScanPlan plan) {
     // Its tile: the last whose first node is at most k (one that holds k: tiles before an empty one
     // share its first index).
     const unsigned int* first = plan.tile_first + it.tile0;
-    unsigned long long lo = 0, hi = it.tiles;
-    while (lo < hi) {
-      const unsigned long long mid = (lo + hi) / 2;
-      if (first[mid] <= k)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    const unsigned long long tile = lo - 1;
+    const unsigned long long tile = lz4k_upper(first, it.tiles, k) - 1;
     const unsigned long long v =
         tile * LZ4K_SCAN_TILE + plan.tile_slot[(it.tile0 + tile) * LZ4K_SCAN_TILE_CAP + (k - first[tile])];
     const unsigned long long p = v - it.mis;
