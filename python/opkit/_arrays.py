@@ -200,6 +200,28 @@ def numpy_dtype(code: int, bits: int) -> np.dtype:
     return np.dtype(bool) if kind == "b" else np.dtype(f"{kind}{bits // 8}")
 
 
+def is_c_contiguous(shape, strides) -> bool:
+    """Whether DLPack shape and strides (in elements) lay the array out C-contiguously (an empty
+    array always is: it has no element to place)."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for size, stride in reversed(list(zip(shape, strides))):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def checked_offsets(array: np.ndarray) -> np.ndarray:
+    """Host offsets (any integer dtype, e.g. JAX's 32-bit ones) as contiguous uint64."""
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"offsets must be integers, got dtype {array.dtype}")
+    if array.size and array.min() < 0:
+        raise ValueError("offsets must not be negative")
+    return np.ascontiguousarray(array, dtype=np.uint64)
+
+
 def host_copy(obj) -> np.ndarray:
     """A NumPy copy of a C-contiguous CUDA array of any DLPack producer (small arrays the host
     needs, such as offsets): consumed on the legacy default stream, so the producer's pending
@@ -208,12 +230,9 @@ def host_copy(obj) -> np.ndarray:
     address, _, device_id, shape, strides, (code, bits, lanes) = _opkit.array_info(dl)
     if lanes != 1:
         raise TypeError("vector dtypes (DLPack lanes > 1) have no NumPy equivalent")
+    if not is_c_contiguous(shape, strides):
+        raise ValueError("the array is not C-contiguous; pass a contiguous copy")
     host = np.empty(shape, dtype=numpy_dtype(code, bits))
-    expected = 1
-    for size, stride in reversed(list(zip(shape, strides))):
-        if size != 1 and stride != expected:
-            raise ValueError("the array is not C-contiguous; pass a contiguous copy")
-        expected *= size
     if host.nbytes:
         _opkit.copy(Device.cuda(device_id), host.ctypes.data, address, host.nbytes, "dtoh")
     del dl  # the producer's array may be released only after the copy

@@ -19,6 +19,7 @@ from ._arrays import (
     as_stream,
     borrowed_stream,
     capsule,
+    checked_offsets,
     dlpack_device,
     framework_of,
     framework_stream,
@@ -86,12 +87,7 @@ def _as_offsets(offsets):
     # jax_enable_x64 is set.
     if is_dlpack(offsets) and on_cuda(offsets):
         return offsets
-    array = np.from_dlpack(offsets) if is_dlpack(offsets) else np.asarray(offsets)
-    if array.dtype.kind not in "iu":
-        raise TypeError(f"offsets must be integers, got dtype {array.dtype}")
-    if array.size and array.min() < 0:
-        raise ValueError("offsets must not be negative")
-    return np.ascontiguousarray(array, dtype=np.uint64)
+    return checked_offsets(np.from_dlpack(offsets) if is_dlpack(offsets) else np.asarray(offsets))
 
 
 def _cuda_stream(x, stream):

@@ -33,6 +33,7 @@ from ._arrays import (
     dlpack_device,
     framework_of,
     framework_stream,
+    is_c_contiguous,
     is_dlpack,
     on_cuda,
     on_host,
@@ -172,16 +173,11 @@ class _Call:
 
     def checked_address(self, arg, stream: int | None, index: int) -> int:
         address, _, _, shape, strides, _ = _opkit.array_info(capsule(arg, stream))
-        if 0 in shape:
-            return address
-        expected = 1
-        for size, stride in reversed(list(zip(shape, strides))):
-            if size != 1 and stride != expected:
-                raise ValueError(
-                    f"argument #{index}: the array is not C-contiguous; pass a contiguous copy "
-                    f"(x.contiguous(), cupy.ascontiguousarray(x)) or its address explicitly"
-                )
-            expected *= size
+        if not is_c_contiguous(shape, strides):
+            raise ValueError(
+                f"argument #{index}: the array is not C-contiguous; pass a contiguous copy "
+                f"(x.contiguous(), cupy.ascontiguousarray(x)) or its address explicitly"
+            )
         return address
 
     def transfer(self, transfer: _HostTransfer) -> bytes:

@@ -16,7 +16,16 @@ from __future__ import annotations
 import numpy as np
 
 from . import _opkit
-from ._arrays import DeviceArray, capsule, dlpack_device, host_copy, is_dlpack, on_cuda, to_framework
+from ._arrays import (
+    DeviceArray,
+    capsule,
+    checked_offsets,
+    dlpack_device,
+    host_copy,
+    is_dlpack,
+    on_cuda,
+    to_framework,
+)
 from ._devices import get_device
 
 _BLOCK_IDS = {64 << 10: 4, 256 << 10: 5, 1 << 20: 6, 4 << 20: 7}
@@ -128,8 +137,6 @@ def _packed(x, offsets, device, call):
 def _host_offsets(offsets) -> np.ndarray:
     array = host_copy(offsets) if is_dlpack(offsets) and on_cuda(offsets) else (
         np.from_dlpack(offsets) if is_dlpack(offsets) else np.asarray(offsets))
-    if array.ndim != 1 or array.dtype.kind not in "iu":
-        raise TypeError(f"offsets must be a 1-D integer array, got {array.ndim}-D dtype {array.dtype}")
-    if array.size and array.min() < 0:
-        raise ValueError("offsets must not be negative")
-    return np.ascontiguousarray(array, dtype=np.uint64)
+    if array.ndim != 1:
+        raise TypeError(f"offsets must be a 1-D integer array, got {array.ndim}-D")
+    return checked_offsets(array)

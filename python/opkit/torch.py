@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import atexit
 import inspect
-import struct
 import threading
 import weakref
 
@@ -39,7 +38,7 @@ import torch
 from . import _opkit
 from ._arrays import borrowed_stream, release_borrowed_streams, torch_current_stream
 from ._devices import cuda_device, release_cuda_devices
-from ._kernels import _INT32, SourceModule, _Call, _dim3
+from ._kernels import _INT32, _INT32_STRUCT, _POINTER_STRUCT, SourceModule, _Call, _dim3
 
 __all__ = ["decrypt", "encrypt", "kernel_op", "lz4_compress", "lz4_decompress", "sha256", "sha256d"]
 
@@ -690,7 +689,6 @@ def _returns_tuple(schema: str) -> bool:
     return returns.startswith("(") and returns != "()"
 
 
-_INT32_STRUCT, _POINTER_STRUCT = struct.Struct("=i"), struct.Struct("=Q")
 _EMPTY_GRID = (0, 0, 0)  # a grid with a 0 dimension: the launch is skipped
 
 
