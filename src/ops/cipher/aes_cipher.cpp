@@ -90,14 +90,7 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
   // copies go through a staging copy of the call's own (DeviceSecret::upload).
   const std::size_t keys_size = count * key_bytes, ivs_size = count * batch.iv_bytes;
   DeviceSecret secrets(device, keys_size + ivs_size, stream);
-  const bool waits = gcm || stream == nullptr;
-  for (const auto& [bytes, at] :
-       {std::pair{batch.keys.first(keys_size), std::size_t{0}}, std::pair{batch.ivs.first(ivs_size), keys_size}}) {
-    if (waits)
-      secrets.upload_waited(bytes, at);
-    else
-      secrets.upload(bytes, at);
-  }
+  secrets.upload_all({batch.keys.first(keys_size), batch.ivs.first(ivs_size)}, gcm || stream == nullptr);
   const auto keys = secrets.view().subview(0, keys_size), ivs = secrets.view().subview(keys_size, ivs_size);
   // The bounds this call computed (not the caller's offsets: a CTR batch returns before the GPU
   // reads them).

@@ -162,14 +162,7 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
   // queued, so its copies are staged (DeviceSecret::upload).
   const std::size_t keys_size = batch.count * 32, ivs_size = batch.count * batch.iv_bytes;
   DeviceSecret secret(device, keys_size + ivs_size, stream);
-  const bool waits = aead || stream == nullptr;
-  for (const auto& [bytes, at] :
-       {std::pair{batch.keys.first(keys_size), std::size_t{0}}, std::pair{batch.ivs.first(ivs_size), keys_size}}) {
-    if (waits)
-      secret.upload_waited(bytes, at);
-    else
-      secret.upload(bytes, at);
-  }
+  secret.upload_all({batch.keys.first(keys_size), batch.ivs.first(ivs_size)}, aead || stream == nullptr);
 
   // `offsets` is this call's own copy; the AAD is read in place only by the AEAD, which waits below.
   using Offsets = std::span<const std::uint64_t>;
