@@ -294,8 +294,7 @@ def _check_cipher(op: str, x, cipher: str, key, iv, aad, tag, aead: bool, counte
         wanted = f"of {list(lead) + [TAG_BYTES]} on the CPU or on the data's device"
         if not isinstance(tag, torch.Tensor):
             raise TypeError(f"{op}: tag must be a uint8 tensor {wanted}, got a {type(tag).__name__}")
-        if tag.dtype != torch.uint8 or tag.device.type not in ("cpu", x.device.type) or (
-                tag.is_cuda and tag.device != x.device):
+        if tag.dtype != torch.uint8 or (tag.device.type != "cpu" and tag.device != x.device):
             raise ValueError(f"{op}: tag must be a uint8 tensor {wanted}, got {tag.dtype} on {tag.device}")
         if not tag.is_contiguous():
             raise ValueError(f"{op}: tag is not contiguous")
@@ -352,7 +351,8 @@ def _define_ciphers():
         # The tag lives with the data. One CUDA message writes it there without a wait (so CUDA
         # graphs capture the op); a batch's tags come to the host first (the batch API's form).
         tag = x.new_empty(tag_shape(x, key))
-        if x.is_cuda and shape[0]:
+        batch = shape[0]
+        if x.is_cuda and batch:
             host_tags = key.new_empty(tag_shape(x, key))
             _cipher_run(cipher, True, x, out, shape, key, iv, aad, host_tags, 0)
             tag.copy_(host_tags)
