@@ -3,7 +3,8 @@
 // buffers without and with the content checksum; and the host engine (liblz4 blocks on all
 // cores, wall clock, host memory). Every result is checked: everything must decode back to the
 // corpus, on the device and (API frames) with the host engine, liblz4.
-//   opkit_lz4_bench [--block 4..7] [--runs N] [--threads 1..32] [--cpu-backend] FILE...
+//   opkit_lz4_bench [--block 4..7] [--runs N] [--threads 1..32] [--cpu-backend] [--kernels-only [--hash-log 10..13]]
+//   FILE...
 // Prints one line per file and engine: ratio, compress GB/s, decompress GB/s.
 #include <algorithm>
 #include <chrono>
@@ -117,7 +118,10 @@ bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Byte
   const std::vector<std::uint32_t> st = status.to_host();
   bool ok = out.to_host() == data && std::all_of(st.begin(), st.end(), [](std::uint32_t s) { return s == LZ4K_OK; });
   if (!ok) std::printf("%s: the kernels' round trip is wrong\n", name.c_str());
-  const std::string engine_name = small_hash_log == 13 ? "opkit kernels only" : "opkit kernels 4K table";
+  const std::string engine_name = small_hash_log == 13 ? "opkit kernels only"
+                                  : small_hash_log == 12
+                                      ? "opkit kernels 4K table"
+                                      : "opkit kernels 2^" + std::to_string(small_hash_log) + " table";
   print(name, ok ? engine_name.c_str() : "opkit kernels WRONG", data.size(), stored + 7 + 4, c, d);
   return ok;
 }
@@ -165,6 +169,8 @@ int main(int argc, char** argv) try {
   int runs = 5;
   unsigned compress_threads = 0;  // the device's choice
   bool cpu_backend = false;
+  bool kernels_only = false;  // the kernels alone (the API's 4K table unless --hash-log): no API, no host engine
+  unsigned hash_log = 12;     // the compressor's table for --kernels-only: 2^hash_log entries
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -174,6 +180,10 @@ int main(int argc, char** argv) try {
       cpu_backend = true;
     else if (a == "--threads" && i + 1 < argc)  // the compressor's threads per block (1..32)
       compress_threads = static_cast<unsigned>(std::stoi(argv[++i]));
+    else if (a == "--kernels-only")
+      kernels_only = true;
+    else if (a == "--hash-log" && i + 1 < argc)
+      hash_log = static_cast<unsigned>(std::stoi(argv[++i]));
     else if (a == "--runs" && i + 1 < argc)
       runs = std::stoi(argv[++i]);
     else
@@ -201,6 +211,10 @@ int main(int argc, char** argv) try {
       }
       std::fflush(stdout);
     };
+    if (gpu && kernels_only) {
+      step("kernels", [&] { return bench_kernels(*gpu, name, data, id, runs, hash_log, compress_threads); });
+      continue;
+    }
     if (gpu) {
       step("kernels", [&] { return bench_kernels(*gpu, name, data, id, runs, 13, compress_threads); });
       if (id == 4)  // the compressor with half the table (8 KiB of shared memory): its speed and ratio

@@ -53,10 +53,27 @@
 #endif
 // The same for each thread when all copy a long part: more than 8 spills registers (64 at most).
 #define LZ4K_LONG_UNROLL 8u
+// The ring of the block's latest output in shared memory (a power of two, a multiple of 16), and
+// the output at which the walk ends a batch so that most batches fit it.
+#ifndef LZ4K_RING_BYTES
+#define LZ4K_RING_BYTES 4096u
+#endif
+#ifndef LZ4K_RING_BATCH
+#define LZ4K_RING_BATCH (LZ4K_RING_BYTES / 2u)
+#endif
+#define LZ4K_RING_MASK (LZ4K_RING_BYTES - 1u)
+// Lines of the next batch's window to prefetch (lz4k_prefetch_window).
+#ifndef LZ4K_PREFETCH
+#define LZ4K_PREFETCH 1
+#endif
+#define LZ4K_PREFETCH_LINES (LZ4K_WINDOW_BYTES / 128u + 1u)
 
 // One batch, shared by the block's threads. Sequence s writes its literals at out[s] and then
 // its match; the batch writes [out[0], out[count]) of the block's output.
 struct Lz4Batch {
+  // Output position q in ring[(q + phase) & LZ4K_RING_MASK], phase = out % 16 (so that the ring
+  // and the output share their 16-byte alignment): the block's latest output, from ring_lo on.
+  alignas(16) unsigned char ring[LZ4K_RING_BYTES];
   unsigned char window[LZ4K_WINDOW_BYTES];  // in[lo, lo + n)
   // Thread 0's parse: where each token is, where its output goes, and the lengths it had to
   // extend (only where the token says so); entry `count` holds the positions after the batch.
@@ -75,6 +92,7 @@ struct Lz4Batch {
   unsigned int done;                    // the batch ends with the block's last sequence
   unsigned int long_ones;               // bit s: sequence s is copied by all threads
   unsigned int epoch_start[3];          // the next epochs' first sequences, in rotation
+  unsigned int ring_lo;                 // the ring holds no output before this position
 };
 
 // Thread 0's view of the block's bytes: the window where it has them, else global memory.
@@ -208,6 +226,117 @@ __device__ __forceinline__ void lz4k_copy_long(const Lz4Batch& b, unsigned int s
   lz4k_copy_match_together(out + match_at, offset, match, t);
 }
 
+// While this batch is checked and copied, the next one's window (it starts where this batch's
+// input ends) is fetched into L1, so that staging it does not wait for DRAM: most of it was in
+// this batch's window, the rest is a line or two of new input. A hint only; none on the CPU backend.
+__device__ __forceinline__ void lz4k_prefetch_window(const unsigned char* in, unsigned int next, unsigned int stored,
+                                                     unsigned int t) {
+#if defined(__CUDA_ARCH__) && LZ4K_PREFETCH
+  const unsigned int line = next + 128u * t;  // the window's lines, however it is aligned
+  if (t < LZ4K_PREFETCH_LINES && line < stored) asm volatile("prefetch.global.L1 [%0];" ::"l"(in + line));
+#endif
+}
+
+// ---- Batches through the ring: copies in shared memory, one coalesced write of the batch ----
+// The block's output as a batch that fits the ring sees it: positions from `from` on in the ring
+// (where the batch's own copies go), earlier ones in global memory (written by earlier batches,
+// visible behind the barriers since).
+struct Lz4History {
+  Lz4Batch& b;
+  const unsigned char* out;
+  unsigned int phase, from;
+
+  __device__ __forceinline__ unsigned char& slot(unsigned int q) const { return b.ring[(q + phase) & LZ4K_RING_MASK]; }
+  __device__ __forceinline__ unsigned char operator[](unsigned int q) const { return q >= from ? slot(q) : out[q]; }
+};
+
+// One thread: sequence s into the ring, its literals and then its match, a chunk at a time with
+// every load before the chunk's stores. A match with offset < LZ4K_CHUNK starts with the periodic
+// index, as lz4k_copy_match_alone does, and then reads from a whole number of periods back.
+__device__ __forceinline__ void lz4k_ring_sequence(const Lz4History& h, const unsigned char* literal_source,
+                                                   unsigned int op, unsigned int literals, unsigned int offset,
+                                                   unsigned int match) {
+  unsigned char v[LZ4K_CHUNK];
+  for (unsigned int k = 0; k < literals; k += LZ4K_CHUNK) {
+    const unsigned int n = literals - k;
+#pragma unroll
+    for (unsigned int u = 0; u < LZ4K_CHUNK; ++u) v[u] = u < n ? literal_source[k + u] : 0;
+#pragma unroll
+    for (unsigned int u = 0; u < LZ4K_CHUNK; ++u)
+      if (u < n) h.slot(op + k + u) = v[u];
+  }
+  if (match == 0u) return;
+  const unsigned int at = op + literals;
+  unsigned int m = 0, back = offset;
+  if (offset < LZ4K_CHUNK) {
+    unsigned int r = 0;  // m % offset
+#pragma unroll
+    for (unsigned int u = 0; u < LZ4K_CHUNK; ++u) {
+      v[u] = u < match ? h[at - offset + r] : 0;
+      r = r + 1u == offset ? 0u : r + 1u;
+    }
+#pragma unroll
+    for (unsigned int u = 0; u < LZ4K_CHUNK; ++u)
+      if (u < match) h.slot(at + u) = v[u];
+    m = LZ4K_CHUNK;
+    back = r == 0u ? LZ4K_CHUNK : LZ4K_CHUNK + offset - r;
+  }
+  for (; m < match; m += LZ4K_CHUNK) {
+    const unsigned int n = match - m;
+#pragma unroll
+    for (unsigned int u = 0; u < LZ4K_CHUNK; ++u) v[u] = u < n ? h[at + m + u - back] : 0;
+#pragma unroll
+    for (unsigned int u = 0; u < LZ4K_CHUNK; ++u)
+      if (u < n) h.slot(at + m + u) = v[u];
+  }
+}
+
+// All threads: sequence s, a long one, into the ring (lz4k_copy_long's order and barrier).
+__device__ __forceinline__ void lz4k_ring_long(const Lz4Batch& b, const Lz4History& h, unsigned int s,
+                                               const unsigned char* in, unsigned int t) {
+  const unsigned int op = b.out[s], literals = b.literals[s], offset = b.offset[s], match = b.match[s];
+  const unsigned char* literal_source = lz4k_literal_source(b, in, b.from[s], literals);
+  lz4k_copy_into<LZ4K_LONG_UNROLL>([&h, op](unsigned int j, unsigned char byte) { h.slot(op + j) = byte; },
+                                   [literal_source](unsigned int j) { return literal_source[j]; }, literals, t,
+                                   LZ4K_DECODE_THREADS);
+  if (match == 0u) return;
+  const unsigned int at = op + literals, source = at - offset;
+  if (source + (match < offset ? match : offset) > op) __syncthreads();  // it reads the literals
+  const auto sink = [&h, at](unsigned int j, unsigned char byte) { h.slot(at + j) = byte; };
+  if (offset >= match) {  // no overlap: a plain copy
+    lz4k_copy_into<LZ4K_LONG_UNROLL>(
+        sink, [&h, source](unsigned int j) { return h[source + j]; }, match, t, LZ4K_DECODE_THREADS);
+    return;
+  }
+  const unsigned int threads = LZ4K_DECODE_THREADS;  // byte j repeats source byte j % offset
+  unsigned int r = offset > threads ? t : t % offset;
+  const unsigned int step = offset > threads ? threads : threads % offset;
+  lz4k_copy_into<LZ4K_LONG_UNROLL>(
+      sink,
+      [&h, source, step, offset, &r](unsigned int) {
+        const unsigned char byte = h[source + r];
+        r += step;
+        if (r >= offset) r -= offset;
+        return byte;
+      },
+      match, t, threads);
+}
+
+// All threads: the batch's output [lo, hi) from the ring to global memory, 16 bytes a thread
+// where the output is 16-byte aligned (the ring is in the same phase), the ends byte by byte.
+__device__ __forceinline__ void lz4k_ring_flush(const Lz4History& h, unsigned char* out, unsigned int lo,
+                                                unsigned int hi, unsigned int t) {
+  const unsigned int to_aligned = (16u - ((lo + h.phase) & 15u)) & 15u;
+  const unsigned int head = to_aligned < hi - lo ? to_aligned : hi - lo;
+  if (t < head) out[lo + t] = h.slot(lo + t);
+  const unsigned int first = lo + head, chunks = (hi - first) / 16u, last = first + 16u * chunks;
+  for (unsigned int k = t; k < chunks; k += LZ4K_DECODE_THREADS) {
+    const unsigned int q = first + 16u * k;
+    *reinterpret_cast<uint4*>(out + q) = *reinterpret_cast<const uint4*>(&h.slot(q));
+  }
+  if (t < hi - last) out[last + t] = h.slot(last + t);
+}
+
 // 32 blocks per SM (the hardware's most) at 64 registers a thread.
 extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     lz4_decompress(const unsigned char* in_base, const unsigned long long* in_offsets, const unsigned int* in_lengths,
@@ -237,6 +366,7 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     batch.count = 0;
     batch.problem = ~0u;
     batch.done = 0;
+    batch.ring_lo = 0;
   }
   __syncthreads();
   for (;;) {
@@ -254,6 +384,7 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       // its lengths (clamped: a literal run past the block's end, a match past any capacity) and
       // ends the chain where they run past the block.
       unsigned int op = batch.out[batch.count];  // where the last batch ended
+      const unsigned int batch_start = op;
       unsigned int d = 0, count = 0, problem0 = ~0u, match_cut = LZ4K_BATCH;
       batch.lo = lo;
       batch.window_bytes = n;
@@ -291,7 +422,7 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
           d = p - lo;
           op += (unsigned int)l + (unsigned int)m;  // wraps only past a sequence that fails
         }
-        if (++count == LZ4K_BATCH || d >= n) break;
+        if (++count == LZ4K_BATCH || d >= n || op - batch_start >= LZ4K_RING_BATCH) break;
       }
       batch.token[count] = d;
       batch.out[count] = op;
@@ -303,6 +434,7 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       batch.problem = problem0;
     }
     __syncthreads();
+    lz4k_prefetch_window(in, batch.next, stored, t);
     // Thread s: sequence s's fields, its checks, and the latest earlier sequence of the batch whose
     // output its match reads (dependency: that sequence + 1, 0 if none).
     const unsigned int count = batch.count;
@@ -344,6 +476,13 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     batch.dependency[t] = dependency;
     __syncthreads();
     if (batch.problem != ~0u) break;
+    // A batch whose output fits the ring is copied there (its sources in the ring where it still
+    // holds them) and then written out at once; a larger one is copied to global memory directly.
+    const unsigned int lo_out = batch.out[0], hi_out = batch.out[batch.count];
+    const bool through_ring = hi_out - lo_out <= LZ4K_RING_BYTES;
+    const unsigned int ring_from = hi_out > LZ4K_RING_BYTES ? hi_out - LZ4K_RING_BYTES : 0u;
+    const Lz4History history = {batch, out, (unsigned int)((unsigned long long)out & 15u),
+                                batch.ring_lo > ring_from ? batch.ring_lo : ring_from};
     // Epoch by epoch: an epoch [first, next) ends before the first sequence whose match reads output
     // of a sequence of the epoch (dependency > first). While the threads copy the epoch, they find
     // where the one after it ends, so that it is known after the barrier that ends this one. Short
@@ -360,15 +499,28 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       if (t >= first && t < next && !(batch.long_ones >> t & 1u)) {
         const unsigned int op = batch.out[t], literals = batch.literals[t], match = batch.match[t];
         const unsigned char* literal_source = lz4k_literal_source(batch, in, batch.from[t], literals);
-        for (unsigned int k = 0; k < literals; k += LZ4K_CHUNK)
-          lz4k_copy_chunk(out + op + k, literal_source + k, literals - k);
-        if (match != 0u) lz4k_copy_match_alone(out + op + literals, batch.offset[t], match);
+        if (through_ring) {
+          lz4k_ring_sequence(history, literal_source, op, literals, batch.offset[t], match);
+        } else {
+          for (unsigned int k = 0; k < literals; k += LZ4K_CHUNK)
+            lz4k_copy_chunk(out + op + k, literal_source + k, literals - k);
+          if (match != 0u) lz4k_copy_match_alone(out + op + literals, batch.offset[t], match);
+        }
       }
-      for (unsigned int ones = batch.long_ones & epoch; ones != 0u; ones &= ones - 1u)
-        lz4k_copy_long(batch, (unsigned int)__ffs((int)ones) - 1u, in, out, t);
+      for (unsigned int ones = batch.long_ones & epoch; ones != 0u; ones &= ones - 1u) {
+        const unsigned int s = (unsigned int)__ffs((int)ones) - 1u;
+        if (through_ring)
+          lz4k_ring_long(batch, history, s, in, t);
+        else
+          lz4k_copy_long(batch, s, in, out, t);
+      }
       __syncthreads();
       first = next;
     }
+    if (through_ring)
+      lz4k_ring_flush(history, out, lo_out, hi_out, t);
+    else if (t == 0)
+      batch.ring_lo = hi_out;  // the ring does not hold this batch's output
     if (batch.done) break;
   }
   if (t == 0) {
