@@ -64,8 +64,9 @@ BatchInput batch_input(const AnyArray& array, const std::optional<Device>& gpu, 
                     " (or move the data to that GPU)");
   require_dtype(array, 8, true, what);
   require_contiguous(array, what);
-  return {{}, BufferView<const std::uint8_t>(cuda_device_of(array, what), static_cast<const std::uint8_t*>(array.data()),
-                                             array.size())};
+  return {{},
+          BufferView<const std::uint8_t>(cuda_device_of(array, what), static_cast<const std::uint8_t*>(array.data()),
+                                         array.size())};
 }
 
 std::vector<std::size_t> shape_of(const AnyArray& array) {
@@ -269,7 +270,8 @@ void cipher_at(const std::string& cipher_name, bool encrypt, std::optional<Devic
     }
     // An input on the device is given as a view there, its host span left empty.
     const auto on_device = [&](bool yes, std::uintptr_t at, std::size_t size) {
-      return yes ? std::optional(BufferView<const std::uint8_t>(*gpu, static_cast<const std::uint8_t*>(address(at)), size))
+      return yes ? std::optional(
+                       BufferView<const std::uint8_t>(*gpu, static_cast<const std::uint8_t*>(address(at)), size))
                  : std::nullopt;
     };
     const ops::CipherBatch b{.count = rows,
