@@ -172,6 +172,21 @@ void check_field_device(const std::optional<BufferView<const std::uint8_t>>& vie
                          data_device->id() + "; they must be on the data's device");
 }
 
+// The AAD offsets against the AAD's size (host or device form alike).
+void check_aad_offsets(Cipher cipher, const CipherBatch& batch, std::size_t aad_bytes, const char* stage) {
+  if (batch.aad_offsets.empty()) {
+    if (aad_bytes != 0) throw bad(stage, "batch AAD needs aad_offsets (count + 1 of them)");
+    return;
+  }
+  if (!cipher_traits(cipher).aead) throw bad(stage, name(cipher) + " takes no AAD");
+  if (batch.aad_offsets.size() != batch.count + 1)
+    throw bad(stage, std::to_string(batch.count) + " messages need " + std::to_string(batch.count + 1) +
+                         " AAD offsets, got " + std::to_string(batch.aad_offsets.size()));
+  for (std::size_t i = 0; i < batch.count; ++i)
+    if (batch.aad_offsets[i + 1] < batch.aad_offsets[i] || batch.aad_offsets[i + 1] > aad_bytes)
+      throw bad(stage, "AAD offsets of message " + std::to_string(i) + " run backwards or past the AAD's end");
+}
+
 }  // namespace
 
 void check_batch_devices(const CipherBatch& batch, const Device* data_device, const char* stage) {
@@ -197,17 +212,7 @@ CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, const BatchBou
   if (ivs_bytes != batch.count * batch.iv_bytes)
     throw bad(stage, std::to_string(batch.count) + " messages need " + std::to_string(batch.count) + " x " +
                          std::to_string(batch.iv_bytes) + " IV bytes, got " + std::to_string(ivs_bytes));
-  if (!batch.aad_offsets.empty()) {
-    if (!t.aead) throw bad(stage, name(cipher) + " takes no AAD");
-    if (batch.aad_offsets.size() != batch.count + 1)
-      throw bad(stage, std::to_string(batch.count) + " messages need " + std::to_string(batch.count + 1) +
-                           " AAD offsets, got " + std::to_string(batch.aad_offsets.size()));
-    for (std::size_t i = 0; i < batch.count; ++i)
-      if (batch.aad_offsets[i + 1] < batch.aad_offsets[i] || batch.aad_offsets[i + 1] > aad_bytes)
-        throw bad(stage, "AAD offsets of message " + std::to_string(i) + " run backwards or past the AAD's end");
-  } else if (aad_bytes != 0) {
-    throw bad(stage, "batch AAD needs aad_offsets (count + 1 of them)");
-  }
+  check_aad_offsets(cipher, batch, aad_bytes, stage);
   std::size_t& tag_bytes = checked.tag_bytes;
   if (t.aead && batch.count != 0) {
     if (tags_bytes % batch.count != 0)
