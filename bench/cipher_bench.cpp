@@ -15,7 +15,10 @@
 //   --chacha20-schedules 0,1  only the ChaCha20 kernel-only row, once per CHACHA20_SCHEDULE
 //                variant of chacha20_bulk.cu
 //   --bulk-only 1  only the ChaCha20 kernel-only row and the bulk rows
-//   --batch-only 1 only the batch rows (for profiling the batch kernels: ncu -k ...)
+//   --batch-only 1 only the batch rows (for profiling the batch kernels: ncu -k ...); each batch
+//                also with its keys and IVs in device memory ("-devkeys" rows; AEADs also into
+//                device tags, "-devkeys-devtags"; chacha20 also with 12-byte nonces, whose IVs
+//                need no device-side counter check, "-devkeys-nonce12")
 //   --poly1305-chains 1,16  only ChaCha20-Poly1305 encrypt and decrypt, once per
 //                POLY1305_CHAINS variant of chacha20_bulk.cu
 //   --cubins DIR only write the kernels' sm_90 cubins there for tools/sass_count.py (aes.cu;
@@ -30,6 +33,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cipher/aes_kernels.hpp"
@@ -87,7 +91,7 @@ double back_to_back_ms(const opkit::Stream& stream, int reps, const std::functio
 }
 
 void row(const std::string& cipher, const std::string& shape, const char* op, std::size_t bytes, double ms, bool ok) {
-  std::printf("ROW %-18s %-16s %-15s %12zu %10.3f %9.1f %s\n", cipher.c_str(), shape.c_str(), op, bytes, ms,
+  std::printf("ROW %-18s %-16s %-23s %12zu %10.3f %9.1f %s\n", cipher.c_str(), shape.c_str(), op, bytes, ms,
               static_cast<double>(bytes) / (ms * 1e6), ok ? "ok" : "WRONG");
   std::fflush(stdout);
 }
@@ -195,6 +199,73 @@ struct Bench {
     row(std::string(t.name), shape, "encrypt", total, enc, enc_ok);
     row(std::string(t.name), shape, t.aead ? "decrypt+verify" : "decrypt", total, dec, dec_ok);
     all_ok = all_ok && enc_ok && dec_ok;
+    batch_device_keys(cipher, b, in, out, back, host_in, want, want_tags, shape);
+    if (cipher == ops::Cipher::chacha20) batch_device_nonces(b, in, out, host_in, shape);
+  }
+
+  // The batch above with its keys and IVs in device memory (uploaded once, outside the timing):
+  // the same data and results, no key staging or upload in the call. AEADs also encrypt into
+  // device tags (nothing comes back to the host). Rows "...-devkeys" (and "-devtags").
+  void batch_device_keys(ops::Cipher cipher, const ops::CipherBatch& host_keys, opkit::DeviceBuffer<std::uint8_t>& in,
+                         opkit::DeviceBuffer<std::uint8_t>& out, opkit::DeviceBuffer<std::uint8_t>& back,
+                         const Bytes& host_in, const Bytes& want, const Bytes& want_tags, const std::string& shape) {
+    const auto& t = ops::cipher_traits(cipher);
+    const std::size_t total = host_in.size();
+    auto keys = gpu.alloc<std::uint8_t>(host_keys.keys.size()), ivs = gpu.alloc<std::uint8_t>(host_keys.ivs.size());
+    keys.copy_from(host_keys.keys);
+    ivs.copy_from(host_keys.ivs);
+    ops::CipherBatch b = host_keys;
+    b.keys = {}, b.ivs = {};
+    b.device_keys = std::as_const(keys).view(), b.device_ivs = std::as_const(ivs).view();
+    Bytes tags(want_tags.size());
+    const opkit::BufferView<const std::uint8_t> src(in.view()), sealed(out.view());
+    out.fill(0, &stream);
+    const double enc =
+        median_ms(gpu, stream, reps, [&] { ops::encrypt_batch(cipher, b, src, out.view(), tags, options()); });
+    const bool enc_ok = out.to_host() == want && tags == want_tags;
+    back.fill(0, &stream);
+    const double dec =
+        median_ms(gpu, stream, reps, [&] { ops::decrypt_batch(cipher, b, sealed, back.view(), tags, options()); });
+    const bool dec_ok = back.to_host() == host_in;
+    row(std::string(t.name), shape, "encrypt-devkeys", total, enc, enc_ok);
+    row(std::string(t.name), shape, t.aead ? "decrypt+verify-devkeys" : "decrypt-devkeys", total, dec, dec_ok);
+    all_ok = all_ok && enc_ok && dec_ok;
+    if (!t.aead) return;
+    auto device_tags = gpu.alloc<std::uint8_t>(want_tags.size());
+    out.fill(0, &stream);
+    const double enc_tags = median_ms(
+        gpu, stream, reps, [&] { ops::encrypt_batch(cipher, b, src, out.view(), device_tags.view(), options()); });
+    const bool tags_ok = out.to_host() == want && device_tags.to_host() == want_tags;
+    row(std::string(t.name), shape, "encrypt-devkeys-devtags", total, enc_tags, tags_ok);
+    all_ok = all_ok && tags_ok;
+  }
+
+  // chacha20 with device keys and 12-byte nonces (counter 0): no IV counter to check, so against
+  // "encrypt-devkeys" (16-byte IVs, checked on the device, one wait) this row shows that check's
+  // cost. Checked against the host path on the same nonces.
+  void batch_device_nonces(const ops::CipherBatch& host_keys, opkit::DeviceBuffer<std::uint8_t>& in,
+                           opkit::DeviceBuffer<std::uint8_t>& out, const Bytes& host_in, const std::string& shape) {
+    Bytes nonces(host_keys.count * 12);
+    for (std::size_t i = 0; i < host_keys.count; ++i)
+      std::copy_n(host_keys.ivs.begin() + static_cast<std::ptrdiff_t>(16 * i + 4), 12,
+                  nonces.begin() + static_cast<std::ptrdiff_t>(12 * i));
+    auto keys = gpu.alloc<std::uint8_t>(host_keys.keys.size()), ivs = gpu.alloc<std::uint8_t>(nonces.size());
+    keys.copy_from(host_keys.keys);
+    ivs.copy_from(std::span<const std::uint8_t>(nonces));
+    ops::CipherBatch b = host_keys;
+    b.keys = {}, b.ivs = {}, b.iv_bytes = 12;
+    b.device_keys = std::as_const(keys).view(), b.device_ivs = std::as_const(ivs).view();
+    Bytes want(host_in.size()), none;
+    ops::CipherBatch host_nonces = host_keys;
+    host_nonces.ivs = nonces, host_nonces.iv_bytes = 12;
+    ops::encrypt_batch(ops::Cipher::chacha20, host_nonces, host_in, want, none);
+    const opkit::BufferView<const std::uint8_t> src(in.view());
+    out.fill(0, &stream);
+    const double enc = median_ms(
+        gpu, stream, reps, [&] { ops::encrypt_batch(ops::Cipher::chacha20, b, src, out.view(), none, options()); });
+    const bool ok = out.to_host() == want;
+    row("chacha20", shape, "encrypt-devkeys-nonce12", host_in.size(), enc, ok);
+    all_ok = all_ok && ok;
   }
 
   // Host-resident data: through the device (copy in, encrypt, copy out; not overlapped) against

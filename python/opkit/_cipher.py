@@ -8,7 +8,10 @@ stream; host data goes through OpenSSL on all cores unless device= names a devic
 kernel source on the CPU backend, "cuda" copies it to the GPU and back).
 
 One message: key is bytes. A batch: x is [N, L], key is [N, key_bytes] and iv (or nonce) is
-[N, iv_bytes], one key and IV per row (host arrays).
+[N, iv_bytes], one key and IV per row: host arrays, or, for CUDA data, CUDA arrays on the data's
+GPU, which the kernels read in place (no copy to the host and back; exported on the same stream as
+the data, and not wiped: they are the caller's). chacha20's 16-byte IVs on the GPU have their
+counter words checked there, which waits for that check; 12-byte nonces (counter=) need none.
 
 AEADs (aes-*-gcm, chacha20-poly1305) take aad= and return (ciphertext, tag) from encrypt (tag: 16
 bytes, or [N, 16] uint8 for a batch); decrypt takes tag= and raises opkit.AuthenticationError
@@ -24,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _opkit
-from ._arrays import DeviceArray, capsule, is_dlpack, on_cuda, to_framework
+from ._arrays import DeviceArray, capsule, dlpack_device, is_dlpack, on_cuda, to_framework
 from ._devices import get_device
 from ._hash import _cuda_stream
 
@@ -70,6 +73,21 @@ def _host_uint8(value, what):
     return np.ascontiguousarray(array)
 
 
+def _batch_input(value, what, data, handle):
+    """A batch's keys or IVs for the extension: a DLPack capsule of a CUDA array on the data's GPU
+    (exported on the stream the data is used on), else a C-contiguous host uint8 array."""
+    if not (is_dlpack(value) and on_cuda(value)):
+        return _host_uint8(value, what)
+    if not on_cuda(data):
+        raise TypeError(f"{what} is a CUDA array but the data is host memory: pass host {what}s (or CUDA data)")
+    if dlpack_device(value)[1] != dlpack_device(data)[1]:
+        raise ValueError(
+            f"{what} lives on CUDA device {dlpack_device(value)[1]}, the data on CUDA device "
+            f"{dlpack_device(data)[1]}: they must be on the same GPU"
+        )
+    return capsule(value, handle)
+
+
 def _run(x, cipher, encrypt_, key, iv, aad, tag, device, stream, counter):
     where = _device(device)
     as_bytes = isinstance(x, _BYTES)
@@ -86,7 +104,7 @@ def _run(x, cipher, encrypt_, key, iv, aad, tag, device, stream, counter):
         gpu, s = _cuda_stream(data, stream)
         handle = None if s is None else s.handle
     if batch:
-        keys, ivs = _host_uint8(key, "key"), _host_uint8(iv, "iv")
+        keys, ivs = _batch_input(key, "key", data, handle), _batch_input(iv, "iv", data, handle)
         tags = None if tag is None else _host_uint8(tag, "tag").reshape(-1, 16)
         out, new_tags = _opkit.cipher_batch(
             capsule(data, handle), cipher, encrypt_, keys, ivs, tags, where, handle, counter

@@ -9,8 +9,9 @@ CUDA graphs. Importing this module imports torch; `import opkit` alone never doe
 - torch.ops.opkit.encrypt(x, cipher, key, iv, counter=0) / encrypt_out(..., out, counter=0): AES-CTR
   and ChaCha20 (their own inverse); aead_encrypt(x, cipher, key, iv, aad) -> (ciphertext, tag) and
   aead_decrypt(x, cipher, key, iv, aad, tag), raising opkit.AuthenticationError for a bad tag.
-  Keys, IVs and AAD are CPU uint8 tensors ([N, ...] for a batch of [N, L] rows); tags live on the
-  data's device (aead_decrypt also takes a CPU tag). The Python
+  Keys, IVs and AAD are CPU uint8 tensors ([N, ...] for a batch of [N, L] rows; a CUDA batch's may
+  also live on the data's device, read there in place); tags live on the data's device
+  (aead_decrypt also takes a CPU tag). The Python
   wrappers encrypt(x, cipher=, key=, iv=, ...) / decrypt(...) pick the op and also take bytes.
 - torch.ops.opkit.lz4_compress(x, block_size=65536) / lz4_decompress(frame, max_size=1 GiB): LZ4
   frames, 1-D outputs of data-dependent length (unbacked sizes under torch.compile).
@@ -18,8 +19,8 @@ CUDA graphs. Importing this module imports torch; `import opkit` alone never doe
 
 CUDA work is queued on torch's current stream of the tensors' device, without a host sync (except
 the variable-length hash, which waits to check the offsets, AEAD decryption, which waits for the
-verdict, AEAD batches, whose tags pass through the host, and LZ4, whose frame structure is host
-work), and outputs come from torch's caching allocator
+verdict, chacha20 batches with 16-byte IVs on the GPU, which wait for the device check of their
+counters, and LZ4, whose frame structure is host work), and outputs come from torch's caching allocator
 (except LZ4's CUDA outputs, opkit allocations handed over by DLPack). CPU tensors are hashed by OpenSSL on the host; kernel ops run on opkit's CPU backend.
 None of these ops has a gradient: hashes, ciphers and LZ4 take uint8 tensors, which cannot require one, and
 backward through a kernel op's outputs raises an error naming the op.
@@ -205,11 +206,13 @@ def sha256d(x: torch.Tensor, *, offsets: torch.Tensor | None = None, out: torch.
 # Data: a contiguous uint8 tensor on the CPU or a CUDA device; the result has its shape and device.
 # Keys, IVs and AAD are contiguous CPU uint8 tensors (the cipher API reads them on the host; a
 # message's key, IV and AAD of up to 256 bytes reach the GPU as kernel parameters, which CUDA graphs
-# capture). AEAD tags live on the data's device: one CUDA message's tag is written there with no
-# wait; a batch's tags pass through the host. aead_decrypt takes the tag on the CPU or the data's
-# device. One message: key [key_bytes], iv [iv_bytes], aad [A], tag [16];
-# x of any shape, encrypted as its bytes in order. A batch: key [N, key_bytes] and x [N, L], with
-# iv [N, iv_bytes], aad [N, A] (or empty: none) and tag [N, 16], one of each per row.
+# capture), except that a CUDA batch's keys, IVs and AAD may each also be CUDA tensors on the data's
+# device, which the kernels read in place on torch's current stream (no copy to the host and back;
+# not wiped: they are the caller's). AEAD tags live on the data's device and are written there with
+# no wait. aead_decrypt takes the tag on the CPU or the data's device. One message: key
+# [key_bytes], iv [iv_bytes], aad [A], tag [16]; x of any shape, encrypted as its bytes in order.
+# A batch: key [N, key_bytes] and x [N, L], with iv [N, iv_bytes], aad [N, A] (or empty: none) and
+# tag [N, 16], one of each per row.
 
 TAG_BYTES = 16
 
@@ -241,11 +244,14 @@ def _iv_sizes_ok(name: str, iv_bytes: int) -> tuple[bool, str]:
     return iv_bytes == 12, "12 bytes"
 
 
-def _host_bytes(op: str, what: str, t, shape_hint: str) -> None:
+def _input_bytes(op: str, what: str, t, shape_hint: str, device_ok: torch.device | None = None) -> None:
+    """Checks a key, IV or AAD tensor: contiguous uint8 on the CPU, or on `device_ok` (a CUDA
+    batch's data device) when given."""
+    where = "a CPU uint8 tensor" + (f" (or on the data's device {device_ok})" if device_ok is not None else "")
     if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{op}: {what} must be a CPU uint8 tensor {shape_hint}, got a {type(t).__name__}")
-    if t.dtype != torch.uint8 or t.device.type != "cpu":
-        raise ValueError(f"{op}: {what} must be a CPU uint8 tensor {shape_hint}, got {t.dtype} on {t.device}")
+        raise TypeError(f"{op}: {what} must be {where} {shape_hint}, got a {type(t).__name__}")
+    if t.dtype != torch.uint8 or not (t.device.type == "cpu" or t.device == device_ok):
+        raise ValueError(f"{op}: {what} must be {where} {shape_hint}, got {t.dtype} on {t.device}")
     if not t.is_contiguous():
         raise ValueError(f"{op}: {what} is not contiguous")
 
@@ -264,8 +270,13 @@ def _check_cipher(op: str, x, cipher: str, key, iv, aad, tag, aead: bool, counte
     if x.device.type not in ("cpu", "cuda"):
         raise ValueError(f"{op}: opkit encrypts CPU and CUDA tensors, not {x.device.type} ones")
     key_bytes = info["key_bytes"]
-    _host_bytes(op, "key", key, f"of [{key_bytes}] (or [N, {key_bytes}] for a batch)")
+    if not isinstance(key, torch.Tensor):
+        raise TypeError(f"{op}: key must be a uint8 tensor of [{key_bytes}] (or [N, {key_bytes}] for a batch), "
+                        f"got a {type(key).__name__}")
     batch = key.dim() == 2
+    # A CUDA batch may keep its keys, IVs and AAD on the data's device.
+    device_ok = x.device if batch and x.device.type == "cuda" else None
+    _input_bytes(op, "key", key, f"of [{key_bytes}] (or [N, {key_bytes}] for a batch)", device_ok)
     if key.dim() not in (1, 2) or key.shape[-1] != key_bytes:
         raise ValueError(f"{op}: {cipher} takes a {key_bytes}-byte key: key must be [{key_bytes}] "
                          f"(or [N, {key_bytes}] for a batch), got {tuple(key.shape)}")
@@ -276,7 +287,7 @@ def _check_cipher(op: str, x, cipher: str, key, iv, aad, tag, aead: bool, counte
     else:
         rows, length = 1, x.numel()
     lead = (rows,) if batch else ()
-    _host_bytes(op, "iv", iv, "[iv_bytes]" + (" per row: [N, iv_bytes]" if batch else ""))
+    _input_bytes(op, "iv", iv, "[iv_bytes]" + (" per row: [N, iv_bytes]" if batch else ""), device_ok)
     if iv.dim() != len(lead) + 1 or tuple(iv.shape[:-1]) != lead:
         raise ValueError(f"{op}: iv must be {'[N, iv_bytes]' if batch else '[iv_bytes]'}, got {tuple(iv.shape)}")
     ok, wanted = _iv_sizes_ok(info["name"], iv.shape[-1])
@@ -285,7 +296,7 @@ def _check_cipher(op: str, x, cipher: str, key, iv, aad, tag, aead: bool, counte
     if not 0 <= counter < 1 << 32:
         raise ValueError(f"{op}: counter must be a 32-bit unsigned block counter, got {counter}")
     if aad is not None:
-        _host_bytes(op, "aad", aad, "[A]" + (" per row: [N, A] (or empty)" if batch else ""))
+        _input_bytes(op, "aad", aad, "[A]" + (" per row: [N, A] (or empty)" if batch else ""), device_ok)
         if batch and not (aad.numel() == 0 or (aad.dim() == 2 and aad.shape[0] == rows)):
             raise ValueError(f"{op}: a batch's aad must be [N, A] (or empty), got {tuple(aad.shape)}")
         if not batch and aad.dim() != 1:
@@ -317,9 +328,10 @@ def _cipher_run(cipher, encrypt_, x, out, shape, key, iv, aad, tag, counter):
     aad_at, aad_bytes = (aad.data_ptr(), aad.numel()) if aad is not None else (0, 0)
     tag_at, tag_bytes = (tag.data_ptr(), tag.numel()) if tag is not None else (0, 0)
     tag_on_device = tag is not None and tag.is_cuda
+    aad_on_device = aad is not None and aad.is_cuda
     _opkit.cipher_at(cipher, encrypt_, gpu, x.data_ptr(), out.data_ptr(), batch, rows, length, key.data_ptr(),
                      key.numel(), iv.data_ptr(), iv.numel(), aad_at, aad_bytes, tag_at, tag_bytes, tag_on_device,
-                     stream, counter)
+                     stream, counter, key.is_cuda, iv.is_cuda, aad_on_device)
 
 
 def _define_ciphers():
@@ -348,16 +360,10 @@ def _define_ciphers():
     def aead_encrypt(x, cipher, key, iv, aad):
         shape = _check_cipher("opkit::aead_encrypt", x, cipher, key, iv, aad, None, True)
         out = torch.empty_like(x)
-        # The tag lives with the data. One CUDA message writes it there without a wait (so CUDA
-        # graphs capture the op); a batch's tags come to the host first (the batch API's form).
+        # The tag lives with the data: a CUDA message's tag, or a CUDA batch's tags, are written
+        # there without a wait (so CUDA graphs capture a one-message op).
         tag = x.new_empty(tag_shape(x, key))
-        batch = shape[0]
-        if x.is_cuda and batch:
-            host_tags = key.new_empty(tag_shape(x, key))
-            _cipher_run(cipher, True, x, out, shape, key, iv, aad, host_tags, 0)
-            tag.copy_(host_tags)
-        else:
-            _cipher_run(cipher, True, x, out, shape, key, iv, aad, tag, 0)
+        _cipher_run(cipher, True, x, out, shape, key, iv, aad, tag, 0)
         return out, tag
 
     def aead_encrypt_fake(x, cipher, key, iv, aad):

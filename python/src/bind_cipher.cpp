@@ -2,7 +2,8 @@
 // contiguous uint8 array of any shape) or a batch ([N, L] uint8 with a key and IV per row), run
 // where the data lives. CUDA data stays on its GPU: the input is borrowed, the output is a new
 // device allocation returned through DLPack, and the work is queued on the stream the caller
-// names. Keys, IVs, AAD and tags are host bytes (the cipher API's contract).
+// names. Keys, IVs, AAD and tags are host bytes, except a batch's keys and IVs (and opkit.torch's
+// AAD), which may be CUDA memory on the data's GPU: read there in place, no host round trip.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -46,6 +47,26 @@ Bytes host_bytes(const AnyArray& array, const char* what) {
   require_dtype(array, 8, true, what);
   require_contiguous(array, what);
   return Bytes(static_cast<const std::uint8_t*>(array.data()), array.size());
+}
+
+// A batch's keys or IVs: host bytes, or CUDA memory on the data's GPU (the cipher API checks that
+// it is that GPU, and says which it is). `gpu` unset: host data, which takes host keys and IVs.
+struct BatchInput {
+  Bytes host;
+  std::optional<BufferView<const std::uint8_t>> device;
+};
+
+BatchInput batch_input(const AnyArray& array, const std::optional<Device>& gpu, const char* what) {
+  if (on_host(array)) return {host_bytes(array, what), std::nullopt};
+  if (!gpu)
+    throw Error(Errc::invalid_argument, "cipher",
+                std::string(what) + " are CUDA memory but the data is host memory: pass host " + what +
+                    " (or move the data to that GPU)");
+  require_dtype(array, 8, true, what);
+  require_contiguous(array, what);
+  return {{},
+          BufferView<const std::uint8_t>(cuda_device_of(array, what), static_cast<const std::uint8_t*>(array.data()),
+                                         array.size())};
 }
 
 std::vector<std::size_t> shape_of(const AnyArray& array) {
@@ -134,7 +155,8 @@ std::pair<nb::object, nb::bytes> bulk(AnyArray data, const std::string& cipher_n
 }
 
 // A batch: data [N, L], keys [N, key_bytes], ivs [N, iv_bytes], tags [N, 16] (decrypt of an
-// AEAD). Returns (output [N, L], tags [N, 16] as bytes when encrypting an AEAD, else empty).
+// AEAD). Keys and IVs are host arrays, or CUDA arrays on the data's GPU (read in place). Returns
+// (output [N, L], tags [N, 16] as bytes when encrypting an AEAD, else empty).
 std::pair<nb::object, nb::bytes> batch(AnyArray data, const std::string& cipher_name, bool encrypt, AnyArray keys,
                                        AnyArray ivs, std::optional<AnyArray> tags, const std::optional<Device>& device,
                                        std::optional<std::uintptr_t> stream, std::uint32_t chacha20_counter) {
@@ -151,11 +173,14 @@ std::pair<nb::object, nb::bytes> batch(AnyArray data, const std::string& cipher_
   Output out = make_output(data, data.size(), device, stream);
   ops::CipherOptions options = options_for(device, out);
   options.chacha20_counter = chacha20_counter;
+  const BatchInput batch_keys = batch_input(keys, out.gpu, "keys"), batch_ivs = batch_input(ivs, out.gpu, "ivs");
   const ops::CipherBatch b{.count = count,
                            .message_bytes = data.shape(1),
-                           .keys = host_bytes(keys, "keys"),
-                           .ivs = host_bytes(ivs, "ivs"),
-                           .iv_bytes = ivs.shape(1)};
+                           .keys = batch_keys.host,
+                           .ivs = batch_ivs.host,
+                           .iv_bytes = ivs.shape(1),
+                           .device_keys = batch_keys.device,
+                           .device_ivs = batch_ivs.device};
   std::string new_tags(encrypt && aead ? count * ops::aead_tag_bytes : 0, '\0');
   const Bytes expected = tags ? host_bytes(*tags, "tags") : Bytes{};
   const std::span<std::uint8_t> tags_out(reinterpret_cast<std::uint8_t*>(new_tags.data()), new_tags.size());
@@ -185,20 +210,25 @@ std::pair<nb::object, nb::bytes> batch(AnyArray data, const std::string& cipher_
 // bytes at `in` go to `out` (the same size; the same address or disjoint). One message
 // (batch false, rows 1): key, iv, aad and tag are that message's. A batch: key is rows x
 // key_bytes, iv rows x (iv_bytes / rows), aad rows x (aad_bytes / rows) (none when 0), tag rows x
-// 16. Key, IV and AAD are host memory, and the tag unless tag_on_device (one message encrypted on
-// `gpu`: the tag is device memory there); the tag is written when encrypting an AEAD, verified
-// when decrypting one (a mismatch raises opkit.AuthenticationError and zeroes the output) and
-// unused (tag_bytes 0) for CTR and ChaCha20. `gpu` unset: host memory, through OpenSSL on the
-// host CPU. `gpu` set: device memory, queued on `stream` (the framework's current stream); an
-// AEAD waits for it to bring a host tag (or the verdict) to the host, and not for a device tag.
-// Waits answer Ctrl-C.
+// 16. Key, IV and AAD are host memory unless key_on_device / iv_on_device / aad_on_device (a
+// batch on `gpu`: that input is device memory there, read in place); the tag is host memory unless
+// tag_on_device (an AEAD encryption on `gpu`: the tag or tags are device memory there); the tag is
+// written when encrypting an AEAD, verified when decrypting one (a mismatch raises
+// opkit.AuthenticationError and zeroes the output) and unused (tag_bytes 0) for CTR and ChaCha20.
+// `gpu` unset: host memory, through OpenSSL on the host CPU. `gpu` set: device memory, queued on
+// `stream` (the framework's current stream); an AEAD waits for it to bring a host tag (or the
+// verdict) to the host, and not for a device tag. Waits answer Ctrl-C.
 void cipher_at(const std::string& cipher_name, bool encrypt, std::optional<Device> gpu, std::uintptr_t in,
                std::uintptr_t out, bool batch, std::size_t rows, std::size_t message_bytes, std::uintptr_t key,
                std::size_t key_bytes, std::uintptr_t iv, std::size_t iv_bytes, std::uintptr_t aad,
                std::size_t aad_bytes, std::uintptr_t tag, std::size_t tag_bytes, bool tag_on_device,
-               std::uintptr_t stream, std::uint32_t chacha20_counter) {
+               std::uintptr_t stream, std::uint32_t chacha20_counter, bool key_on_device, bool iv_on_device,
+               bool aad_on_device) {
   const ops::Cipher cipher = parse_cipher(cipher_name);
   if (batch && rows == 0) return;
+  if ((key_on_device || iv_on_device || aad_on_device) && !(batch && gpu))
+    throw Error(Errc::invalid_argument, "cipher",
+                "keys, IVs and AAD in device memory are for a batch on a GPU; one message takes them in host memory");
   const auto host = [](std::uintptr_t at, std::size_t size) {
     return Bytes(static_cast<const std::uint8_t*>(address(at)), size);
   };
@@ -238,17 +268,28 @@ void cipher_at(const std::string& cipher_name, bool encrypt, std::optional<Devic
       }
       return;
     }
+    // An input on the device is given as a view there, its host span left empty.
+    const auto on_device = [&](bool yes, std::uintptr_t at, std::size_t size) {
+      return yes ? std::optional(
+                       BufferView<const std::uint8_t>(*gpu, static_cast<const std::uint8_t*>(address(at)), size))
+                 : std::nullopt;
+    };
     const ops::CipherBatch b{.count = rows,
                              .message_bytes = message_bytes,
-                             .keys = host(key, key_bytes),
-                             .ivs = host(iv, iv_bytes),
+                             .keys = key_on_device ? Bytes{} : host(key, key_bytes),
+                             .ivs = iv_on_device ? Bytes{} : host(iv, iv_bytes),
                              .iv_bytes = iv_bytes / rows,
-                             .aad = host(aad, aad_bytes),
-                             .aad_offsets = aad_offsets};
+                             .aad = aad_on_device ? Bytes{} : host(aad, aad_bytes),
+                             .aad_offsets = aad_offsets,
+                             .device_keys = on_device(key_on_device, key, key_bytes),
+                             .device_ivs = on_device(iv_on_device, iv, iv_bytes),
+                             .device_aad = on_device(aad_on_device, aad, aad_bytes)};
     if (gpu) {
       const BufferView<const std::uint8_t> from(*gpu, src, n);
       const BufferView<std::uint8_t> to(*gpu, dst, n);
-      if (encrypt)
+      if (encrypt && tag_on_device)
+        ops::encrypt_batch(cipher, b, from, to, BufferView<std::uint8_t>(*gpu, tag_at, tag_bytes), options);
+      else if (encrypt)
         ops::encrypt_batch(cipher, b, from, to, {tag_at, tag_bytes}, options);
       else
         ops::decrypt_batch(cipher, b, from, to, host(tag, tag_bytes), options);
@@ -280,11 +321,12 @@ void bind_cipher(nb::module_& m) {
         "N messages of one length, each with its own key and IV: (output, new tags or b'').");
   m.def("cipher_at", &cipher_at, "cipher"_a, "encrypt"_a, "gpu"_a.none(), "data"_a, "out"_a, "batch"_a, "rows"_a,
         "message_bytes"_a, "key"_a, "key_bytes"_a, "iv"_a, "iv_bytes"_a, "aad"_a, "aad_bytes"_a, "tag"_a, "tag_bytes"_a,
-        "tag_on_device"_a, "stream"_a, "chacha20_counter"_a,
+        "tag_on_device"_a, "stream"_a, "chacha20_counter"_a, "key_on_device"_a = false, "iv_on_device"_a = false,
+        "aad_on_device"_a = false,
         "opkit.torch's entry: rows x message_bytes bytes at `data` encrypted or decrypted into `out` (checked "
-        "tensors' addresses; key, IV and AAD at host addresses; the tag too unless tag_on_device: a one-message "
-        "AEAD encryption on `gpu` then writes it to device memory without waiting), on `gpu` and its stream handle "
-        "`stream`, or on the host CPU when gpu is None.");
+        "tensors' addresses; key, IV and AAD at host addresses unless a batch on `gpu` names them on_device; the "
+        "tag too unless tag_on_device: an AEAD encryption on `gpu` then writes it to device memory without "
+        "waiting), on `gpu` and its stream handle `stream`, or on the host CPU when gpu is None.");
   m.def("cipher_info", &cipher_info, "cipher"_a, "key_bytes, block_bytes and aead of a cipher name.");
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance/cipher_batch.hpp"
 #include "conformance/devices.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/ops/cipher.hpp"
@@ -149,66 +150,6 @@ TEST_P(Ciphers, HostDataThroughTheTargetMatchesOpenSsl) {
     ops::decrypt(cipher, {key, iv, aad}, sealed, opened, tag, host_data_options(target()));
     ASSERT_EQ(difference(opened, plain), "") << name(cipher);
   }
-}
-
-// A fresh batch: per-message keys, IVs and AAD; fixed length, or random lengths with offsets.
-struct Batch {
-  Cipher cipher;
-  std::size_t count, fixed_bytes;
-  std::vector<std::uint64_t> offsets, aad_offsets;
-  Bytes data, keys, ivs, aad;
-  std::size_t iv_bytes;
-
-  ops::CipherBatch view() const {
-    return {.count = count,
-            .message_bytes = fixed_bytes,
-            .offsets = offsets,
-            .keys = keys,
-            .ivs = ivs,
-            .iv_bytes = iv_bytes,
-            .aad = aad,
-            .aad_offsets = aad_offsets};
-  }
-  std::uint64_t begin(std::size_t i) const { return offsets.empty() ? i * fixed_bytes : offsets[i]; }
-  std::uint64_t end(std::size_t i) const { return offsets.empty() ? (i + 1) * fixed_bytes : offsets[i + 1]; }
-  Bytes slice(const Bytes& bytes, std::size_t i) const {
-    return Bytes(bytes.begin() + static_cast<std::ptrdiff_t>(begin(i)),
-                 bytes.begin() + static_cast<std::ptrdiff_t>(end(i)));
-  }
-  Bytes part(const Bytes& bytes, std::size_t i, std::size_t width) const {
-    return Bytes(bytes.begin() + static_cast<std::ptrdiff_t>(i * width),
-                 bytes.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
-  }
-  Bytes message_aad(std::size_t i) const {
-    if (aad_offsets.empty()) return {};
-    return Bytes(aad.begin() + static_cast<std::ptrdiff_t>(aad_offsets[i]),
-                 aad.begin() + static_cast<std::ptrdiff_t>(aad_offsets[i + 1]));
-  }
-};
-
-Batch random_batch(Cipher cipher, bool variable) {
-  Batch b{cipher, 1 + random_below(40), variable ? 0 : random_below(200), {}, {}, {}, {}, {}, {}, 0};
-  const bool gcm = aead(cipher) && cipher != Cipher::chacha20_poly1305;
-  b.iv_bytes = ops::cipher_traits(cipher).aead ? 12 : 16;
-  std::size_t total = b.count * b.fixed_bytes;
-  if (variable) {
-    b.offsets.push_back(0);
-    for (std::size_t i = 0; i < b.count; ++i) b.offsets.push_back(b.offsets.back() + random_below(600));
-    total = b.offsets.back();
-  }
-  b.data = random_bytes(total);
-  b.keys = random_bytes(b.count * ops::cipher_traits(cipher).key_bytes);
-  for (std::size_t i = 0; i < b.count; ++i) {
-    Bytes iv = random_iv(cipher);
-    if (gcm) iv.resize(b.iv_bytes);
-    b.ivs.insert(b.ivs.end(), iv.begin(), iv.end());
-  }
-  if (aead(cipher) && variable) {
-    b.aad_offsets.push_back(0);
-    for (std::size_t i = 0; i < b.count; ++i) b.aad_offsets.push_back(b.aad_offsets.back() + random_below(40));
-    b.aad = random_bytes(b.aad_offsets.back());
-  }
-  return b;
 }
 
 // One batch call through the target (device buffers, in place or not, or host data on host);

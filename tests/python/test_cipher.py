@@ -124,3 +124,88 @@ def test_cuda_tensors_are_encrypted_on_their_gpu(rng, cipher):
     assert tag == expected_tag
     back = opkit.decrypt(out, cipher=cipher, key=key, iv=iv, tag=tag)
     assert torch.equal(back, x)
+
+
+class _CudaLookingArray:
+    """A DLPack producer that says its [2, 16] uint8 memory is on CUDA device 0 (and is never
+    exported): what _cipher's checks see of a CUDA key array, on a machine without a GPU."""
+
+    ndim = 2
+    shape = (2, 16)
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("exported where it should have been refused")
+
+
+def test_batch_keys_on_a_gpu_need_the_data_there_too(rng):
+    x = rng.integers(0, 256, size=(2, 40), dtype=np.uint8)
+    ivs = rng.integers(0, 256, size=(2, 16), dtype=np.uint8)
+    with pytest.raises(TypeError, match="key is a CUDA array but the data is host memory"):
+        opkit.encrypt(x, cipher="aes-128-ctr", key=_CudaLookingArray(), iv=ivs)
+    keys = rng.integers(0, 256, size=(2, 16), dtype=np.uint8)
+    with pytest.raises(TypeError, match="iv is a CUDA array but the data is host memory"):
+        opkit.encrypt(x, cipher="aes-128-ctr", key=keys, iv=_CudaLookingArray())
+
+
+@requires_reference
+def test_batch_keys_from_another_host_framework_are_host_keys(rng):
+    torch = pytest.importorskip("torch", reason="the host-framework case uses PyTorch CPU tensors")
+    cipher, rows = "chacha20-poly1305", 5
+    pairs = [fresh(rng, cipher) for _ in range(rows)]
+    x = rng.integers(0, 256, size=(rows, 77), dtype=np.uint8)
+    keys = torch.tensor([list(k) for k, _ in pairs], dtype=torch.uint8)
+    nonces = torch.tensor([list(n) for _, n in pairs], dtype=torch.uint8)
+    out, tags = opkit.encrypt(x, cipher=cipher, key=keys, nonce=nonces)
+    for i, (key, nonce) in enumerate(pairs):
+        assert (out[i].tobytes(), tags[i].tobytes()) == reference(cipher, key, nonce, x[i].tobytes())
+
+
+def _cuda_rows(torch, rows):
+    return torch.from_numpy(np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(len(rows), -1).copy()).cuda()
+
+
+@requires_gpu
+@requires_reference
+@pytest.mark.parametrize("cipher", CIPHERS)
+def test_cuda_batches_take_their_keys_and_nonces_on_the_gpu(rng, cipher):
+    torch = pytest.importorskip("torch", reason="the CUDA array test uses PyTorch")
+    rows, length = 97, 1500
+    pairs = [fresh(rng, cipher) for _ in range(rows)]
+    host = rng.integers(0, 256, size=(rows, length), dtype=np.uint8)
+    x = torch.from_numpy(host).cuda()
+    keys, ivs = _cuda_rows(torch, [k for k, _ in pairs]), _cuda_rows(torch, [v for _, v in pairs])
+    result = opkit.encrypt(x, cipher=cipher, key=keys, iv=ivs)
+    out, tags = result if is_aead(cipher) else (result, None)
+    assert out.is_cuda
+    sealed = out.cpu().numpy()
+    for i, (key, iv) in enumerate(pairs):
+        expected, expected_tag = reference(cipher, key, iv, host[i].tobytes())
+        assert sealed[i].tobytes() == expected, f"{cipher} row {i}"
+        if tags is not None:
+            assert tags[i].tobytes() == expected_tag, f"{cipher} row {i}"
+    if tags is None:
+        assert torch.equal(opkit.decrypt(out, cipher=cipher, key=keys, iv=ivs), x)
+        return
+    assert torch.equal(opkit.decrypt(out, cipher=cipher, key=keys, iv=ivs, tag=tags), x)
+    forged = tags.copy()
+    forged[[3, 50], 0] ^= 1
+    with pytest.raises(opkit.AuthenticationError) as failure:
+        opkit.decrypt(out, cipher=cipher, key=keys, iv=ivs, tag=forged)
+    assert failure.value.failed_indices == [3, 50]
+
+
+@requires_gpu
+def test_cuda_chacha20_ivs_on_the_gpu_have_their_counters_checked_there(rng):
+    # Row 5's counter word leaves room for one 64-byte block; its 200 bytes need four.
+    torch = pytest.importorskip("torch", reason="the CUDA array test uses PyTorch")
+    rows = 8
+    keys = torch.from_numpy(rng.integers(0, 256, size=(rows, 32), dtype=np.uint8)).cuda()
+    ivs_host = rng.integers(0, 256, size=(rows, 16), dtype=np.uint8)
+    ivs_host[:, 3] = 0
+    ivs_host[5, :4] = 0xFF
+    x = torch.from_numpy(rng.integers(0, 256, size=(rows, 200), dtype=np.uint8)).cuda()
+    with pytest.raises(opkit.Error, match="32-bit block counter from 4294967295"):
+        opkit.encrypt(x, cipher="chacha20", key=keys, iv=torch.from_numpy(ivs_host).cuda())

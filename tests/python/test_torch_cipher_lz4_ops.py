@@ -210,11 +210,110 @@ def test_cipher_bad_inputs_name_the_op(device):
 
 
 @needs_cuda
-def test_cipher_keys_on_the_gpu_are_refused():
+def test_one_message_keys_on_the_gpu_are_refused():
     x = torch.zeros(64, dtype=torch.uint8, device="cuda")
     with pytest.raises(ValueError, match="opkit::encrypt: key must be a CPU uint8 tensor.*cuda"):
         torch.ops.opkit.encrypt(x, "aes-128-ctr", torch.zeros(16, dtype=torch.uint8, device="cuda"),
                                 torch.zeros(16, dtype=torch.uint8))
+
+
+def test_a_cuda_batch_may_keep_its_keys_ivs_and_aad_on_the_data_device():
+    # The ops' checks, which their fake kernels run too: so fake CUDA tensors test them without a
+    # GPU. A CUDA batch's keys, IVs and AAD may live on the data's device; not on another device,
+    # not for one message (its key reaches the GPU as a kernel parameter), not for CPU data.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    def u8(*shape, device="cuda:0"):
+        return torch.empty(shape, dtype=torch.uint8, device=device)
+
+    with FakeTensorMode():
+        x = u8(4, 32)
+        out = torch.ops.opkit.encrypt(x, "aes-128-ctr", u8(4, 16), u8(4, 16))
+        assert out.device == x.device and tuple(out.shape) == (4, 32)
+        ct, tag = torch.ops.opkit.aead_encrypt(x, "chacha20-poly1305", u8(4, 32), u8(4, 12), u8(4, 5))
+        assert tag.device == x.device and tuple(tag.shape) == (4, 16)
+        mixed = torch.ops.opkit.encrypt(x, "chacha20", u8(4, 32), u8(4, 12, device="cpu"), 1)
+        assert mixed.device == x.device
+        elsewhere = r"must be a CPU uint8 tensor \(or on the data's device cuda:0\).*on cuda:1"
+        with pytest.raises(ValueError, match="key " + elsewhere):
+            torch.ops.opkit.encrypt(x, "aes-128-ctr", u8(4, 16, device="cuda:1"), u8(4, 16))
+        with pytest.raises(ValueError, match="aad " + elsewhere):
+            torch.ops.opkit.aead_encrypt(x, "aes-128-gcm", u8(4, 16), u8(4, 12), u8(4, 5, device="cuda:1"))
+        with pytest.raises(ValueError, match=r"opkit::encrypt: key must be a CPU uint8 tensor of \[16\].*cuda:0"):
+            torch.ops.opkit.encrypt(u8(32), "aes-128-ctr", u8(16), u8(16, device="cpu"))
+        with pytest.raises(ValueError, match=r"iv must be a CPU uint8 tensor \[iv_bytes\] per row.*cuda:0"):
+            torch.ops.opkit.encrypt(u8(4, 32, device="cpu"), "aes-128-ctr", u8(4, 16, device="cpu"), u8(4, 16))
+
+
+@needs_cuda
+@needs_reference
+@pytest.mark.parametrize("cipher", ["aes-128-ctr", "aes-256-ctr", "chacha20", "aes-128-gcm", "aes-256-gcm",
+                                    "chacha20-poly1305"])
+def test_cuda_batch_keys_ivs_and_aad_on_the_gpu_are_read_there(rng, cipher):
+    # Keys, IVs and AAD as CUDA tensors on the data's device: the ops read them in place; the
+    # results are the reference's, decryption (with keys on the GPU too) gives the data back, and
+    # a forged AEAD row is reported by index.
+    rows, length, aad_bytes = 65, 1500, 13
+    pairs = [fresh(rng, cipher) for _ in range(rows)]
+    keys = torch.from_numpy(np.frombuffer(b"".join(k for k, _ in pairs), np.uint8).reshape(rows, -1).copy()).cuda()
+    ivs = torch.from_numpy(np.frombuffer(b"".join(v for _, v in pairs), np.uint8).reshape(rows, -1).copy()).cuda()
+    aad = torch.from_numpy(rng.integers(0, 256, size=(rows, aad_bytes), dtype=np.uint8)).cuda()
+    data = rng.integers(0, 256, size=(rows, length), dtype=np.uint8)
+    x = torch.from_numpy(data).cuda()
+    aead = cipher in AEADS
+    ct, tags = ot.encrypt(x, cipher=cipher, key=keys, iv=ivs, aad=aad) if aead else (
+        ot.encrypt(x, cipher=cipher, key=keys, iv=ivs), None)
+    for i, (key, iv) in enumerate(pairs):
+        expected, expected_tag = reference(cipher, key, iv, data[i].tobytes(), host(aad[i]) if aead else b"")
+        assert host(ct[i]) == expected, f"row {i}"
+        if aead:
+            assert host(tags[i]) == expected_tag, f"row {i}"
+    if not aead:
+        assert torch.equal(ot.decrypt(ct, cipher=cipher, key=keys, iv=ivs), x)
+        return
+    assert tags.is_cuda
+    assert torch.equal(ot.decrypt(ct, cipher=cipher, key=keys, iv=ivs, aad=aad, tag=tags), x)
+    forged = tags.clone()
+    forged[7, 3] ^= 1
+    with pytest.raises(opkit.AuthenticationError) as raised:
+        ot.decrypt(ct, cipher=cipher, key=keys, iv=ivs, aad=aad, tag=forged)
+    assert raised.value.failed_indices == [7]
+
+
+@needs_cuda
+@needs_reference
+@pytest.mark.parametrize("cipher", ["aes-128-ctr", "chacha20-poly1305", "aes-256-gcm"])
+def test_cuda_batches_with_keys_on_the_gpu_queue_on_a_busy_stream_without_waiting(rng, cipher):
+    # Keys, nonces (12 bytes for chacha20-poly1305: no counter check) and the tags all on the GPU:
+    # behind a long torch.cuda._sleep the op returns while the stream is still busy, and the
+    # results read after it are right.
+    rows, length = 64, 1500
+    pairs = [fresh(rng, cipher) for _ in range(rows)]
+    keys = torch.from_numpy(np.frombuffer(b"".join(k for k, _ in pairs), np.uint8).reshape(rows, -1).copy())
+    ivs = torch.from_numpy(np.frombuffer(b"".join(v for _, v in pairs), np.uint8).reshape(rows, -1).copy())
+    data = rng.integers(0, 256, size=(rows, length), dtype=np.uint8)
+    aead = cipher in AEADS
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        x, keys_d, ivs_d = torch.from_numpy(data).cuda(), keys.cuda(), ivs.cuda()
+        no_aad = keys_d.new_empty((0,))
+
+        def run():
+            return ot.encrypt(x, cipher=cipher, key=keys_d, iv=ivs_d, aad=no_aad) if aead else (
+                ot.encrypt(x, cipher=cipher, key=keys_d, iv=ivs_d), None)
+
+        run()  # compiles (or loads) the kernels
+        side.synchronize()
+        torch.cuda._sleep(200_000_000)  # about 0.1 s of the stream
+        ct, tags = run()
+        busy = not side.query()
+        ct_host, tags_host = ct.cpu(), (tags.cpu() if aead else None)
+    assert busy, "the op waited for its stream"
+    for i, (key, iv) in enumerate(pairs):
+        expected, expected_tag = reference(cipher, key, iv, data[i].tobytes())
+        assert host(ct_host[i]) == expected, f"row {i}"
+        if aead:
+            assert host(tags_host[i]) == expected_tag, f"row {i}"
 
 
 @needs_cuda

@@ -127,7 +127,23 @@ void encrypt(Cipher cipher, const CipherKey& key, BufferView<const std::uint8_t>
 // non-decreasing), else data[i * message_bytes, (i + 1) * message_bytes). Key i is
 // keys[i * key_bytes ..], IV i is ivs[i * iv_bytes ..] (one IV length for the batch), AAD i is
 // aad[aad_offsets[i], aad_offsets[i + 1]) (no AAD when aad_offsets is empty), tag i is
-// tags[i * tag_bytes ..] with tag_bytes = tags.size() / count. All in host memory.
+// tags[i * tag_bytes ..] with tag_bytes = tags.size() / count.
+//
+// Keys, IVs and AAD are host memory, or device memory (device_keys, device_ivs, device_aad) for a
+// batch whose data is on a device (the BufferView overloads): each of the three in exactly one of
+// the two forms (the host span empty when the device view is set), the device views on the data's
+// device and of the same sizes (count * key_bytes, count * iv_bytes, at least aad_offsets' last
+// entry); anything else is an opkit::Error naming the field and the sizes, never key bytes.
+// Offsets, aad_offsets and (unless the device-tag overload) tags stay host memory.
+//
+// Device keys, IVs and AAD are read in place by the call's kernels: no host copy, no staging and
+// no wait, so a CTR or ChaCha20 batch (and an AEAD encryption into device tags) given a stream
+// returns with its work queued. They are stream-ordered like the data: keep them unchanged until
+// the work queued on the call's stream has run. They are the caller's and are not wiped; what the
+// call derives from them on the device (AES key schedules, GCM hash keys) is, as for host keys.
+// ChaCha20 with 16-byte IVs reads each IV's counter word to check the message's length against
+// the 32-bit counter space; with device IVs a small kernel makes that check on the device and the
+// call waits for its one-word verdict before any cipher work (12-byte nonces need no such check).
 struct CipherBatch {
   std::size_t count = 0;
   std::size_t message_bytes = 0;
@@ -137,6 +153,9 @@ struct CipherBatch {
   std::size_t iv_bytes = 12;
   std::span<const std::uint8_t> aad = {};
   std::span<const std::uint64_t> aad_offsets = {};
+  std::optional<BufferView<const std::uint8_t>> device_keys = std::nullopt;  // instead of keys
+  std::optional<BufferView<const std::uint8_t>> device_ivs = std::nullopt;   // instead of ivs
+  std::optional<BufferView<const std::uint8_t>> device_aad = std::nullopt;   // instead of aad
 };
 
 // out has the layout of in (same size; in place or disjoint).
@@ -150,6 +169,12 @@ void encrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std
 void decrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std::uint8_t> in,
                    BufferView<std::uint8_t> out, std::span<const std::uint8_t> tags = {},
                    const CipherOptions& options = {});
+// AEAD batch encryption with the tags in device memory (on the data's device): nothing comes back
+// to the host, so given a stream the call returns with its work queued (host keys, IVs and AAD
+// are staged as for a CTR batch on a stream). ChaCha20-Poly1305 tags are 16 bytes each; GCM's
+// tags.size() / count bytes (a GCM tag length).
+void encrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std::uint8_t> in,
+                   BufferView<std::uint8_t> out, BufferView<std::uint8_t> tags, const CipherOptions& options = {});
 
 // Where the cipher kernels (every cipher, bulk and batch) run: every backend that compiles CUDA C++
 // (cuda, cpu, ...). A device of another backend is refused with an Error naming it.

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "aes_device.hpp"
+#include "batch_inputs.hpp"
 #include "device_secret.hpp"
 
 namespace opkit::ops::detail {
@@ -32,7 +33,17 @@ DeviceLayout device_layout(const Device& device, std::size_t count, std::size_t 
   out.offsets.emplace(upload_scratch(device, offsets, stream));
   out.layout.fixed_bytes = 0;
   out.layout.offsets = std::as_const(*out.offsets).view();
+  out.layout.host_offsets = offsets;  // so that aes_device.cpp need not copy them back
   return out;
+}
+
+// The AAD layout of a batch whose AAD offsets (if any) BatchInputs holds on the device.
+aes::BatchLayout aad_layout_of(const BatchInputs& inputs, const CipherBatch& batch) {
+  aes::BatchLayout layout{.count = batch.count, .fixed_bytes = 0};
+  if (inputs.aad_offsets() == nullptr) return layout;
+  layout.offsets = BufferView<const std::uint64_t>(inputs.aad().device(), inputs.aad_offsets(), batch.count + 1);
+  layout.host_offsets = batch.aad_offsets;
+  return layout;
 }
 
 }  // namespace
@@ -75,7 +86,7 @@ bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const Ci
 
 std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, bool encrypt, const CipherBatch& batch,
                                           const BatchBounds& bounds, const CheckedBatch& checked,
-                                          const std::uint8_t* in, std::uint8_t* out, std::span<std::uint8_t> tags_out,
+                                          const std::uint8_t* in, std::uint8_t* out, TagOut tags_out,
                                           Bytes tags_expected, const Stream* stream) {
   const std::size_t count = batch.count;
   const std::size_t key_bytes = cipher_traits(cipher).key_bytes;
@@ -83,15 +94,15 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
   const BufferView<const std::uint8_t> in_view(device, in, data_bytes);
   const BufferView<std::uint8_t> out_view(device, out, data_bytes);
   const bool gcm = is_gcm(cipher);
-  // Keys and IVs (for CTR the counter blocks, which the IVs are) in one secret buffer, copied from
-  // the caller's memory as they are: no per-message table on the host. A GCM call waits for its
-  // tags or verdicts, and a call without a stream for its work, before returning: their copies
-  // read the caller's bytes directly. A CTR call on a stream returns with its work queued, so its
-  // copies go through a staging copy of the call's own (DeviceSecret::upload).
-  const std::size_t keys_size = count * key_bytes, ivs_size = count * batch.iv_bytes;
-  DeviceSecret secrets(device, keys_size + ivs_size, stream);
-  secrets.upload_all({batch.keys.first(keys_size), batch.ivs.first(ivs_size)}, gcm || stream == nullptr);
-  const auto keys = secrets.view().subview(0, keys_size), ivs = secrets.view().subview(keys_size, ivs_size);
+  // Keys, IVs (for CTR the counter blocks, which the IVs are) and AAD as the caller laid them out
+  // (batch_inputs.hpp): device memory read in place (the kernels load bytes: any alignment), host
+  // memory copied into one secret buffer, no per-message table on the host. A call that waits
+  // (GCM with host tags or decrypting, or no stream) copies host bytes directly; one that returns
+  // with its work queued (CTR, or GCM into device tags, on a stream) stages them.
+  const bool call_waits = stream == nullptr || (gcm && !(encrypt && tags_out.on_device));
+  const BatchInputs inputs(device, batch,
+                           {.key_bytes = key_bytes, .word_bytes = 1, .aad = gcm, .call_waits = call_waits}, stream);
+  const auto keys = inputs.keys(), ivs = inputs.ivs();
   // The bounds this call computed (not the caller's offsets: a CTR batch returns before the GPU
   // reads them).
   const DeviceLayout data = device_layout(device, count, batch.message_bytes, bounds.offsets(), stream);
@@ -101,23 +112,28 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
     finish_call(device, stream);
     return failed;
   }
-  const DeviceBuffer<std::uint8_t> aad = upload_scratch(device, batch.aad, stream);
-  const DeviceLayout aad_layout = device_layout(device, count, 0, batch.aad_offsets, stream);
+  const auto aad_view = inputs.aad();
+  const aes::BatchLayout aad_layout = aad_layout_of(inputs, batch);
   const std::size_t tag_bytes = checked.tag_bytes;
-  const auto aad_view = first_bytes(aad, batch.aad.size());
+  if (encrypt && tags_out.on_device) {
+    aes::aes_gcm_seal_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout, data.layout, in_view,
+                            out_view, tag_bytes,
+                            BufferView<std::uint8_t>(device, tags_out.bytes.data(), count * tag_bytes), stream);
+    finish_call(device, stream);
+    return failed;
+  }
   if (encrypt) {
     DeviceBuffer<std::uint8_t> tags = call_scratch<std::uint8_t>(device, count * tag_bytes, stream);
     const auto tags_view = tags.view().subview(0, count * tag_bytes);
-    aes::aes_gcm_seal_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout.layout, data.layout,
-                            in_view, out_view, tag_bytes, tags_view, stream);
-    tags_view.copy_to(tags_out.first(count * tag_bytes), stream);
+    aes::aes_gcm_seal_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout, data.layout, in_view,
+                            out_view, tag_bytes, tags_view, stream);
+    tags_view.copy_to(tags_out.bytes.first(count * tag_bytes), stream);
     synchronize(device, stream);
     return failed;
   }
   const DeviceBuffer<std::uint8_t> tags = upload_scratch(device, tags_expected.first(count * tag_bytes), stream);
-  failed =
-      aes::aes_gcm_open_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout.layout, data.layout,
-                              in_view, out_view, tag_bytes, first_bytes(tags, count * tag_bytes), stream);
+  failed = aes::aes_gcm_open_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout, data.layout,
+                                   in_view, out_view, tag_bytes, first_bytes(tags, count * tag_bytes), stream);
   synchronize(device, stream);
   return failed;
 }

@@ -148,8 +148,9 @@ void check_gcm(const Device& device, std::span<const std::uint8_t> key, std::spa
   if (aad.size() > (std::uint64_t{1} << 61) - 1) fail("AAD longer than 2^64 - 1 bits");
 }
 
-// Message i's [start, end) of a variable layout, copied to the host for the unit table and checks
-// (a fixed layout is checked by its size alone and needs no table).
+// Message i's [start, end) of a variable layout, on the host for the unit table and checks (copied
+// back unless the layout has them in host memory; a fixed layout is checked by its size alone and
+// needs no table).
 std::vector<std::uint64_t> layout_bounds(const BatchLayout& layout, std::size_t data_bytes, const char* what,
                                          const Device& device, const Stream* stream) {
   if (!layout.offsets) {
@@ -163,9 +164,13 @@ std::vector<std::uint64_t> layout_bounds(const BatchLayout& layout, std::size_t 
   if (layout.offsets->size() != layout.count + 1)
     fail(std::string(what) + ": " + std::to_string(layout.count) + " messages need " +
          std::to_string(layout.count + 1) + " offsets, got " + std::to_string(layout.offsets->size()));
-  // On the call's stream, behind the upload that may have put them there.
-  layout.offsets->copy_to(std::span<std::uint64_t>(bounds), stream);
-  detail::synchronize(device, stream);
+  if (layout.host_offsets.size() == bounds.size()) {
+    std::copy(layout.host_offsets.begin(), layout.host_offsets.end(), bounds.begin());
+  } else {
+    // On the call's stream, behind the upload that may have put them there.
+    layout.offsets->copy_to(std::span<std::uint64_t>(bounds), stream);
+    detail::synchronize(device, stream);
+  }
   for (std::size_t i = 0; i < layout.count; ++i)
     if (bounds[i + 1] < bounds[i] || bounds[i + 1] > data_bytes)
       fail(std::string(what) + ": offsets of message " + std::to_string(i) +

@@ -71,6 +71,9 @@ struct BatchLayout {
   std::size_t count = 0;
   std::size_t fixed_bytes = 0;
   std::optional<BufferView<const std::uint64_t>> offsets = std::nullopt;
+  // The same offsets in host memory, when the caller holds them (the public cipher API): read
+  // instead of copying `offsets` back, which would wait for the stream.
+  std::span<const std::uint64_t> host_offsets = {};
 };
 
 // Batch CTR: keys holds count * key_bytes bytes (message i's key at i * key_bytes), counter_blocks

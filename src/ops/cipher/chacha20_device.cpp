@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "batch_inputs.hpp"
 #include "cipher_kernels.hpp"
 #include "device_secret.hpp"
 
@@ -145,7 +146,7 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
 
 void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const CipherBatch& batch,
                            const BatchBounds& bounds, const CheckedBatch& checked, const std::uint8_t* in,
-                           std::uint8_t* out, std::uint8_t* tags, const Stream* stream) {
+                           std::uint8_t* out, TagOut tags, const Stream* stream) {
   if (batch.count == 0) return;
   const bool fixed = bounds.fixed();
   bool aligned = aligned16(in) && aligned16(out);
@@ -155,38 +156,33 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
     for (std::size_t i = 0; aligned && i < batch.count; ++i) aligned = bounds.begin(i) % 16 == 0;
   }
 
-  // The keys and IVs as the caller laid them out, side by side in one secret buffer; the kernel
-  // reads each message's key words, counter and nonce from them (no per-message table on the
-  // host). The AEAD waits for its tags below, and a call without a stream for its work: their
-  // copies read the caller's bytes directly; a ChaCha20 call on a stream returns with its work
-  // queued, so its copies are staged (DeviceSecret::upload).
-  const std::size_t keys_size = batch.count * 32, ivs_size = batch.count * batch.iv_bytes;
-  DeviceSecret secret(device, keys_size + ivs_size, stream);
-  secret.upload_all({batch.keys.first(keys_size), batch.ivs.first(ivs_size)}, aead || stream == nullptr);
+  // The keys, IVs and AAD as the caller laid them out (batch_inputs.hpp): device memory read in
+  // place (the kernel loads key and IV words: 4-byte aligned), host memory copied into one secret
+  // buffer; the kernel reads each message's key words, counter and nonce from them (no
+  // per-message table on the host). A call that waits (for host tags, or without a stream) copies
+  // host bytes directly; one that returns with its work queued stages them.
+  const bool call_waits = stream == nullptr || (aead && !tags.on_device);
+  const BatchInputs inputs(device, batch, {.key_bytes = 32, .word_bytes = 4, .aad = aead, .call_waits = call_waits},
+                           stream);
 
-  // `offsets` is this call's own copy; the AAD is read in place only by the AEAD, which waits below.
-  using Offsets = std::span<const std::uint64_t>;
+  // `offsets` is this call's own copy.
   const DeviceBuffer<std::uint64_t> offsets_device = upload_scratch(device, bounds.offsets(), stream);
-  const bool with_aad = aead && !batch.aad_offsets.empty();
-  const DeviceBuffer<std::uint8_t> aad = upload_scratch(device, with_aad ? batch.aad : Bytes{}, stream);
-  const DeviceBuffer<std::uint64_t> aad_offsets =
-      upload_scratch(device, with_aad ? batch.aad_offsets : Offsets{}, stream);
-  DeviceBuffer<std::uint8_t> tags_device =
-      call_scratch<std::uint8_t>(device, aead ? batch.count * aead_tag_bytes : 1, stream);
+  std::optional<DeviceBuffer<std::uint8_t>> tags_scratch;
+  if (!tags.on_device)
+    tags_scratch.emplace(call_scratch<std::uint8_t>(device, aead ? batch.count * aead_tag_bytes : 1, stream));
+  std::uint8_t* tags_device = tags.on_device ? tags.bytes.data() : tags_scratch->data();
 
   const CipherProgram program{
       .source = CipherProgram::Source::chacha20_batch, .aead = aead, .aligned = aligned, .decrypt = aead && decrypt};
   const std::uint64_t* no_offsets = nullptr;
-  const std::uint8_t* keys = secret.data();
   cipher_kernel(device, program, "chacha20_batch")
       .launch({.grid = blocks_for(batch.count), .block = block_threads, .stream = stream}, in, out,
               static_cast<unsigned long long>(batch.count), static_cast<unsigned long long>(bounds.fixed_bytes()),
-              fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets_device.data()), keys,
-              static_cast<const std::uint8_t*>(aad.data()),
-              with_aad ? static_cast<const std::uint64_t*>(aad_offsets.data()) : no_offsets, tags_device.data(),
-              keys + keys_size, static_cast<std::uint32_t>(batch.iv_bytes), checked.chacha20_counter);
-  if (!aead) return finish_call(device, stream);
-  tags_device.copy_to(std::span<std::uint8_t>(tags, batch.count * aead_tag_bytes), stream);
+              fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets_device.data()), inputs.keys().data(),
+              inputs.aad().data(), inputs.aad_offsets(), tags_device, inputs.ivs().data(),
+              static_cast<std::uint32_t>(batch.iv_bytes), checked.chacha20_counter);
+  if (!aead || tags.on_device) return finish_call(device, stream);
+  tags_scratch->view().copy_to(tags.bytes.first(batch.count * aead_tag_bytes), stream);
   synchronize(device, stream);
 }
 

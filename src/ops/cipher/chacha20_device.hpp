@@ -27,9 +27,11 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
                           const Stream* stream, const KernelVariant& variant = {});
 
 // A checked batch at device pointers in/out; offsets are host offsets into them (fixed-length
-// batches pass none to the device). tags: host memory, 16 bytes per message (AEAD).
+// batches pass none to the device). Keys, IVs and AAD in host or device memory (batch_inputs.hpp).
+// tags: 16 bytes per message (AEAD); host memory (the call waits for them) or device memory on
+// `device` (nothing waits, finish_call).
 void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const CipherBatch& batch,
                            const BatchBounds& bounds, const CheckedBatch& checked, const std::uint8_t* in,
-                           std::uint8_t* out, std::uint8_t* tags, const Stream* stream);
+                           std::uint8_t* out, TagOut tags, const Stream* stream);
 
 }  // namespace opkit::ops::detail

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "aes_cipher.hpp"
+#include "chacha20_counters.hpp"
 #include "chacha20_device.hpp"
 #include "cipher_checks.hpp"
 #include "cipher_evp.hpp"
@@ -146,19 +147,21 @@ std::vector<std::size_t> verify_batch(std::size_t count, std::size_t tag_bytes, 
 
 void batch_on_device(const Device& device, Cipher cipher, bool encrypt, const CipherBatch& batch,
                      const detail::BatchBounds& bounds, const detail::CheckedBatch& checked, const std::uint8_t* in,
-                     std::uint8_t* out, std::span<std::uint8_t> tags_out, Bytes tags_expected, const Stream* stream) {
+                     std::uint8_t* out, detail::TagOut tags_out, Bytes tags_expected, const Stream* stream) {
   detail::cipher_kernel_set().require(device);
+  if (checked.counters_on_device)
+    detail::check_chacha20_counters_on_device(device, batch, bounds, stage_of(encrypt), stream);
   std::vector<std::size_t> failed;
   if (!is_chacha(cipher)) {
     failed = detail::aes_device_batch(device, cipher, encrypt, batch, bounds, checked, in, out, tags_out, tags_expected,
                                       stream);
   } else if (cipher == Cipher::chacha20_poly1305 && encrypt) {
-    // The tags (16 bytes each, the only size) go straight to the caller's buffer.
-    detail::chacha20_device_batch(device, true, false, batch, bounds, checked, in, out, tags_out.data(), stream);
+    // The tags (16 bytes each, the only size) go straight to the caller's buffer, host or device.
+    detail::chacha20_device_batch(device, true, false, batch, bounds, checked, in, out, tags_out, stream);
   } else {
     const bool aead = cipher == Cipher::chacha20_poly1305;
     std::vector<std::uint8_t> tags(aead ? batch.count * aead_tag_bytes : 0);
-    detail::chacha20_device_batch(device, aead, !encrypt, batch, bounds, checked, in, out, tags.data(), stream);
+    detail::chacha20_device_batch(device, aead, !encrypt, batch, bounds, checked, in, out, {tags}, stream);
     if (aead) failed = verify_batch(batch.count, checked.tag_bytes, tags.data(), tags_expected);
   }
   if (failed.empty()) return;
@@ -170,6 +173,7 @@ void batch_on_device(const Device& device, Cipher cipher, bool encrypt, const Ci
 void batch_host(Cipher cipher, bool encrypt, const CipherBatch& batch, Bytes in, std::span<std::uint8_t> out,
                 std::span<std::uint8_t> tags_out, Bytes tags_expected, const CipherOptions& options) {
   const char* stage = stage_of(encrypt);
+  detail::check_batch_devices(batch, nullptr, stage);
   detail::check_in_out(in.data(), in.size(), out.data(), out.size(), stage);
   const detail::BatchBounds bounds = detail::batch_offsets(batch, in.size(), stage);
   const std::size_t tags_bytes = encrypt ? tags_out.size() : tags_expected.size();
@@ -183,7 +187,7 @@ void batch_host(Cipher cipher, bool encrypt, const CipherBatch& batch, Bytes in,
       DeviceBuffer<std::uint8_t> buffer = device->alloc<std::uint8_t>(std::max<std::size_t>(bytes, 1));
       if (bytes != 0) buffer.view().subview(0, bytes).copy_from(in);
       try {
-        batch_on_device(*device, cipher, encrypt, batch, bounds, checked, buffer.data(), buffer.data(), tags_out,
+        batch_on_device(*device, cipher, encrypt, batch, bounds, checked, buffer.data(), buffer.data(), {tags_out},
                         tags_expected, nullptr);
       } catch (const AuthenticationError&) {
         if (bytes != 0) buffer.view().subview(0, bytes).copy_to(out);
@@ -191,8 +195,8 @@ void batch_host(Cipher cipher, bool encrypt, const CipherBatch& batch, Bytes in,
       }
       if (bytes != 0) buffer.view().subview(0, bytes).copy_to(out);
     } else {
-      batch_on_device(*device, cipher, encrypt, batch, bounds, checked, in.data(), out.data(), tags_out, tags_expected,
-                      nullptr);
+      batch_on_device(*device, cipher, encrypt, batch, bounds, checked, in.data(), out.data(), {tags_out},
+                      tags_expected, nullptr);
     }
     return;
   }
@@ -203,13 +207,14 @@ void batch_host(Cipher cipher, bool encrypt, const CipherBatch& batch, Bytes in,
 }
 
 void batch_device(Cipher cipher, bool encrypt, const CipherBatch& batch, BufferView<const std::uint8_t> in,
-                  BufferView<std::uint8_t> out, std::span<std::uint8_t> tags_out, Bytes tags_expected,
+                  BufferView<std::uint8_t> out, detail::TagOut tags_out, Bytes tags_expected,
                   const CipherOptions& options) {
   const char* stage = stage_of(encrypt);
   const Device& device = buffer_device(in.device(), out.device(), options, stage);
+  detail::check_batch_devices(batch, &device, stage);
   detail::check_in_out(in.data(), in.size(), out.data(), out.size(), stage);
   const detail::BatchBounds bounds = detail::batch_offsets(batch, in.size(), stage);
-  const std::size_t tags_bytes = encrypt ? tags_out.size() : tags_expected.size();
+  const std::size_t tags_bytes = encrypt ? tags_out.bytes.size() : tags_expected.size();
   const detail::CheckedBatch checked =
       detail::check_batch(cipher, batch, bounds, tags_bytes, options.chacha20_counter, stage);
   if (batch.count == 0) return;
@@ -252,7 +257,13 @@ void decrypt_batch(Cipher cipher, const CipherBatch& batch, std::span<const std:
 }
 void encrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std::uint8_t> in,
                    BufferView<std::uint8_t> out, std::span<std::uint8_t> tags, const CipherOptions& options) {
-  batch_device(cipher, true, batch, in, out, tags, {}, options);
+  batch_device(cipher, true, batch, in, out, {tags}, {}, options);
+}
+void encrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std::uint8_t> in,
+                   BufferView<std::uint8_t> out, BufferView<std::uint8_t> tags, const CipherOptions& options) {
+  if (!(tags.device() == in.device()))
+    throw Error(Errc::invalid_argument, "encrypt", "the tags buffer lives on another device than the data");
+  batch_device(cipher, true, batch, in, out, {{tags.data(), tags.size()}, true}, {}, options);
 }
 void decrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std::uint8_t> in,
                    BufferView<std::uint8_t> out, std::span<const std::uint8_t> tags, const CipherOptions& options) {

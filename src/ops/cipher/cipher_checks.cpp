@@ -2,7 +2,9 @@
 #include "cipher_checks.hpp"
 
 #include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace opkit::ops::detail {
 namespace {
@@ -146,6 +148,53 @@ BatchBounds batch_offsets(const CipherBatch& batch, std::size_t data_bytes, cons
   return BatchBounds(std::vector<std::uint64_t>(batch.offsets.begin(), batch.offsets.end()));
 }
 
+namespace {
+
+// The size of a batch field given in host memory (`host`) or device memory (`device`), after
+// checking that it is given in at most one of the two.
+std::size_t field_bytes(Bytes host, const std::optional<BufferView<const std::uint8_t>>& device, const char* name,
+                        const char* stage) {
+  if (!device) return host.size();
+  if (!host.empty())
+    throw bad(stage, std::string("the batch's ") + name + " are given twice, in host memory (" + name +
+                         ") and in device memory (device_" + name + "); pass one");
+  return device->size();
+}
+
+void check_field_device(const std::optional<BufferView<const std::uint8_t>>& view, const Device* data_device,
+                        const char* name, const char* stage) {
+  if (!view) return;
+  if (data_device == nullptr)
+    throw bad(stage, std::string("device_") + name + " needs the data on that device too (the BufferView forms of " +
+                         stage + "_batch); host data takes host " + name);
+  if (!(view->device() == *data_device))
+    throw bad(stage, std::string("device_") + name + " live on " + view->device().id() + ", the data on " +
+                         data_device->id() + "; they must be on the data's device");
+}
+
+// The AAD offsets against the AAD's size (host or device form alike).
+void check_aad_offsets(Cipher cipher, const CipherBatch& batch, std::size_t aad_bytes, const char* stage) {
+  if (batch.aad_offsets.empty()) {
+    if (aad_bytes != 0) throw bad(stage, "batch AAD needs aad_offsets (count + 1 of them)");
+    return;
+  }
+  if (!cipher_traits(cipher).aead) throw bad(stage, name(cipher) + " takes no AAD");
+  if (batch.aad_offsets.size() != batch.count + 1)
+    throw bad(stage, std::to_string(batch.count) + " messages need " + std::to_string(batch.count + 1) +
+                         " AAD offsets, got " + std::to_string(batch.aad_offsets.size()));
+  for (std::size_t i = 0; i < batch.count; ++i)
+    if (batch.aad_offsets[i + 1] < batch.aad_offsets[i] || batch.aad_offsets[i + 1] > aad_bytes)
+      throw bad(stage, "AAD offsets of message " + std::to_string(i) + " run backwards or past the AAD's end");
+}
+
+}  // namespace
+
+void check_batch_devices(const CipherBatch& batch, const Device* data_device, const char* stage) {
+  check_field_device(batch.device_keys, data_device, "keys", stage);
+  check_field_device(batch.device_ivs, data_device, "ivs", stage);
+  check_field_device(batch.device_aad, data_device, "aad", stage);
+}
+
 CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, const BatchBounds& bounds, std::size_t tags_bytes,
                          std::uint32_t chacha20_counter, const char* stage) {
   const CipherTraits& t = cipher_traits(cipher);
@@ -154,23 +203,16 @@ CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, const BatchBou
   checked.ivs = batch.ivs;
   checked.iv_bytes = batch.iv_bytes;
   checked.chacha20_counter = chacha20_counter;
-  if (batch.keys.size() != batch.count * t.key_bytes)
+  const std::size_t keys_bytes = field_bytes(batch.keys, batch.device_keys, "keys", stage);
+  const std::size_t ivs_bytes = field_bytes(batch.ivs, batch.device_ivs, "ivs", stage);
+  const std::size_t aad_bytes = field_bytes(batch.aad, batch.device_aad, "aad", stage);
+  if (keys_bytes != batch.count * t.key_bytes)
     throw bad(stage, std::to_string(batch.count) + " messages need " + std::to_string(batch.count) + " x " +
-                         std::to_string(t.key_bytes) + " key bytes, got " + std::to_string(batch.keys.size()));
-  if (batch.ivs.size() != batch.count * batch.iv_bytes)
+                         std::to_string(t.key_bytes) + " key bytes, got " + std::to_string(keys_bytes));
+  if (ivs_bytes != batch.count * batch.iv_bytes)
     throw bad(stage, std::to_string(batch.count) + " messages need " + std::to_string(batch.count) + " x " +
-                         std::to_string(batch.iv_bytes) + " IV bytes, got " + std::to_string(batch.ivs.size()));
-  if (!batch.aad_offsets.empty()) {
-    if (!t.aead) throw bad(stage, name(cipher) + " takes no AAD");
-    if (batch.aad_offsets.size() != batch.count + 1)
-      throw bad(stage, std::to_string(batch.count) + " messages need " + std::to_string(batch.count + 1) +
-                           " AAD offsets, got " + std::to_string(batch.aad_offsets.size()));
-    for (std::size_t i = 0; i < batch.count; ++i)
-      if (batch.aad_offsets[i + 1] < batch.aad_offsets[i] || batch.aad_offsets[i + 1] > batch.aad.size())
-        throw bad(stage, "AAD offsets of message " + std::to_string(i) + " run backwards or past the AAD's end");
-  } else if (!batch.aad.empty()) {
-    throw bad(stage, "batch AAD needs aad_offsets (count + 1 of them)");
-  }
+                         std::to_string(batch.iv_bytes) + " IV bytes, got " + std::to_string(ivs_bytes));
+  check_aad_offsets(cipher, batch, aad_bytes, stage);
   std::size_t& tag_bytes = checked.tag_bytes;
   if (t.aead && batch.count != 0) {
     if (tags_bytes % batch.count != 0)
@@ -180,9 +222,15 @@ CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, const BatchBou
     throw bad(stage, t.aead ? "an empty batch has no tags" : name(cipher) + " has no tag; pass an empty tag buffer");
   }
   if (batch.count == 0) return checked;
+  // Device IVs are not read on the host: an all-zero IV of their length stands in for each, which
+  // passes every check on the contents (its chacha20 counter is 0, the most room there is).
+  const bool host_ivs = !batch.device_ivs;
+  const std::vector<std::uint8_t> stand_in(host_ivs ? 0 : batch.iv_bytes, 0);
+  const auto iv_of = [&](std::size_t i) {
+    return host_ivs ? batch.ivs.subspan(i * batch.iv_bytes, batch.iv_bytes) : Bytes(stand_in);
+  };
   const auto check = [&](std::size_t i) {
-    (void)check_message(cipher, t.key_bytes, batch.ivs.subspan(i * batch.iv_bytes, batch.iv_bytes), tag_bytes,
-                        bounds.size(i), chacha20_counter, stage);
+    (void)check_message(cipher, t.key_bytes, iv_of(i), tag_bytes, bounds.size(i), chacha20_counter, stage);
   };
   // Message 0 checks the key, IV and tag sizes, which all messages share. What check_message
   // checks beyond that depends only on the length, and for chacha20 with 16-byte IVs on the
@@ -190,7 +238,9 @@ CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, const BatchBou
   // through check_message, which then throws as it would have.
   check(0);
   const bool per_counter = cipher == Cipher::chacha20 && batch.iv_bytes == 16;
-  if (bounds.fixed() && !per_counter) return checked;
+  checked.counters_on_device = per_counter && !host_ivs;
+  const bool host_counters = per_counter && host_ivs;
+  if (bounds.fixed() && !host_counters) return checked;
   const std::uint64_t block = t.block_bytes;
   std::uint64_t limit = ~std::uint64_t{0};  // most blocks a message may have (beyond its counter)
   if (cipher == Cipher::aes_128_gcm || cipher == Cipher::aes_192_gcm || cipher == Cipher::aes_256_gcm)
@@ -202,11 +252,11 @@ CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, const BatchBou
   if (limit == ~std::uint64_t{0}) return checked;  // CTR: no length reaches the counter's end
   const auto fits = [&](std::size_t i) {
     std::uint64_t room = limit;
-    if (per_counter) {
+    if (host_counters) {
       const std::uint8_t* iv = batch.ivs.data() + 16 * i;
       room -=
           std::uint32_t{iv[0]} | std::uint32_t{iv[1]} << 8 | std::uint32_t{iv[2]} << 16 | std::uint32_t{iv[3]} << 24;
-    } else if (cipher == Cipher::chacha20) {
+    } else if (cipher == Cipher::chacha20 && !per_counter) {
       room -= chacha20_counter;
     }
     return (bounds.size(i) + block - 1) / block <= room;

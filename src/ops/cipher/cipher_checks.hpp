@@ -63,16 +63,27 @@ Iv16 iv16(Cipher cipher, Bytes iv, std::uint32_t chacha20_counter);
 struct CheckedBatch {
   std::size_t tag_bytes = 0;
   Cipher cipher = Cipher::aes_128_ctr;
-  Bytes ivs;  // the caller's IVs, iv_bytes each
+  Bytes ivs;  // the caller's host IVs, iv_bytes each (empty for device IVs)
   std::size_t iv_bytes = 0;
   std::uint32_t chacha20_counter = 0;
-  // Message i's IV as check_message returns it (computed on demand: no per-message table).
+  // chacha20 with 16-byte IVs in device memory: the host checked every length against the whole
+  // counter space only; each IV's own counter word is still to be checked on the device
+  // (check_chacha20_counters_on_device) before the cipher runs.
+  bool counters_on_device = false;
+  // Message i's IV as check_message returns it (computed on demand: no per-message table; host
+  // IVs only).
   Iv16 iv(std::size_t i) const { return iv16(cipher, ivs.subspan(i * iv_bytes, iv_bytes), chacha20_counter); }
 };
 
 // Checks keys, IVs, AAD offsets and the tag buffer of a batch: every message as check_message
-// would, but without a call (or a table) per message where the answer cannot differ.
+// would, but without a call (or a table) per message where the answer cannot differ. Host and
+// device forms of keys, IVs and AAD alike (sizes, and exactly one form of each); the contents of
+// device IVs are not read here (see CheckedBatch::counters_on_device).
 CheckedBatch check_batch(Cipher cipher, const CipherBatch& batch, const BatchBounds& bounds, std::size_t tags_bytes,
                          std::uint32_t chacha20_counter, const char* stage);
+
+// Throws unless the batch's device keys, IVs and AAD live on `data_device`, the device of the
+// data; with host data (data_device nullptr) unless the batch has none.
+void check_batch_devices(const CipherBatch& batch, const Device* data_device, const char* stage);
 
 }  // namespace opkit::ops::detail

@@ -27,6 +27,8 @@ const KernelSet<CipherProgram>& cipher_kernel_set() {
                                    return chacha20_batch_program(p.aead, p.aligned, p.decrypt);
                                  case CipherProgram::Source::secret_store:
                                    return Program(cipher_source("secret_store.cu")).name("secret_store.cu");
+                                 case CipherProgram::Source::batch_iv_check:
+                                   return Program(cipher_source("batch_iv_check.cu")).name("batch_iv_check.cu");
                                  case CipherProgram::Source::aes:
                                    break;
                                }

@@ -16,7 +16,7 @@ namespace opkit::ops::detail {
 
 // One specialisation of the cipher programs: the key of the per-device kernel cache.
 struct CipherProgram {
-  enum class Source : std::uint8_t { aes, chacha20_bulk, chacha20_batch, secret_store };
+  enum class Source : std::uint8_t { aes, chacha20_bulk, chacha20_batch, secret_store, batch_iv_check };
   Source source = Source::aes;
   bool aead = false;     // chacha20_batch: Poly1305 tags
   bool aligned = false;  // chacha20: in, out (and every batch message) 16-byte aligned

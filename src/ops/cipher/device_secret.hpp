@@ -123,6 +123,12 @@ class DeviceSecret {
       at += run.size();
     }
   }
+  // The caller's device bytes (on this secret's device) copied to byte `at`, queued on the stream:
+  // no host copy and no wait. For device memory the kernels cannot read in place.
+  void copy_on_device(BufferView<const std::uint8_t> from, std::size_t at = 0) {
+    if (from.empty()) return;
+    buffer_.view().subview(at, from.size()).copy_from(from, stream_);
+  }
   // upload() of pageable host bytes that the call itself owns (and wipes afterwards): no staging.
   void upload_owned(std::span<const std::uint8_t> owned, std::size_t at = 0) {
     if (owned.empty()) return;

@@ -1,0 +1,105 @@
+// Random cipher batches for the conformance suites (test_cipher.cpp, test_cipher_device_keys.cpp):
+// a key, IV and AAD per message, fixed length or offsets, and what OpenSSL makes of each message.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "opkit/ops/cipher.hpp"
+#include "unit/cipher_test_support.hpp"
+
+namespace cipher_test {
+
+// What random_batch makes.
+struct BatchShape {
+  bool variable = false;     // random lengths with offsets, else one random fixed length
+  std::size_t iv_bytes = 0;  // 0: 16 for CTR and chacha20, 12 for the AEADs
+  bool aad = false;          // AAD of random length per message (AEADs)
+};
+
+// A fresh batch: per-message keys, IVs and AAD; fixed length, or random lengths with offsets.
+struct Batch {
+  opkit::ops::Cipher cipher;
+  std::size_t count, fixed_bytes;
+  std::vector<std::uint64_t> offsets, aad_offsets;
+  Bytes data, keys, ivs, aad;
+  std::size_t iv_bytes;
+  std::uint32_t chacha20_counter = 0;  // chacha20 with 12-byte nonces
+
+  opkit::ops::CipherBatch view() const {
+    return {.count = count,
+            .message_bytes = fixed_bytes,
+            .offsets = offsets,
+            .keys = keys,
+            .ivs = ivs,
+            .iv_bytes = iv_bytes,
+            .aad = aad,
+            .aad_offsets = aad_offsets};
+  }
+  std::size_t key_bytes() const { return opkit::ops::cipher_traits(cipher).key_bytes; }
+  std::uint64_t begin(std::size_t i) const { return offsets.empty() ? i * fixed_bytes : offsets[i]; }
+  std::uint64_t end(std::size_t i) const { return offsets.empty() ? (i + 1) * fixed_bytes : offsets[i + 1]; }
+  Bytes slice(const Bytes& bytes, std::size_t i) const {
+    return Bytes(bytes.begin() + static_cast<std::ptrdiff_t>(begin(i)),
+                 bytes.begin() + static_cast<std::ptrdiff_t>(end(i)));
+  }
+  Bytes part(const Bytes& bytes, std::size_t i, std::size_t width) const {
+    return Bytes(bytes.begin() + static_cast<std::ptrdiff_t>(i * width),
+                 bytes.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+  }
+  Bytes message_aad(std::size_t i) const {
+    if (aad_offsets.empty()) return {};
+    return Bytes(aad.begin() + static_cast<std::ptrdiff_t>(aad_offsets[i]),
+                 aad.begin() + static_cast<std::ptrdiff_t>(aad_offsets[i + 1]));
+  }
+  // Message i's IV as OpenSSL takes it (chacha20's 12-byte nonce: the counter word in front).
+  Bytes reference_iv(std::size_t i) const {
+    Bytes iv = part(ivs, i, iv_bytes);
+    if (cipher != opkit::ops::Cipher::chacha20 || iv_bytes != 12) return iv;
+    Bytes counter(4);
+    for (int b = 0; b < 4; ++b) counter[b] = static_cast<std::uint8_t>(chacha20_counter >> (8 * b));
+    counter.insert(counter.end(), iv.begin(), iv.end());
+    return counter;
+  }
+  // What OpenSSL makes of message i of `plain`.
+  Sealed reference(const Bytes& plain, std::size_t i) const {
+    return reference_encrypt(cipher, part(keys, i, key_bytes()), reference_iv(i), message_aad(i), slice(plain, i));
+  }
+};
+
+inline Batch random_batch(opkit::ops::Cipher cipher, const BatchShape& shape) {
+  using opkit::ops::Cipher;
+  const bool aead = opkit::ops::cipher_traits(cipher).aead;
+  Batch b{cipher, 1 + random_below(40), shape.variable ? 0 : random_below(200), {}, {}, {}, {}, {}, {}, 0};
+  b.iv_bytes = shape.iv_bytes != 0 ? shape.iv_bytes : (aead ? 12 : 16);
+  std::size_t total = b.count * b.fixed_bytes;
+  if (shape.variable) {
+    b.offsets.push_back(0);
+    for (std::size_t i = 0; i < b.count; ++i) b.offsets.push_back(b.offsets.back() + random_below(600));
+    total = b.offsets.back();
+  }
+  b.data = random_bytes(total);
+  b.keys = random_bytes(b.count * b.key_bytes());
+  const bool nonce12 = cipher == Cipher::chacha20 && b.iv_bytes == 12;
+  if (nonce12) b.chacha20_counter = static_cast<std::uint32_t>(random_below(1u << 24));
+  const bool gcm = aead && cipher != Cipher::chacha20_poly1305;
+  for (std::size_t i = 0; i < b.count; ++i) {
+    Bytes iv = gcm ? random_bytes(b.iv_bytes) : random_iv(cipher);  // GCM: a nonce of any length
+    if (nonce12) iv.erase(iv.begin(), iv.begin() + 4);              // the nonce of counter || nonce
+    b.ivs.insert(b.ivs.end(), iv.begin(), iv.end());
+  }
+  if (aead && shape.aad) {
+    b.aad_offsets.push_back(0);
+    for (std::size_t i = 0; i < b.count; ++i) b.aad_offsets.push_back(b.aad_offsets.back() + random_below(40));
+    b.aad = random_bytes(b.aad_offsets.back());
+  }
+  return b;
+}
+
+// The batches the existing suite has always made: AAD with offsets only.
+inline Batch random_batch(opkit::ops::Cipher cipher, bool variable) {
+  return random_batch(cipher, {.variable = variable, .aad = variable});
+}
+
+}  // namespace cipher_test
