@@ -30,14 +30,16 @@
 // wrote it. Parts longer than LZ4K_SHORT would leave the other threads idle, so such a sequence is
 // copied by all threads together, after the epoch's short ones.
 //
-// Where the copies go: a batch whose output fits the ring (LZ4K_RING_BYTES of shared memory
+// Where the copies go: a batch whose output fits the stage (LZ4K_STAGE_BYTES of shared memory
 // holding the block's latest output; the walk ends a batch once its output reaches
-// LZ4K_RING_BATCH) is copied into the ring, its match sources read from the ring where it still
-// holds them and from global memory before that, and is then written out in 16-byte stores. A
-// match source in global memory that was written a moment ago is an L2 round trip (stores do not
-// stay in L1), which each epoch and each chunk of a match would otherwise wait for; on binaries
-// half of all offsets are under 512 bytes, three quarters under 4 KiB. A larger batch (a long
-// match or literal run) is copied to global memory directly, and the ring starts afresh after it.
+// LZ4K_STAGE_BATCH) is copied into the stage, its match sources read from the stage where it
+// still holds them and from global memory before that, and is then written out in 16-byte stores.
+// A match source in global memory that was written a moment ago is an L2 round trip (stores do
+// not stay in L1), which each epoch and each chunk of a match would otherwise wait for; on binaries
+// half of all offsets are under 512 bytes, three quarters under 4 KiB. When a batch would run past
+// the stage's end, the last LZ4K_HISTORY_BYTES are moved to its start (positions stay linear, so
+// copies address bytes by constant offsets, not each through a ring's wrap-around). A larger batch
+// (a long match or literal run) is copied to global memory directly; the stage starts afresh after.
 //
 // Hostile blocks stop at the first problem with a status code (lz4_status.h); nothing is read or
 // written outside [in, in + stored) and [out, out + cap).
@@ -63,15 +65,19 @@
 #endif
 // The same for each thread when all copy a long part: more than 8 spills registers (64 at most).
 #define LZ4K_LONG_UNROLL 8u
-// The ring of the block's latest output in shared memory (a power of two, a multiple of 16), and
-// the output at which the walk ends a batch so that most batches fit it.
-#ifndef LZ4K_RING_BYTES
-#define LZ4K_RING_BYTES 4096u
+// The stage (shared memory) where a batch is copied before it is written out: LZ4K_STAGE_BYTES,
+// of which the last LZ4K_HISTORY_BYTES of earlier output are kept when it is full; the walk ends
+// a batch once its output reaches the rest. Multiples of 16. 32 blocks an SM need at most ~6 KiB
+// of shared memory a block, the hardware's 1 KiB a block included.
+#ifndef LZ4K_STAGE_BYTES
+#define LZ4K_STAGE_BYTES 4096u
 #endif
-#ifndef LZ4K_RING_BATCH
-#define LZ4K_RING_BATCH (LZ4K_RING_BYTES / 2u)
+#ifndef LZ4K_HISTORY_BYTES
+#define LZ4K_HISTORY_BYTES 2048u
 #endif
-#define LZ4K_RING_MASK (LZ4K_RING_BYTES - 1u)
+#ifndef LZ4K_STAGE_BATCH
+#define LZ4K_STAGE_BATCH (LZ4K_STAGE_BYTES - LZ4K_HISTORY_BYTES)
+#endif
 // Lines of the next batch's window to prefetch (lz4k_prefetch_window).
 #ifndef LZ4K_PREFETCH
 #define LZ4K_PREFETCH 1
@@ -81,9 +87,8 @@
 // One batch, shared by the block's threads. Sequence s writes its literals at out[s] and then
 // its match; the batch writes [out[0], out[count]) of the block's output.
 struct Lz4Batch {
-  // Output position q in ring[(q + phase) & LZ4K_RING_MASK], phase = out % 16 (so that the ring
-  // and the output share their 16-byte alignment): the block's latest output, from ring_lo on.
-  alignas(16) unsigned char ring[LZ4K_RING_BYTES];
+  // The block's latest output (Lz4Stage says where), and room for a move's last chunk.
+  alignas(16) unsigned char stage[LZ4K_STAGE_BYTES + 16u];
   unsigned char window[LZ4K_WINDOW_BYTES];  // in[lo, lo + n)
   // Thread 0's parse: where each token is, where its output goes, and the lengths it had to
   // extend (only where the token says so); entry `count` holds the positions after the batch.
@@ -102,7 +107,6 @@ struct Lz4Batch {
   unsigned int done;                    // the batch ends with the block's last sequence
   unsigned int long_ones;               // bit s: sequence s is copied by all threads
   unsigned int epoch_start[3];          // the next epochs' first sequences, in rotation
-  unsigned int ring_lo;                 // the ring holds no output before this position
 };
 
 // Thread 0's view of the block's bytes: the window where it has them, else global memory.
@@ -200,22 +204,23 @@ __device__ __forceinline__ void lz4k_copy_match_alone(unsigned char* to, unsigne
 }
 
 // All threads: the match of `n` bytes at `to` whose source starts `offset` bytes before it (its
-// bytes lie before `to`: the caller made them visible). Byte m repeats source byte m % offset;
-// thread t's bytes are m = t, t + threads, ..., so that index moves by threads % offset a step.
+// bytes lie before `to`: the caller made them visible), source byte i read as source(i). Byte m
+// repeats source byte m % offset; thread t's bytes are m = t, t + threads, ..., so that index
+// moves by threads % offset a step.
+template <typename Source>
 __device__ __forceinline__ void lz4k_copy_match_together(unsigned char* to, unsigned int offset, unsigned int n,
-                                                         unsigned int t) {
+                                                         Source source, unsigned int t) {
   const unsigned int threads = LZ4K_DECODE_THREADS;
   if (offset >= n) {  // no overlap: a plain copy
-    lz4k_copy<LZ4K_LONG_UNROLL>(to, to - offset, n, t, threads);
+    lz4k_copy_with<LZ4K_LONG_UNROLL>(to, source, n, t, threads);
     return;
   }
-  const unsigned char* source = to - offset;
   unsigned int r = offset > threads ? t : t % offset;
   const unsigned int step = offset > threads ? threads : threads % offset;
   lz4k_copy_with<LZ4K_LONG_UNROLL>(
       to,
       [source, step, offset, &r](unsigned int) {
-        const unsigned char byte = source[r];
+        const unsigned char byte = source(r);
         r += step;
         if (r >= offset) r -= offset;
         return byte;
@@ -223,17 +228,17 @@ __device__ __forceinline__ void lz4k_copy_match_together(unsigned char* to, unsi
       n, t, threads);
 }
 
-// All threads: sequence s, a long one: its literals, then (behind a barrier when the match reads
-// them) its match.
+// All threads: sequence s, a long one, to `to` (its output, in global memory or the stage): its
+// literals, then (behind a barrier when the match reads them) its match, source byte i (the
+// output `offset` bytes before the match, and on) read as source(i).
+template <typename Source>
 __device__ __forceinline__ void lz4k_copy_long(const Lz4Batch& b, unsigned int s, const unsigned char* in,
-                                               unsigned char* out, unsigned int t) {
-  const unsigned int op = b.out[s], literals = b.literals[s], offset = b.offset[s], match = b.match[s];
-  lz4k_copy<LZ4K_LONG_UNROLL>(out + op, lz4k_literal_source(b, in, b.from[s], literals), literals, t,
-                              LZ4K_DECODE_THREADS);
+                                               unsigned char* to, Source source, unsigned int t) {
+  const unsigned int literals = b.literals[s], offset = b.offset[s], match = b.match[s];
+  lz4k_copy<LZ4K_LONG_UNROLL>(to, lz4k_literal_source(b, in, b.from[s], literals), literals, t, LZ4K_DECODE_THREADS);
   if (match == 0u) return;
-  const unsigned int match_at = op + literals, source = match_at - offset;
-  if (source + (match < offset ? match : offset) > op) __syncthreads();  // it reads the literals
-  lz4k_copy_match_together(out + match_at, offset, match, t);
+  if (literals + (match < offset ? match : offset) > offset) __syncthreads();  // it reads the literals
+  lz4k_copy_match_together(to + literals, offset, match, source, t);
 }
 
 // While this batch is checked and copied, the next one's window (it starts where this batch's
@@ -247,104 +252,86 @@ __device__ __forceinline__ void lz4k_prefetch_window(const unsigned char* in, un
 #endif
 }
 
-// ---- Batches through the ring: copies in shared memory, one coalesced write of the batch ----
-// The block's output as a batch that fits the ring sees it: positions from `from` on in the ring
-// (where the batch's own copies go), earlier ones in global memory (written by earlier batches,
-// visible behind the barriers since).
-struct Lz4History {
-  Lz4Batch& b;
-  const unsigned char* out;
-  unsigned int phase, from;
+// ---- The stage: a batch's copies in shared memory, then one coalesced write ----
+// Output position q of the block is at stage[q + phase - shift] while the stage holds it: phase
+// = out % 16, so that the stage and the output share their 16-byte alignment, and shift a
+// multiple of 16 that grows as the output does. Every thread keeps the same Lz4Stage.
+struct Lz4Stage {
+  unsigned int phase;
+  unsigned int shift;
+  unsigned int lo;  // the stage holds no output before this position (where a direct batch ended)
 
-  __device__ __forceinline__ unsigned char& slot(unsigned int q) const { return b.ring[(q + phase) & LZ4K_RING_MASK]; }
-  __device__ __forceinline__ unsigned char operator[](unsigned int q) const { return q >= from ? slot(q) : out[q]; }
+  __device__ __forceinline__ unsigned int index(unsigned int q) const { return q + phase - shift; }
+  // The first output position the stage holds.
+  __device__ __forceinline__ unsigned int from() const {
+    const unsigned int first = shift > phase ? shift - phase : 0u;
+    return lo > first ? lo : first;
+  }
 };
 
-// One thread: sequence s into the ring, its literals and then its match, a chunk at a time with
-// every load before the chunk's stores. A match with offset < LZ4K_CHUNK starts with the periodic
-// index, as lz4k_copy_match_alone does, and then reads from a whole number of periods back.
-__device__ __forceinline__ void lz4k_ring_sequence(const Lz4History& h, const unsigned char* literal_source,
-                                                   unsigned int op, unsigned int literals, unsigned int offset,
-                                                   unsigned int match) {
-  unsigned char v[LZ4K_CHUNK];
-  for (unsigned int k = 0; k < literals; k += LZ4K_CHUNK) {
-    const unsigned int n = literals - k;
-#pragma unroll
-    for (unsigned int u = 0; u < LZ4K_CHUNK; ++u) v[u] = u < n ? literal_source[k + u] : 0;
-#pragma unroll
-    for (unsigned int u = 0; u < LZ4K_CHUNK; ++u)
-      if (u < n) h.slot(op + k + u) = v[u];
-  }
-  if (match == 0u) return;
-  const unsigned int at = op + literals;
-  unsigned int m = 0, back = offset;
-  if (offset < LZ4K_CHUNK) {
-    unsigned int r = 0;  // m % offset
-#pragma unroll
-    for (unsigned int u = 0; u < LZ4K_CHUNK; ++u) {
-      v[u] = u < match ? h[at - offset + r] : 0;
-      r = r + 1u == offset ? 0u : r + 1u;
+// All threads: makes room for a batch's output [lo, hi) in the stage, moving the last
+// LZ4K_HISTORY_BYTES before it (in whole 16-byte chunks) to the stage's start when the batch would
+// run past its end; false when it still does not fit (the batch then goes to global memory).
+__device__ __forceinline__ bool lz4k_stage_fit(Lz4Batch& b, Lz4Stage& st, unsigned int lo, unsigned int hi,
+                                               unsigned int t) {
+  if (st.index(hi) <= LZ4K_STAGE_BYTES) return true;
+  const unsigned int keep = lo + st.phase > LZ4K_HISTORY_BYTES ? (lo + st.phase - LZ4K_HISTORY_BYTES) & ~15u : 0u;
+  if (keep > st.shift) {
+    const unsigned int first = keep - st.shift, chunks = (lo + st.phase - keep + 15u) / 16u;
+    // Round by round, 16 bytes a thread, all loads of a round before its stores: a chunk moves to
+    // a lower place, so a later round's sources lie above every place an earlier round wrote.
+    for (unsigned int c = t; c - t < chunks; c += LZ4K_DECODE_THREADS) {
+      uint4 v;
+      if (c < chunks) v = *reinterpret_cast<const uint4*>(&b.stage[first + 16u * c]);
+      __syncthreads();
+      if (c < chunks) *reinterpret_cast<uint4*>(&b.stage[16u * c]) = v;
+      __syncthreads();
     }
-#pragma unroll
-    for (unsigned int u = 0; u < LZ4K_CHUNK; ++u)
-      if (u < match) h.slot(at + u) = v[u];
-    m = LZ4K_CHUNK;
-    back = r == 0u ? LZ4K_CHUNK : LZ4K_CHUNK + offset - r;
+    st.shift = keep;
   }
-  for (; m < match; m += LZ4K_CHUNK) {
-    const unsigned int n = match - m;
-#pragma unroll
-    for (unsigned int u = 0; u < LZ4K_CHUNK; ++u) v[u] = u < n ? h[at + m + u - back] : 0;
-#pragma unroll
-    for (unsigned int u = 0; u < LZ4K_CHUNK; ++u)
-      if (u < n) h.slot(at + m + u) = v[u];
-  }
+  return st.index(hi) <= LZ4K_STAGE_BYTES;
 }
 
-// All threads: sequence s, a long one, into the ring (lz4k_copy_long's order and barrier).
-__device__ __forceinline__ void lz4k_ring_long(const Lz4Batch& b, const Lz4History& h, unsigned int s,
-                                               const unsigned char* in, unsigned int t) {
-  const unsigned int op = b.out[s], literals = b.literals[s], offset = b.offset[s], match = b.match[s];
-  const unsigned char* literal_source = lz4k_literal_source(b, in, b.from[s], literals);
-  lz4k_copy_into<LZ4K_LONG_UNROLL>([&h, op](unsigned int j, unsigned char byte) { h.slot(op + j) = byte; },
-                                   [literal_source](unsigned int j) { return literal_source[j]; }, literals, t,
-                                   LZ4K_DECODE_THREADS);
+// Output byte q as a batch in the stage sees it: in the stage from `from` on, else in global
+// memory (written by an earlier batch, visible behind the barriers since).
+__device__ __forceinline__ unsigned char lz4k_output_byte(const Lz4Batch& b, const Lz4Stage& st, unsigned int from,
+                                                          const unsigned char* out, unsigned int q) {
+  return q >= from ? b.stage[st.index(q)] : out[q];
+}
+
+// One thread: a short sequence into the stage at `to` (output position op), its literals and then
+// its match: from the stage when the match's source is there (most are), from global memory when
+// the source lies wholly before the batch (`flushed`), else byte by byte from either.
+__device__ __forceinline__ void lz4k_stage_short(const Lz4Batch& b, const Lz4Stage& st, unsigned int from,
+                                                 unsigned int flushed, const unsigned char* out, unsigned char* to,
+                                                 unsigned int op, const unsigned char* literal_source,
+                                                 unsigned int literals, unsigned int offset, unsigned int match) {
+  for (unsigned int k = 0; k < literals; k += LZ4K_CHUNK) lz4k_copy_chunk(to + k, literal_source + k, literals - k);
   if (match == 0u) return;
-  const unsigned int at = op + literals, source = at - offset;
-  if (source + (match < offset ? match : offset) > op) __syncthreads();  // it reads the literals
-  const auto sink = [&h, at](unsigned int j, unsigned char byte) { h.slot(at + j) = byte; };
-  if (offset >= match) {  // no overlap: a plain copy
-    lz4k_copy_into<LZ4K_LONG_UNROLL>(
-        sink, [&h, source](unsigned int j) { return h[source + j]; }, match, t, LZ4K_DECODE_THREADS);
-    return;
+  const unsigned int source = op + literals - offset;
+  unsigned char* const match_to = to + literals;
+  if (source >= from) {
+    lz4k_copy_match_alone(match_to, offset, match);
+  } else if (offset >= match && source + match <= flushed) {
+    for (unsigned int m = 0; m < match; m += LZ4K_CHUNK) lz4k_copy_chunk(match_to + m, out + source + m, match - m);
+  } else {
+    for (unsigned int m = 0; m < match; ++m) match_to[m] = lz4k_output_byte(b, st, from, out, source + m);
   }
-  const unsigned int threads = LZ4K_DECODE_THREADS;  // byte j repeats source byte j % offset
-  unsigned int r = offset > threads ? t : t % offset;
-  const unsigned int step = offset > threads ? threads : threads % offset;
-  lz4k_copy_into<LZ4K_LONG_UNROLL>(
-      sink,
-      [&h, source, step, offset, &r](unsigned int) {
-        const unsigned char byte = h[source + r];
-        r += step;
-        if (r >= offset) r -= offset;
-        return byte;
-      },
-      match, t, threads);
 }
 
-// All threads: the batch's output [lo, hi) from the ring to global memory, 16 bytes a thread
-// where the output is 16-byte aligned (the ring is in the same phase), the ends byte by byte.
-__device__ __forceinline__ void lz4k_ring_flush(const Lz4History& h, unsigned char* out, unsigned int lo,
-                                                unsigned int hi, unsigned int t) {
-  const unsigned int to_aligned = (16u - ((lo + h.phase) & 15u)) & 15u;
+// All threads: the batch's output [lo, hi) from the stage to global memory, 16 bytes a thread
+// where the output is 16-byte aligned, the ends byte by byte.
+__device__ __forceinline__ void lz4k_stage_flush(const Lz4Batch& b, const Lz4Stage& st, unsigned char* out,
+                                                 unsigned int lo, unsigned int hi, unsigned int t) {
+  const unsigned int to_aligned = (16u - (st.index(lo) & 15u)) & 15u;
   const unsigned int head = to_aligned < hi - lo ? to_aligned : hi - lo;
-  if (t < head) out[lo + t] = h.slot(lo + t);
+  if (t < head) out[lo + t] = b.stage[st.index(lo + t)];
   const unsigned int first = lo + head, chunks = (hi - first) / 16u, last = first + 16u * chunks;
   for (unsigned int k = t; k < chunks; k += LZ4K_DECODE_THREADS) {
     const unsigned int q = first + 16u * k;
-    *reinterpret_cast<uint4*>(out + q) = *reinterpret_cast<const uint4*>(&h.slot(q));
+    *reinterpret_cast<uint4*>(out + q) = *reinterpret_cast<const uint4*>(&b.stage[st.index(q)]);
   }
-  if (t < hi - last) out[last + t] = h.slot(last + t);
+  if (t < hi - last) out[last + t] = b.stage[st.index(last + t)];
 }
 
 // 32 blocks per SM (the hardware's most) at 64 registers a thread.
@@ -370,13 +357,13 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
   }
 
   __shared__ Lz4Batch batch;
+  Lz4Stage stage = {(unsigned int)((unsigned long long)out & 15u), 0u, 0u};
   if (t == 0) {
     batch.next = 0;
     batch.out[0] = 0;
     batch.count = 0;
     batch.problem = ~0u;
     batch.done = 0;
-    batch.ring_lo = 0;
   }
   __syncthreads();
   for (;;) {
@@ -432,7 +419,7 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
           d = p - lo;
           op += (unsigned int)l + (unsigned int)m;  // wraps only past a sequence that fails
         }
-        if (++count == LZ4K_BATCH || d >= n || op - batch_start >= LZ4K_RING_BATCH) break;
+        if (++count == LZ4K_BATCH || d >= n || op - batch_start >= LZ4K_STAGE_BATCH) break;
       }
       batch.token[count] = d;
       batch.out[count] = op;
@@ -486,13 +473,11 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     batch.dependency[t] = dependency;
     __syncthreads();
     if (batch.problem != ~0u) break;
-    // A batch whose output fits the ring is copied there (its sources in the ring where it still
+    // A batch whose output fits the stage is copied there (its sources in the stage where it still
     // holds them) and then written out at once; a larger one is copied to global memory directly.
     const unsigned int lo_out = batch.out[0], hi_out = batch.out[batch.count];
-    const bool through_ring = hi_out - lo_out <= LZ4K_RING_BYTES;
-    const unsigned int ring_from = hi_out > LZ4K_RING_BYTES ? hi_out - LZ4K_RING_BYTES : 0u;
-    const Lz4History history = {batch, out, (unsigned int)((unsigned long long)out & 15u),
-                                batch.ring_lo > ring_from ? batch.ring_lo : ring_from};
+    const bool staged = lz4k_stage_fit(batch, stage, lo_out, hi_out, t);
+    const unsigned int from = stage.from();
     // Epoch by epoch: an epoch [first, next) ends before the first sequence whose match reads output
     // of a sequence of the epoch (dependency > first). While the threads copy the epoch, they find
     // where the one after it ends, so that it is known after the barrier that ends this one. Short
@@ -509,8 +494,9 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       if (t >= first && t < next && !(batch.long_ones >> t & 1u)) {
         const unsigned int op = batch.out[t], literals = batch.literals[t], match = batch.match[t];
         const unsigned char* literal_source = lz4k_literal_source(batch, in, batch.from[t], literals);
-        if (through_ring) {
-          lz4k_ring_sequence(history, literal_source, op, literals, batch.offset[t], match);
+        if (staged) {
+          lz4k_stage_short(batch, stage, from, lo_out, out, &batch.stage[stage.index(op)], op, literal_source, literals,
+                           batch.offset[t], match);
         } else {
           for (unsigned int k = 0; k < literals; k += LZ4K_CHUNK)
             lz4k_copy_chunk(out + op + k, literal_source + k, literals - k);
@@ -518,19 +504,31 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         }
       }
       for (unsigned int ones = batch.long_ones & epoch; ones != 0u; ones &= ones - 1u) {
-        const unsigned int s = (unsigned int)__ffs((int)ones) - 1u;
-        if (through_ring)
-          lz4k_ring_long(batch, history, s, in, t);
-        else
-          lz4k_copy_long(batch, s, in, out, t);
+        const unsigned int s = (unsigned int)__ffs((int)ones) - 1u, op = batch.out[s];
+        const unsigned int source = op + batch.literals[s] - batch.offset[s];
+        if (!staged) {
+          const unsigned char* at = out + source;
+          lz4k_copy_long(
+              batch, s, in, out + op, [at](unsigned int i) { return at[i]; }, t);
+        } else if (source >= from) {
+          const unsigned char* at = &batch.stage[stage.index(source)];
+          lz4k_copy_long(
+              batch, s, in, &batch.stage[stage.index(op)], [at](unsigned int i) { return at[i]; }, t);
+        } else {
+          lz4k_copy_long(
+              batch, s, in, &batch.stage[stage.index(op)],
+              [&](unsigned int i) { return lz4k_output_byte(batch, stage, from, out, source + i); }, t);
+        }
       }
       __syncthreads();
       first = next;
     }
-    if (through_ring)
-      lz4k_ring_flush(history, out, lo_out, hi_out, t);
-    else if (t == 0)
-      batch.ring_lo = hi_out;  // the ring does not hold this batch's output
+    if (staged) {
+      lz4k_stage_flush(batch, stage, out, lo_out, hi_out, t);
+    } else {  // the stage starts afresh after this batch
+      stage.lo = hi_out;
+      stage.shift = (hi_out + stage.phase) & ~15u;
+    }
     if (batch.done) break;
   }
   if (t == 0) {
