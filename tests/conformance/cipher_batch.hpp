@@ -2,14 +2,25 @@
 // a key, IV and AAD per message, fixed length or offsets, and what OpenSSL makes of each message.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "opkit/ops/cipher.hpp"
 #include "unit/cipher_test_support.hpp"
 
 namespace cipher_test {
+
+inline bool aead(opkit::ops::Cipher c) {
+  return opkit::ops::cipher_traits(c).aead;
+}
+inline std::string name(opkit::ops::Cipher c) {
+  return std::string(opkit::ops::cipher_traits(c).name);
+}
 
 // What random_batch makes.
 struct BatchShape {
@@ -100,6 +111,36 @@ inline Batch random_batch(opkit::ops::Cipher cipher, const BatchShape& shape) {
 // The batches the existing suite has always made: AAD with offsets only.
 inline Batch random_batch(opkit::ops::Cipher cipher, bool variable) {
   return random_batch(cipher, {.variable = variable, .aad = variable});
+}
+
+// Flips one bit in about a third of the sealed messages, in the ciphertext or the tag (16 bytes a
+// message), and in the last message's tag when that chose none; returns their indices in order.
+inline std::vector<std::size_t> forge_some(const Batch& b, Bytes& sealed, Bytes& tags) {
+  std::vector<std::size_t> forged;
+  for (std::size_t i = 0; i < b.count; ++i) {
+    if (random_below(3) != 0) continue;
+    forged.push_back(i);
+    const std::size_t n = b.end(i) - b.begin(i);
+    if (n != 0 && random_below(2) == 0)
+      sealed[b.begin(i) + random_below(n)] ^= 0x01;
+    else
+      tags[16 * i + random_below(16)] ^= 0x80;
+  }
+  if (forged.empty()) {
+    forged.push_back(b.count - 1);
+    tags[16 * (b.count - 1)] ^= 0x01;
+  }
+  return forged;
+}
+
+// Expects decryption's output to hold zeros for the forged messages and the plaintext elsewhere.
+inline void expect_forged_zeroed(const Batch& b, const Bytes& opened, const std::vector<std::size_t>& forged,
+                                 const std::string& what) {
+  for (std::size_t i = 0; i < b.count; ++i) {
+    const bool bad = std::find(forged.begin(), forged.end(), i) != forged.end();
+    EXPECT_EQ(b.slice(opened, i), bad ? Bytes(b.end(i) - b.begin(i), 0) : b.slice(b.data, i))
+        << what << " message " << i << (bad ? " (forged) not zeroed" : " wrong");
+  }
 }
 
 }  // namespace cipher_test
