@@ -83,9 +83,9 @@ void print(const std::string& file, const char* engine, std::size_t n, std::size
 // The kernels alone, device-resident: the compress step (kernel + its block sizes to the host)
 // and the decode kernel over a block table built beforehand. Returns false when a result is wrong.
 bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Bytes& data, unsigned id, int runs,
-                   unsigned small_hash_log, unsigned compress_threads) {
+                   unsigned table_entries, unsigned compress_threads) {
   const std::size_t block_bytes = lz4::block_max_bytes(id);
-  const lz4::DeviceLz4 engine(gpu, small_hash_log, compress_threads);
+  const lz4::DeviceLz4 engine(gpu, table_entries, compress_threads);
   opkit::DeviceBuffer<std::uint8_t> in = gpu.alloc<std::uint8_t>(data.size());
   in.copy_from(data);
   const std::size_t count = (data.size() + block_bytes - 1) / block_bytes;
@@ -118,10 +118,8 @@ bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Byte
   const std::vector<std::uint32_t> st = status.to_host();
   bool ok = out.to_host() == data && std::all_of(st.begin(), st.end(), [](std::uint32_t s) { return s == LZ4K_OK; });
   if (!ok) std::printf("%s: the kernels' round trip is wrong\n", name.c_str());
-  const std::string engine_name = small_hash_log == 13 ? "opkit kernels only"
-                                  : small_hash_log == 12
-                                      ? "opkit kernels 4K table"
-                                      : "opkit kernels 2^" + std::to_string(small_hash_log) + " table";
+  const std::string engine_name =
+      "opkit kernels " + std::to_string(table_entries >> 10) + (table_entries % 1024 == 0 ? "K" : "K+") + " table";
   print(name, ok ? engine_name.c_str() : "opkit kernels WRONG", data.size(), stored + 7 + 4, c, d);
   return ok;
 }
@@ -169,8 +167,8 @@ int main(int argc, char** argv) try {
   int runs = 5;
   unsigned compress_threads = 0;  // the device's choice
   bool cpu_backend = false;
-  bool kernels_only = false;  // the kernels alone (the API's 4K table unless --hash-log): no API, no host engine
-  unsigned hash_log = 12;     // the compressor's table for --kernels-only: 2^hash_log entries
+  bool kernels_only = false;      // the kernels alone (the API's table unless --table-entries): no API, no host engine
+  unsigned table_entries = 3072;  // the compressor's table for --kernels-only (the API's)
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -182,8 +180,8 @@ int main(int argc, char** argv) try {
       compress_threads = static_cast<unsigned>(std::stoi(argv[++i]));
     else if (a == "--kernels-only")
       kernels_only = true;
-    else if (a == "--hash-log" && i + 1 < argc)
-      hash_log = static_cast<unsigned>(std::stoi(argv[++i]));
+    else if (a == "--table-entries" && i + 1 < argc)
+      table_entries = static_cast<unsigned>(std::stoi(argv[++i]));
     else if (a == "--runs" && i + 1 < argc)
       runs = std::stoi(argv[++i]);
     else
@@ -212,14 +210,14 @@ int main(int argc, char** argv) try {
       std::fflush(stdout);
     };
     if (gpu && kernels_only) {
-      step("kernels", [&] { return bench_kernels(*gpu, name, data, id, runs, hash_log, compress_threads); });
+      step("kernels", [&] { return bench_kernels(*gpu, name, data, id, runs, table_entries, compress_threads); });
       continue;
     }
     if (gpu) {
-      step("kernels", [&] { return bench_kernels(*gpu, name, data, id, runs, 13, compress_threads); });
-      if (id == 4)  // the compressor with half the table (8 KiB of shared memory): its speed and ratio
-        step("kernels, 4096-entry table",
-             [&] { return bench_kernels(*gpu, name, data, id, runs, 12, compress_threads); });
+      step("kernels", [&] { return bench_kernels(*gpu, name, data, id, runs, 8192, compress_threads); });
+      if (id == 4)  // the API's smaller table (6 KiB of shared memory): its speed and ratio
+        step("kernels, the API's table",
+             [&] { return bench_kernels(*gpu, name, data, id, runs, 3072, compress_threads); });
       step("API", [&] { return bench_api(*gpu, name, data, id, runs, false); });
       step("API with content checksum", [&] { return bench_api(*gpu, name, data, id, runs, true); });
     }

@@ -158,12 +158,12 @@ TEST(Lz4Kernels, EveryKernelCompilesUnderNvrtc) {
     auto compiled = opkit::compile(opkit::ops::lz4::kernel_program(file), opkit::Target::cuda("sm_90"));
     EXPECT_FALSE(compiled.binary.empty()) << file;
   }
-  for (int hash_log : {12, 13}) {  // the compressor's variant for blocks under 64 KiB + 11 bytes
+  for (unsigned entries : {3072u, 4096u, 8192u}) {  // the compressor's variant for blocks under 64 KiB + 11 bytes
     auto compiled = opkit::compile(opkit::ops::lz4::kernel_program("lz4_compress.cu")
                                        .define("LZ4K_SMALL_BLOCKS_ONLY")
-                                       .define("LZ4K_SMALL_HASH_LOG", hash_log),
+                                       .define("LZ4K_SMALL_TABLE_ENTRIES", entries),
                                    opkit::Target::cuda("sm_90"));
-    EXPECT_FALSE(compiled.binary.empty()) << hash_log;
+    EXPECT_FALSE(compiled.binary.empty()) << entries;
   }
 }
 
@@ -207,10 +207,10 @@ CpuBlocks cpu_blocks(const Bytes& data, std::size_t block_bytes) {
 // backend), each checked against liblz4's block decoder: a compressed block decodes to its input
 // and is smaller than it, a raw one is the input. Returns the bytes stored in all.
 std::size_t compressed_bytes_checked(const Bytes& data, std::size_t block_bytes, unsigned threads,
-                                     unsigned small_hash_log = 13) {
+                                     unsigned table_entries = 8192) {
   namespace lz4 = opkit::ops::lz4;
   const opkit::Device cpu = opkit::Device::cpu();
-  const lz4::DeviceLz4 engine(cpu, small_hash_log, threads);
+  const lz4::DeviceLz4 engine(cpu, table_entries, threads);
   const CpuBlocks input = cpu_blocks(data, block_bytes);
   const lz4::DeviceLz4::Compressed c = engine.compress(engine.blocks(input.in.data(), input.at, input.len), false);
   const Bytes slots = c.slots.to_host();
@@ -300,11 +300,11 @@ Bytes stored_bytes(const std::vector<std::uint32_t>& words, const Bytes& slots, 
 // block, on the CPU backend: its own form (shared memory and barriers) or, with warp_form, the
 // GPU's (warp intrinsics, emulated), each variant chosen and compiled as DeviceLz4 does.
 std::pair<std::vector<std::uint32_t>, Bytes> compressor_output(const Bytes& data, std::size_t block_bytes,
-                                                               unsigned threads, unsigned small_hash_log,
+                                                               unsigned threads, unsigned table_entries,
                                                                bool warp_form) {
   namespace lz4 = opkit::ops::lz4;
   const opkit::Device cpu = opkit::Device::cpu();
-  const lz4::DeviceLz4 engine(cpu, small_hash_log, threads);
+  const lz4::DeviceLz4 engine(cpu, table_entries, threads);
   const CpuBlocks input = cpu_blocks(data, block_bytes);
   const lz4::DeviceLz4::Blocks blocks = engine.blocks(input.in.data(), input.at, input.len);
   lz4::DeviceLz4::Compressed c = engine.compress(blocks, false);
@@ -313,7 +313,7 @@ std::pair<std::vector<std::uint32_t>, Bytes> compressor_output(const Bytes& data
   opkit::Program program = lz4::kernel_program("lz4_compress.cu")
                                .header("lz4_warp_emulation.h", warp_emulation)
                                .define("LZ4K_WARP_EMULATION")
-                               .define("LZ4K_SMALL_HASH_LOG", small_only ? small_hash_log : 13u);
+                               .define("LZ4K_SMALL_TABLE_ENTRIES", small_only ? table_entries : 8192u);
   if (small_only) program.define("LZ4K_SMALL_BLOCKS_ONLY");
   auto slots = cpu.alloc<std::uint8_t>(c.slots.size());
   auto words = cpu.alloc<std::uint32_t>(std::max<std::size_t>(blocks.count, 1));
@@ -335,13 +335,13 @@ TEST(Lz4Kernels, WarpFormMakesTheSameParseAsTheSharedMemoryForm) {
     for (unsigned threads : {32u, 7u, 1u}) {
       struct Case {
         std::size_t n, block;
-        unsigned hash_log;
+        unsigned table_entries;
       };
-      for (const Case& c : {Case{3 * k + 999, k, 12}, Case{2 * k + 5, k, 13}, Case{k + 11 + 300, k + 11, 13},
-                            Case{300 * 1024, 256 * 1024, 13}, Case{100, 4 << 20, 12}, Case{13, 4 << 20, 12}}) {
+      for (const Case& c : {Case{3 * k + 999, k, 3072}, Case{2 * k + 5, k, 8192}, Case{k + 11 + 300, k + 11, 8192},
+                            Case{300 * 1024, 256 * 1024, 8192}, Case{100, 4 << 20, 4096}, Case{13, 4 << 20, 3072}}) {
         const Bytes data = gen(c.n, static_cast<std::uint32_t>(c.n + threads));
-        const auto ours = compressor_output(data, c.block, threads, c.hash_log, false);
-        const auto warp = compressor_output(data, c.block, threads, c.hash_log, true);
+        const auto ours = compressor_output(data, c.block, threads, c.table_entries, false);
+        const auto warp = compressor_output(data, c.block, threads, c.table_entries, true);
         ASSERT_EQ(warp.first, ours.first) << c.n << " bytes in blocks of " << c.block << ", " << threads << " threads";
         EXPECT_EQ(warp.second, ours.second)
             << c.n << " bytes in blocks of " << c.block << ", " << threads << " threads";
@@ -372,7 +372,7 @@ TEST(Lz4Kernels, ThirtyTwoThreadParseDecodesWithLiblz4AtEveryBlockSize) {
     // k - 3: blocks that start off 4-byte alignment (the copies' funnel shifts)
     for (std::size_t block : {k, 4 * k, std::size_t{4} << 20, k - 3}) compressed_bytes_checked(data, block, 32);
     compressed_bytes_checked(data, k - 3, 1);
-    compressed_bytes_checked(data, k, 32, 12);
+    compressed_bytes_checked(data, k, 32, 3072);
   }
 }
 
@@ -385,10 +385,10 @@ TEST(Lz4Kernels, CompressorRatioWithinThreePercentOfLiblz4) {
     for (std::size_t block : {std::size_t{65536}, std::size_t{262144}}) {
       const double theirs = static_cast<double>(liblz4_block_bytes(data, block));
       for (unsigned threads : {1u, 32u})
-        for (unsigned hash_log : {13u, 12u}) {
-          if (hash_log == 12 && block != 65536) continue;
-          const double ours = static_cast<double>(compressed_bytes_checked(data, block, threads, hash_log));
-          EXPECT_LT(ours, 1.03 * theirs) << block << "-byte blocks, " << threads << " threads, table 2^" << hash_log;
+        for (unsigned entries : {8192u, 3072u}) {  // liblz4's table, the API's
+          if (entries != 8192 && block != 65536) continue;
+          const double ours = static_cast<double>(compressed_bytes_checked(data, block, threads, entries));
+          EXPECT_LT(ours, 1.03 * theirs) << block << "-byte blocks, " << threads << " threads, table " << entries;
           EXPECT_LT(theirs, 0.9 * static_cast<double>(data.size()));  // the data compresses at all
         }
     }

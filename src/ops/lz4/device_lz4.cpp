@@ -49,11 +49,11 @@ struct DeviceKernels {
 
 namespace {
 
-// A kernel file and, for the compressor, its table (lz4_compress.cu's LZ4K_SMALL_HASH_LOG and
+// A kernel file and, for the compressor, its table (lz4_compress.cu's LZ4K_SMALL_TABLE_ENTRIES and
 // LZ4K_SMALL_BLOCKS_ONLY): the kernel set compiles each once per device.
 struct Lz4Params {
   std::string file;
-  unsigned small_hash_log = 13;
+  unsigned small_table_entries = 8192;
   bool small_blocks_only = false;
   auto operator<=>(const Lz4Params&) const = default;
 };
@@ -61,7 +61,7 @@ struct Lz4Params {
 Program params_program(const Lz4Params& p) {
   Program program = kernel_program(p.file);
   if (p.file == "lz4_compress.cu") {
-    program.define("LZ4K_SMALL_HASH_LOG", p.small_hash_log);
+    program.define("LZ4K_SMALL_TABLE_ENTRIES", p.small_table_entries);
     if (p.small_blocks_only) program.define("LZ4K_SMALL_BLOCKS_ONLY");
   }
   return program;
@@ -77,10 +77,10 @@ const KernelSet<Lz4Params>& kernel_set() {
   return *set;
 }
 
-DeviceKernels kernels_for(const Device& device, unsigned small_hash_log) {
+DeviceKernels kernels_for(const Device& device, unsigned small_table_entries) {
   const KernelSet<Lz4Params>& set = kernel_set();
-  return {set.kernel(device, {"lz4_compress.cu", 13, false}, "lz4_compress"),
-          set.kernel(device, {"lz4_compress.cu", small_hash_log, true}, "lz4_compress"),
+  return {set.kernel(device, {"lz4_compress.cu", 8192, false}, "lz4_compress"),
+          set.kernel(device, {"lz4_compress.cu", small_table_entries, true}, "lz4_compress"),
           set.kernel(device, {"lz4_decompress.cu"}, "lz4_decompress"),
           set.kernel(device, {"lz4_xxh32.cu"}, "lz4_xxh32"),
           set.kernel(device, {"lz4_gather.cu"}, "lz4_gather"),
@@ -95,16 +95,20 @@ DeviceKernels kernels_for(const Device& device, unsigned small_hash_log) {
           set.kernel(device, {"lz4_frame_scan.cu"}, "lz4_scan_tail")};
 }
 
+unsigned check_table_entries(unsigned entries) {
+  if (entries < 1024 || entries > 8192 || entries % 8 != 0)
+    throw Error(Errc::invalid_argument, "lz4", "small_table_entries must be a multiple of 8 from 1024 to 8192");
+  return entries;
+}
+
 }  // namespace
 
-DeviceLz4::DeviceLz4(Device device, unsigned small_hash_log, unsigned compress_threads)
+DeviceLz4::DeviceLz4(Device device, unsigned small_table_entries, unsigned compress_threads)
     : device_(std::move(device)),
       compress_threads_(compress_threads != 0        ? compress_threads
                         : device_.backend() == "cpu" ? 1
                                                      : max_compress_threads),
-      k_(std::make_shared<const DeviceKernels>(kernels_for(device_, small_hash_log))) {
-  if (small_hash_log < 10 || small_hash_log > 13)
-    throw Error(Errc::invalid_argument, "lz4", "small_hash_log must be 10..13");
+      k_(std::make_shared<const DeviceKernels>(kernels_for(device_, check_table_entries(small_table_entries)))) {
   if (compress_threads_ > max_compress_threads)
     throw Error(Errc::invalid_argument, "lz4", "compress_threads must be 1..32");
 }

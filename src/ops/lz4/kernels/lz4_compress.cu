@@ -32,7 +32,7 @@
 // a GPU's blocks with the CPU backend's).
 //
 // The hash table mirrors liblz4's choice: blocks under 64 KiB + 11 bytes use 16-bit positions and
-// a hash of 4 bytes (2^LZ4K_SMALL_HASH_LOG entries), larger ones 4096 32-bit positions, a hash of
+// a hash of 4 bytes (LZ4K_SMALL_TABLE_ENTRIES entries), larger ones 4096 32-bit positions, a hash of
 // 5 bytes and the 65535-byte window check.
 //
 // Launch: block = 1..LZ4K_COMPRESS_THREADS threads (32 on a GPU, one warp; the CPU backend runs a
@@ -49,14 +49,16 @@
 #define LZ4K_DISTANCE_MAX 65535u
 #define LZ4K_64K_LIMIT (65536u + LZ4K_MFLIMIT - 1u)
 #define LZ4K_NONE 0xFFFFFFFFu
-// LZ4K_SMALL_HASH_LOG: log2 of the 16-bit table's entries (liblz4: 13). LZ4K_SMALL_BLOCKS_ONLY:
-// every block is under 64 KiB + 11 bytes (the host knows), so only the 16-bit table is needed
-// and the shared memory per block shrinks with it (12: 8 KiB, twice the blocks per SM).
-#ifndef LZ4K_SMALL_HASH_LOG
-#define LZ4K_SMALL_HASH_LOG 13
+// LZ4K_SMALL_TABLE_ENTRIES: the 16-bit table's entries (liblz4: 8192; any multiple of 8 from
+// 1024, the hash scaled to it by a multiply-high, which for a power of two is liblz4's shift).
+// LZ4K_SMALL_BLOCKS_ONLY: every block is under 64 KiB + 11 bytes (the host knows), so only the
+// 16-bit table is needed and the shared memory per block shrinks with it (3072 entries: 6 KiB,
+// 32 blocks an SM, so that a 256 MiB input's 4096 blocks are all resident at once).
+#ifndef LZ4K_SMALL_TABLE_ENTRIES
+#define LZ4K_SMALL_TABLE_ENTRIES 8192u
 #endif
-#if LZ4K_SMALL_HASH_LOG > 13 || LZ4K_SMALL_HASH_LOG < 10
-#error "LZ4K_SMALL_HASH_LOG must be 10..13"
+#if LZ4K_SMALL_TABLE_ENTRIES > 8192 || LZ4K_SMALL_TABLE_ENTRIES < 1024 || LZ4K_SMALL_TABLE_ENTRIES % 8 != 0
+#error "LZ4K_SMALL_TABLE_ENTRIES must be a multiple of 8 from 1024 to 8192"
 #endif
 // LZ4K_WARP_EXCHANGE: the threads exchange through warp intrinsics, as on a GPU. On the CPU
 // backend a test runs that form too (LZ4K_WARP_EMULATION: its header emulates the intrinsics
@@ -68,7 +70,7 @@
 #define LZ4K_WARP_EXCHANGE
 #endif
 #ifdef LZ4K_SMALL_BLOCKS_ONLY
-#define LZ4K_TABLE_WORDS ((1u << LZ4K_SMALL_HASH_LOG) / 2u)
+#define LZ4K_TABLE_WORDS (LZ4K_SMALL_TABLE_ENTRIES / 2u)
 #else
 #define LZ4K_TABLE_WORDS 4096u
 #endif
@@ -165,7 +167,7 @@ struct Lz4HashTable {
   int small;  // 16-bit positions, 4-byte hash
 
   __device__ unsigned int hash(const Lz4Source& src, unsigned int i) const {
-    if (small) return (src.read32(i) * 2654435761u) >> (32 - LZ4K_SMALL_HASH_LOG);
+    if (small) return __umulhi(src.read32(i) * 2654435761u, LZ4K_SMALL_TABLE_ENTRIES);
     return (unsigned int)(((src.read64(i) << 24) * 889523592379ull) >> (64 - 12));
   }
   __device__ int in_window(unsigned int match, unsigned int position) const {
