@@ -19,8 +19,8 @@
 //   --poly1305-chains 1,16  only ChaCha20-Poly1305 encrypt and decrypt, once per
 //                POLY1305_CHAINS variant of chacha20_bulk.cu
 //   --cubins DIR only write the kernels' sm_90 cubins there for tools/sass_count.py (aes.cu;
-//                chacha20_bulk.cu aligned; chacha20_batch.cu for ChaCha20 and ChaCha20-Poly1305
-//                encrypt, aligned and not); needs NVRTC, not a GPU
+//                chacha20_bulk.cu aligned; chacha20_batch.cu for ChaCha20 and ChaCha20-Poly1305,
+//                aligned and not, the AEAD encrypting and decrypting); needs NVRTC, not a GPU
 // Prints one line per case: ROW cipher shape op bytes ms GB/s ok|WRONG
 #include <algorithm>
 #include <chrono>
@@ -318,8 +318,11 @@ int run(int argc, char** argv) {
       write_cubin(ops::chacha20_bulk_program(true, false), dir + "/chacha20_bulk.cubin");
       for (bool aead : {false, true})
         for (bool aligned : {false, true})
-          write_cubin(ops::chacha20_batch_program(aead, aligned, false),
-                      dir + "/chacha20_batch" + (aead ? "_aead" : "") + (aligned ? "_aligned" : "") + ".cubin");
+          for (bool decrypt : {false, true})
+            if (aead || !decrypt)
+              write_cubin(ops::chacha20_batch_program(aead, aligned, decrypt),
+                          dir + "/chacha20_batch" + (aead ? "_aead" : "") + (aligned ? "_aligned" : "") +
+                              (decrypt ? "_decrypt" : "") + ".cubin");
       return 0;
     }
     if (a == "--bulk-only") {
