@@ -276,7 +276,7 @@ std::pair<Bytes, Bytes> run_batch_kernel(const opkit::Device& cpu, const opkit::
   aad_offsets.copy_from(b.aad_offsets);
   const std::uint64_t* no_offsets = nullptr;
   const unsigned per_block = 256u >> lanes_log2;
-  constexpr unsigned mac_key_bytes = 136;  // sizeof(chacha20_mac_key)
+  const unsigned mac_key_bytes = (6 + lanes_log2) * 20;  // CHACHA20_MAC_KEY_ELEMS Poly1305 elements
   kernel.launch({.grid = static_cast<unsigned>((count + per_block - 1) / per_block),
                  .block = 256,
                  .shared_bytes = per_block * mac_key_bytes},

@@ -81,8 +81,11 @@ std::uint64_t next_pow2(std::uint64_t x) {
   return p;
 }
 
-// chacha20_mac_key of chacha20_batch.cu: six Poly1305 elements and s, per message of a block.
-constexpr std::size_t batch_mac_key_bytes = 6 * poly1305_elem_bytes + 16;
+// A message's chacha20_mac_key entry in chacha20_batch.cu's shared memory at G = 2^lanes_log2
+// threads per message: CHACHA20_MAC_KEY_ELEMS(lanes_log2) Poly1305 elements.
+std::size_t batch_mac_key_bytes(unsigned lanes_log2) {
+  return (6 + lanes_log2) * poly1305_elem_bytes;
+}
 
 // log2 of G, the threads on one message in chacha20_batch.cu, for messages of `mean_bytes`: the
 // largest G up to 8 that keeps its lanes at least 7/8 busy (a message of B 64-byte blocks takes
@@ -197,7 +200,7 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
   // G threads per message, block_threads / G messages per block (chacha20_batch.cu's layout).
   const unsigned lanes_log2 = batch_lanes_log2(bounds.total() / batch.count);
   const std::uint64_t per_block = block_threads >> lanes_log2;
-  const auto shared_bytes = static_cast<std::uint32_t>(aead ? per_block * batch_mac_key_bytes : 0);
+  const auto shared_bytes = static_cast<std::uint32_t>(aead ? per_block * batch_mac_key_bytes(lanes_log2) : 0);
   const std::uint64_t* no_offsets = nullptr;
   const std::uint8_t* keys = secret.data();
   cipher_kernel(device, program, "chacha20_batch")

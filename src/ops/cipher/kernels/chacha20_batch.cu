@@ -26,10 +26,10 @@
 // exchange steps build in lane (F - 1) mod G (each lane adds lane j - s's value times r^(4s), s = 1,
 // 2, 4, ..; the lanes whose sums wrap around are not read). The last block's lane, F mod G, takes
 // that value, appends the last block's 1..4 blocks and the length block, and writes the tag.
-// The one-time key (keystream block 0), r^1..r^4, r^(4G), s and Poly(AAD) are computed once per
-// message, by thread m of the block for its message m before a barrier, into shared memory
-// (BLOCK / G entries of chacha20_mac_key: the launch's dynamic shared memory): a warp's worth of
-// messages per warp, not a whole keystream block per lane.
+// The one-time key (keystream block 0), s, r^1..r^4, r^8 .. r^(4G) and Poly(AAD) are computed
+// once per message, by thread m of the block for its message m before a barrier, into shared
+// memory (BLOCK / G entries, chacha20_mac_key: the launch's dynamic shared memory): a warp's worth
+// of messages per warp, not a whole keystream block and the powers per lane.
 //
 // Compile-time parameters (-D):
 //   AEAD      1: ChaCha20-Poly1305 (counter 1 for the data, block 0 for the one-time key, tag to
@@ -138,35 +138,50 @@ CIPHER_FN chacha20_batch_message chacha20_message_of(unsigned long long i, const
 
 // ---- Poly1305 (AEAD) ----
 
-// One message's Poly1305 values, computed once per message (chacha20_mac_key_of) and read by its
-// lanes from shared memory. 136 bytes (chacha20_device.cpp sizes the launch's shared memory).
+// One message's Poly1305 values, computed once per message (chacha20_mac_key_store) and read
+// by its lanes from shared memory: 6 + log2 G elements of 20 bytes (chacha20_device.cpp sizes the
+// launch's shared memory by that), each message's entry after the last one's:
+//   [0]      s (in its first four limbs)
+//   [1..4]   r^1 .. r^4
+//   [5]      Poly(AAD), the AAD's padded blocks (the lengths come last)
+//   [5 + e]  r^(4 * 2^e) for e = 1 .. log2 G: the combining steps' multipliers r^(4s), s = 2 ..
+//            G / 2, and last r^(4G), the step from one of a lane's 64-byte blocks to its next
+#define CHACHA20_MAC_KEY_ELEMS(lanes_log2) (6u + (lanes_log2))
+
 struct chacha20_mac_key {
-  poly1305_elem power[4];   // r^1 .. r^4
-  poly1305_elem lane_step;  // r^(4G): from one of a lane's 64-byte blocks to its next
-  poly1305_elem aad;        // Poly(AAD), the AAD's padded blocks (the lengths come last)
-  unsigned int s[4];
+  const poly1305_elem* e;  // the message's entry
+  unsigned int lanes_log2;
+
+  CIPHER_FN const unsigned int* s() const { return e[0].l; }
+  CIPHER_FN const poly1305_elem& power(unsigned int k) const { return e[k]; }  // r^k, k = 1..4
+  CIPHER_FN const poly1305_elem& aad() const { return e[5]; }
+  CIPHER_FN const poly1305_elem& r4_power(unsigned int log2) const {
+    return e[log2 == 0 ? 4u : 5u + log2];
+  }  // r^(4 * 2^log2)
+  CIPHER_FN const poly1305_elem& lane_step() const { return r4_power(lanes_log2); }
 };
 
-CIPHER_FN chacha20_mac_key chacha20_mac_key_of(const chacha20_batch_message& m, const unsigned char* aad,
-                                               unsigned long long aad_bytes, unsigned int lanes_log2) {
+// Fills message m's entry at e: its one-time key (keystream block 0), the powers, Poly(AAD).
+CIPHER_FN void chacha20_mac_key_store(poly1305_elem* e, const chacha20_batch_message& m, const unsigned char* aad,
+                                      unsigned long long aad_bytes, unsigned int lanes_log2) {
   unsigned int ks[16];
   chacha20_block(ks, m.key, 0u, m.nonce);
-  chacha20_mac_key key;
-  key.power[0] = poly1305_clamped_r(ks);
-  const poly1305_mul_by r = poly1305_multiplier(key.power[0]);
-  for (int e = 1; e < 4; ++e) key.power[e] = poly1305_mul(key.power[e - 1], r);
-  key.lane_step = key.power[3];
-  for (unsigned int e = 0; e < lanes_log2; ++e)
-    key.lane_step = poly1305_mul(key.lane_step, poly1305_multiplier(key.lane_step));
+  poly1305_elem s = poly1305_zero();
+#pragma unroll
+  for (int w = 0; w < 4; ++w) s.l[w] = ks[4 + w];
+  e[0] = s;
+  poly1305_elem power = poly1305_clamped_r(ks);
+  const poly1305_mul_by r = poly1305_multiplier(power);
+  e[1] = power;
+  for (unsigned int k = 2; k <= 4; ++k) e[k] = power = poly1305_mul(power, r);
+  for (unsigned int log2 = 1; log2 <= lanes_log2; ++log2)
+    e[5 + log2] = power = poly1305_mul(power, poly1305_multiplier(power));
   poly1305_elem h = poly1305_zero();
   for (unsigned long long at = 0; at < aad_bytes; at += 16u) {
     const unsigned int left = aad_bytes - at >= 16u ? 16u : (unsigned int)(aad_bytes - at);
     h = poly1305_step(h, cipher_load_partial(aad + at, left), r);
   }
-  key.aad = h;
-#pragma unroll
-  for (int w = 0; w < 4; ++w) key.s[w] = ks[4 + w];
-  return key;
+  e[5] = h;
 }
 
 // A lane's Poly1305 state: the Horner sum of its full blocks, and the message's last block's
@@ -182,10 +197,10 @@ struct chacha20_lane_mac {
 CIPHER_FN void chacha20_mac_block(chacha20_lane_mac& mac, const cipher_vec4 ct[4], unsigned int here, bool last,
                                   const chacha20_mac_key& key) {
   poly1305_columns sum = poly1305_columns_zero();
-  if (!last) poly1305_mul_add(sum, mac.h, poly1305_multiplier(key.lane_step));
+  if (!last) poly1305_mul_add(sum, mac.h, poly1305_multiplier(key.lane_step()));
 #pragma unroll
   for (unsigned int q = 0; q < 4; ++q)
-    if (q < here) poly1305_mul_add(sum, poly1305_block(ct[q]), poly1305_multiplier(key.power[here - 1u - q]));
+    if (q < here) poly1305_mul_add(sum, poly1305_block(ct[q]), poly1305_multiplier(key.power(here - q)));
   const poly1305_elem v = poly1305_reduce(sum);
   if (last)
     mac.last = v;
@@ -200,23 +215,21 @@ CIPHER_FN void chacha20_mac_finish(const chacha20_lane_mac& mac, const chacha20_
                                    unsigned char* tag) {
   const unsigned long long blocks = (n + 63u) / 64u, full = blocks == 0 ? 0 : blocks - 1u;
   const unsigned int last_parts = (unsigned int)((n + 15u) / 16u - 4u * full);  // 0 (no data) .. 4
-  poly1305_elem sum = mac.h, step = key.power[3];                               // r^(4s)
-  for (unsigned int s = 1; s < lanes.count; s <<= 1) {
+  poly1305_elem sum = mac.h;
+  for (unsigned int log2 = 0; log2 < key.lanes_log2; ++log2) {  // s = 2^log2
     poly1305_elem below = sum;
-    lanes.take_from_below(below.l, s);
-    const poly1305_mul_by by = poly1305_multiplier(step);
-    sum = poly1305_add(sum, poly1305_mul(below, by));
-    if (2u * s < lanes.count) step = poly1305_mul(step, by);
+    lanes.take_from_below(below.l, 1u << log2);
+    sum = poly1305_add(sum, poly1305_mul(below, poly1305_multiplier(key.r4_power(log2))));
   }
   lanes.take_from_below(sum.l, 1u);
   if (lanes.lane != (unsigned int)(full & (lanes.count - 1u))) return;
   poly1305_elem h = sum;
-  if (last_parts != 0) h = poly1305_add(poly1305_mul(sum, poly1305_multiplier(key.power[last_parts - 1u])), mac.last);
+  if (last_parts != 0) h = poly1305_add(poly1305_mul(sum, poly1305_multiplier(key.power(last_parts))), mac.last);
   cipher_vec4 lengths;
   lengths.x = (unsigned int)aad_bytes, lengths.y = (unsigned int)(aad_bytes >> 32);
   lengths.z = (unsigned int)n, lengths.w = (unsigned int)(n >> 32);
-  h = poly1305_step(h, lengths, poly1305_multiplier(key.power[0]));
-  cipher_store_partial(tag, poly1305_finish(h, key.s), 16u);
+  h = poly1305_step(h, lengths, poly1305_multiplier(key.power(1)));
+  cipher_store_partial(tag, poly1305_finish(h, key.s()), 16u);
 }
 
 // ---- Keystream blocks ----
@@ -332,18 +345,33 @@ CIPHER_FN void chacha20_lane_chunks(const chacha20_batch_message& m, unsigned in
   const unsigned char* in_base = m.in - mis;
   unsigned char* out_base = m.out - mis;
   const unsigned int o = 16u - mis;
-  const unsigned long long n = m.n, parts = (n + 15u) / 16u, blocks = (n + 63u) / 64u;
+  const unsigned long long n = m.n, blocks = (n + 63u) / 64u;
   const unsigned long long rounds = (blocks + lanes.count - 1u) / lanes.count;
   unsigned int carry[4] = {0, 0, 0, 0};  // lane 0: part 4b - 1 of its next round's block b
   unsigned int last[4] = {0, 0, 0, 0};   // the last block's lane: the message's last part
   for (unsigned long long round = 0; round < rounds; ++round) {
     const unsigned long long b = lanes.lane + round * lanes.count, t0 = 4u * b;
     const bool active = b < blocks;
+    // The block's bounds in 32 bits: room = the buffer bytes from chunk t0 on that are the
+    // message's, counting the mis bytes before it (n + mis - 16 t0, at most the 80 of chunks t0 ..
+    // t0 + 4); part t0 + q exists when 16 q + mis < room, chunk t0 + c is whole when the message
+    // has all of it: room >= 16 (c + 1), and not the message's first chunk when mis != 0.
+    const unsigned long long room64 = active ? n + mis - 16u * t0 : 0;
+    const unsigned int room = room64 >= 80u ? 80u : (unsigned int)room64;
+    const bool head = b == 0 && mis != 0;
     unsigned int cur[4][4] = {};  // keystream parts (ChaCha20) or output blocks (AEAD) t0 .. t0 + 3
     unsigned int x[AEAD ? 5 : 4][4];
     if (active) {
 #pragma unroll
-      for (int c = 0; c < (AEAD ? 5 : 4); ++c) cipher_load_range_chunk(in_base, t0 + c, n, mis, x[c]);
+      for (unsigned int c = 0; c < (AEAD ? 5u : 4u); ++c) {
+        if ((c != 0 || !head) && room >= 16u * (c + 1u)) {
+          cipher_load_chunk(in_base + 16u * (t0 + c), x[c]);
+        } else {
+          int from, to;
+          (void)cipher_chunk_bounds(t0 + c, n, mis, from, to);
+          cipher_load_part(in_base + 16u * (t0 + c), from, to, x[c]);
+        }
+      }
       unsigned int ks[16];
       stream.block(ks, b);
 #pragma unroll
@@ -351,17 +379,18 @@ CIPHER_FN void chacha20_lane_chunks(const chacha20_batch_message& m, unsigned in
       if (AEAD) {
         cipher_vec4 ct[4];
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
+        for (unsigned int q = 0; q < 4; ++q) {
           unsigned int in_block[4];
           cipher_extract16(x[q], x[q + 1], mis, in_block);  // message block t0 + q, zero past n
 #pragma unroll
           for (int k = 0; k < 4; ++k) cur[q][k] ^= in_block[k];
-          const unsigned long long p = 16u * (t0 + q);
-          const unsigned int left = p >= n ? 0u : (n - p >= 16u ? 16u : (unsigned int)(n - p));
+          const unsigned int left = room <= 16u * q + mis         ? 0u
+                                    : room - 16u * q - mis >= 16u ? 16u
+                                                                  : room - 16u * q - mis;
           ct[q] = DECRYPT ? chacha20_vec(in_block) : cipher_keep_bytes(chacha20_vec(cur[q]), left);
         }
-        const unsigned long long here = parts - t0;
-        chacha20_mac_block(mac, ct, here >= 4u ? 4u : (unsigned int)here, b + 1u == blocks, *key);
+        const unsigned int here = room - mis >= 64u ? 4u : (room - mis + 15u) / 16u;  // parts of this block
+        chacha20_mac_block(mac, ct, here, b + 1u == blocks, *key);
       }
     }
     unsigned int below[4], prev[4];
@@ -375,24 +404,25 @@ CIPHER_FN void chacha20_lane_chunks(const chacha20_batch_message& m, unsigned in
     }
     if (!active) continue;
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const unsigned long long t = t0 + q;
-      if (t >= parts) break;
+    for (unsigned int q = 0; q < 4; ++q) {
+      if (16u * q + mis >= room) break;  // no part t0 + q
       unsigned int y[4];
       cipher_extract16(q == 0 ? prev : cur[q - 1], cur[q], o, y);
       if (!AEAD) {
 #pragma unroll
         for (int k = 0; k < 4; ++k) y[k] ^= x[q][k];
       }
-      int from, to;
-      if (cipher_chunk_bounds(t, n, mis, from, to))
-        cipher_store_chunk(out_base + 16u * t, y);
-      else
-        cipher_store_part(out_base + 16u * t, from, to, y);
+      if ((q != 0 || !head) && room >= 16u * (q + 1u)) {
+        cipher_store_chunk(out_base + 16u * (t0 + q), y);
+      } else {
+        int from, to;
+        (void)cipher_chunk_bounds(t0 + q, n, mis, from, to);
+        cipher_store_part(out_base + 16u * (t0 + q), from, to, y);
+      }
     }
     if (b + 1u == blocks) {
       // The last part's words by selects (an index into cur would put cur in local memory).
-      const unsigned int q = (unsigned int)(parts - 1u - t0);
+      const unsigned int q = (room - mis - 1u) / 16u;
 #pragma unroll
       for (int k = 0; k < 4; ++k) last[k] = q == 0 ? cur[0][k] : q == 1 ? cur[1][k] : q == 2 ? cur[2][k] : cur[3][k];
     }
@@ -401,8 +431,8 @@ CIPHER_FN void chacha20_lane_chunks(const chacha20_batch_message& m, unsigned in
     chacha20_store_after_last(in_base, out_base, n, mis, last);
 }
 
-// Launch: BLOCK threads, grid = ceil(count / (BLOCK / G)); AEAD: BLOCK / G * sizeof(chacha20_mac_key)
-// bytes of dynamic shared memory. lanes_log2: log2 G (0..5).
+// Launch: BLOCK threads, grid = ceil(count / (BLOCK / G)); AEAD: BLOCK / G entries of
+// CHACHA20_MAC_KEY_ELEMS(log2 G) * 20 bytes of dynamic shared memory. lanes_log2: log2 G (0..5).
 __global__ void __launch_bounds__(BLOCK)
     chacha20_batch(const unsigned char* in, unsigned char* out, unsigned long long count,
                    unsigned long long message_bytes, const unsigned long long* offsets, const unsigned char* keys,
@@ -413,17 +443,21 @@ __global__ void __launch_bounds__(BLOCK)
   const unsigned long long i = first + (threadIdx.x >> lanes_log2);
 #if AEAD
   // Each message's one-time key, powers and Poly(AAD), once, by thread m for message m.
-  extern __shared__ chacha20_mac_key mac_keys[];
+  extern __shared__ poly1305_elem mac_keys[];
+  const unsigned int entry = CHACHA20_MAC_KEY_ELEMS(lanes_log2);
   if (threadIdx.x < per_block && first + threadIdx.x < count) {
     const unsigned long long k = first + threadIdx.x;
     const chacha20_batch_message m =
         chacha20_message_of(k, in, out, message_bytes, offsets, keys, ivs, iv_bytes, counter);
     const unsigned long long aad_at = aad_offsets ? aad_offsets[k] : 0;
     const unsigned long long aad_bytes = aad_offsets ? aad_offsets[k + 1] - aad_at : 0;
-    mac_keys[threadIdx.x] = chacha20_mac_key_of(m, aad + aad_at, aad_bytes, lanes_log2);
+    chacha20_mac_key_store(mac_keys + threadIdx.x * entry, m, aad + aad_at, aad_bytes, lanes_log2);
   }
   __syncthreads();
-  const chacha20_mac_key* key = &mac_keys[threadIdx.x >> lanes_log2];
+  chacha20_mac_key mac_key;
+  mac_key.e = mac_keys + (threadIdx.x >> lanes_log2) * entry;
+  mac_key.lanes_log2 = lanes_log2;
+  const chacha20_mac_key* key = &mac_key;
 #else
   (void)aad, (void)aad_offsets, (void)tags;
   const chacha20_mac_key* key = nullptr;
@@ -435,7 +469,7 @@ __global__ void __launch_bounds__(BLOCK)
   chacha20_lane_keystream stream;
   stream.start(m);
   chacha20_lane_mac mac;
-  mac.h = AEAD && lanes.lane == lanes.count - 1u ? key->aad : poly1305_zero();
+  mac.h = AEAD && lanes.lane == lanes.count - 1u ? key->aad() : poly1305_zero();
   mac.last = poly1305_zero();
 #if ALIGNED
   chacha20_lane_direct<true>(m, lanes, stream, mac, key);
