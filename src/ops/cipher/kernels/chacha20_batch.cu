@@ -12,8 +12,8 @@
 // Any alignment (cipher_io.cuh): a message at mis = in % 16 moves as the buffer's aligned 16-byte
 // chunks. Lane j's block b owns out chunks 4b .. 4b + 3, and chunk 4b starts with the last mis
 // bytes of block b - 1: the lane below hands over that block's last keystream part (ChaCha20) or
-// ciphertext block (AEAD) through chacha20_lanes::take_from_below; lane 0 keeps what lane G - 1
-// hands it for its block of the next round. The last block's lane also writes the chunk after it
+// output block (AEAD) through chacha20_lanes::take_from_below; lane 0 keeps what lane G - 1 hands
+// it for its block of the next round. The last block's lane also writes the chunk after it
 // (the message's last mis bytes).
 //
 // Poly1305 (AEAD), Poly(m_1..m_k) = sum m_i r^(k - i + 1) over AAD || ciphertext || lengths (RFC
