@@ -19,11 +19,12 @@
 //                also with its keys and IVs in device memory ("-devkeys" rows; AEADs also into
 //                device tags, "-devkeys-devtags"; chacha20 also with 12-byte nonces, whose IVs
 //                need no device-side counter check, "-devkeys-nonce12")
+//   --ciphers A,B  only these ciphers' bulk and batch rows (names as cipher_from_name takes them)
 //   --poly1305-chains 1,16  only ChaCha20-Poly1305 encrypt and decrypt, once per
 //                POLY1305_CHAINS variant of chacha20_bulk.cu
 //   --cubins DIR only write the kernels' sm_90 cubins there for tools/sass_count.py (aes.cu;
-//                chacha20_bulk.cu aligned; chacha20_batch.cu for ChaCha20 and ChaCha20-Poly1305
-//                encrypt, aligned and not); needs NVRTC, not a GPU
+//                chacha20_bulk.cu aligned; chacha20_batch.cu for ChaCha20 and ChaCha20-Poly1305,
+//                aligned and not, the AEAD encrypting and decrypting); needs NVRTC, not a GPU
 // Prints one line per case: ROW cipher shape op bytes ms GB/s ok|WRONG
 #include <algorithm>
 #include <chrono>
@@ -32,6 +33,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -377,6 +379,7 @@ int run(int argc, char** argv) {
   bool bulk_only = false;      // --bulk-only 1: the kernel-only row and the bulk rows only
   bool batch_only = false;     // --batch-only 1: the batch rows only
   std::vector<int> chains;     // --poly1305-chains 1,16: only the ChaCha20-Poly1305 rows of those variants
+  std::vector<ops::Cipher> ciphers(ops::all_ciphers().begin(), ops::all_ciphers().end());  // --ciphers A,B
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--device") {
@@ -389,8 +392,11 @@ int run(int argc, char** argv) {
       write_cubin(ops::chacha20_bulk_program(true, false), dir + "/chacha20_bulk.cubin");
       for (bool aead : {false, true})
         for (bool aligned : {false, true})
-          write_cubin(ops::chacha20_batch_program(aead, aligned, false),
-                      dir + "/chacha20_batch" + (aead ? "_aead" : "") + (aligned ? "_aligned" : "") + ".cubin");
+          for (bool decrypt : {false, true})
+            if (aead || !decrypt)
+              write_cubin(ops::chacha20_batch_program(aead, aligned, decrypt),
+                          dir + "/chacha20_batch" + (aead ? "_aead" : "") + (aligned ? "_aligned" : "") +
+                              (decrypt ? "_decrypt" : "") + ".cubin");
       return 0;
     }
     if (a == "--bulk-only") {
@@ -403,6 +409,16 @@ int run(int argc, char** argv) {
     }
     if (a == "--poly1305-chains") {
       chains = int_list(argv[i + 1]);
+      continue;
+    }
+    if (a == "--ciphers") {
+      ciphers.clear();
+      std::stringstream names(argv[i + 1]);
+      for (std::string name; std::getline(names, name, ',');) {
+        const std::optional<ops::Cipher> cipher = ops::cipher_from_name(name);
+        if (!cipher) throw std::invalid_argument("--ciphers: no cipher named " + name);
+        ciphers.push_back(*cipher);
+      }
       continue;
     }
     if (a == "--chacha20-schedules") {
@@ -433,14 +449,14 @@ int run(int argc, char** argv) {
   }
   if (!batch_only) {
     bench.chacha20_kernel_only(host_in, in, out);
-    for (ops::Cipher cipher : ops::all_ciphers()) bench.bulk(cipher, host_in, in, out, back);
+    for (ops::Cipher cipher : ciphers) bench.bulk(cipher, host_in, in, out, back);
     if (bulk_only) return bench.all_ok ? 0 : 1;
     for (ops::Cipher cipher : {ops::Cipher::aes_128_ctr, ops::Cipher::aes_256_gcm, ops::Cipher::chacha20_poly1305})
       bench.host_data(cipher, host_in);
     bench.all_ok = host_path_rows(host_in, 3) && bench.all_ok;
   }
   for (std::size_t length : {small, packet})
-    for (ops::Cipher cipher : ops::all_ciphers()) bench.batch(cipher, batch, length);
+    for (ops::Cipher cipher : ciphers) bench.batch(cipher, batch, length);
   return bench.all_ok ? 0 : 1;
 }
 

@@ -13,7 +13,9 @@ Kernel parameters (constant bank 0: pointers, lengths, counts) and special regis
 block indices) are public, and so is what is loaded through a pointer derived only from the
 parameters named by --public-param (a batch's offset tables). A predicated instruction that is not
 a memory access or branch merges taint (a select), so masked, branch-free code passes; a value
-written under @P from public sources is public for the instructions under the same @P.
+written under @P from public sources is public for the instructions under the same @P (@!P being
+the other sense), and one written public under @P and then under @!P (a select's two arms) is
+public.
 
 The analysis is conservative: a register pair or quad named by its first register (.64, .128,
 IMAD.WIDE's addend, F64) is read and written whole, and a subroutine returns to every call site.
@@ -105,6 +107,9 @@ class Instruction:
     def __init__(self, address, guard, op, mods, operands):
         self.address, self.op, self.mods, self.text = address, op, mods, operands
         self.guard = guard.strip().lstrip("@").lstrip("!") if guard else None
+        # The guard with its sense ("P0" or "!P0"): the condition under which the instruction runs
+        # (None: always, or never for @!PT).
+        self.condition = guard.strip().lstrip("@") if guard and self.guard not in ("PT", "UPT") else None
         ops = split_operands(operands)
         span = width(op, mods)
         self.address_regs = set()  # registers inside [] of a memory access (its address)
@@ -183,8 +188,9 @@ def kernels(text):
 
 class State:
     """Taint before an instruction: tainted registers and predicates; `public_if`, registers that
-    hold a public value whenever a predicate holds (written under @P from public sources: what
-    predicated code in the pattern `@P x = ...; @P load [x]` needs); local-memory slots' taint."""
+    hold a public value whenever a condition holds ("P0" or "!P0": written under @P0 or @!P0 from
+    public sources, what predicated code in the pattern `@P x = ...; @P load [x]` needs; written
+    public under both, `@P x = a; @!P x = b`, a register is public); local-memory slots' taint."""
 
     def __init__(self, tainted=frozenset(), public_if=(), local=(), pointers=()):
         self.tainted = frozenset(tainted)
@@ -208,8 +214,8 @@ class State:
     def derived_from(self, registers):
         return {p for r, p in self.pointers if r in registers}
 
-    def is_tainted(self, register, guard):
-        return register in self.tainted and not (guard and (register, guard) in self.public_if)
+    def is_tainted(self, register, condition):
+        return register in self.tainted and not (condition and (register, condition) in self.public_if)
 
 
 def step(ins, state, public_params=frozenset()):
@@ -220,7 +226,7 @@ def step(ins, state, public_params=frozenset()):
     derived = state.derived_from(ins.sources) | ({ins.param} if ins.param is not None else set())
     if ins.op not in LOADS:
         pointers |= {(d, p) for d in ins.dests for p in derived}
-    guard = ins.guard if ins.guard not in ("PT", "UPT") else None
+    guard = ins.condition
     any_tainted = any(state.is_tainted(r, guard) for r in ins.sources | ins.address_regs)
     if ins.op == "STL":
         value = any(state.is_tainted(r, guard) for r in ins.stored) or any_tainted
@@ -245,11 +251,16 @@ def step(ins, state, public_params=frozenset()):
         elif guard is None:
             tainted -= ins.dests
         else:
-            public_if |= {(d, guard) for d in ins.dests}
+            # Public under the other sense of the same guard too (written since, the predicate not
+            # rewritten: either would have voided that entry): public whatever the predicate.
+            opposite = guard[1:] if guard.startswith("!") else "!" + guard
+            both = {d for d in ins.dests if (d, opposite) in state.public_if}
+            tainted -= both
+            public_if |= {(d, guard) for d in ins.dests - both}
         # A predicate written anew voids what was known under it.
         for p in ins.dests:
             if p.startswith("P") or p.startswith("UP"):
-                public_if = {(r, q) for r, q in public_if if q != p}
+                public_if = {(r, q) for r, q in public_if if q.lstrip("!") != p}
     return State(tainted, public_if, local.items(), pointers)
 
 
@@ -296,15 +307,16 @@ def check(code, public_params=frozenset()):
             continue  # unreachable
         checked += 1
         guard = ins.guard if ins.guard not in ("PT", "UPT") else None
+        condition = ins.condition
         where = f"{ins.address:#06x} {ins.op}{ins.mods} {ins.text}"
-        bad_address = sorted(r for r in ins.address_regs if state.is_tainted(r, guard))
+        bad_address = sorted(r for r in ins.address_regs if state.is_tainted(r, condition))
         if ins.op in MEMORY and bad_address:
             violations.append(f"address from loaded data ({', '.join(bad_address)}): {where}")
         if ins.op in MEMORY | BRANCHES and guard and guard in state.tainted:
             violations.append(f"predicated on loaded data ({guard}): {where}")
-        if ins.op in ("BRX", "JMX") and any(state.is_tainted(r, guard) for r in ins.sources):
+        if ins.op in ("BRX", "JMX") and any(state.is_tainted(r, condition) for r in ins.sources):
             violations.append(f"indirect branch through loaded data: {where}")
-        if any(state.is_tainted(r, guard) for r in ins.indexed_constant):
+        if any(state.is_tainted(r, condition) for r in ins.indexed_constant):
             violations.append(f"constant bank indexed by loaded data: {where}")
     return violations, checked
 

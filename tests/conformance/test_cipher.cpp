@@ -198,6 +198,69 @@ TEST_P(Ciphers, BatchesWithPerMessageKeysMatchOpenSsl) {
   }
 }
 
+// A batch of the given message lengths: fixed (all equal: no offsets) or with offsets and, for
+// the AEAD, AAD per message.
+Batch batch_of_lengths(Cipher cipher, const std::vector<std::size_t>& lengths, bool fixed) {
+  Batch b{cipher, lengths.size(), fixed ? lengths.front() : 0, {}, {}, {}, {}, {}, {}, 0};
+  b.iv_bytes = aead(cipher) ? 12 : 16;
+  if (!fixed) {
+    b.offsets.push_back(0);
+    for (const std::size_t n : lengths) b.offsets.push_back(b.offsets.back() + n);
+  }
+  b.data = random_bytes(fixed ? b.count * b.fixed_bytes : b.offsets.back());
+  b.keys = random_bytes(b.count * ops::cipher_traits(cipher).key_bytes);
+  for (std::size_t i = 0; i < b.count; ++i) {
+    const Bytes iv = random_iv(cipher);
+    b.ivs.insert(b.ivs.end(), iv.begin(), iv.end());
+  }
+  if (aead(cipher) && !fixed) {
+    b.aad_offsets.push_back(0);
+    for (std::size_t i = 0; i < b.count; ++i) b.aad_offsets.push_back(b.aad_offsets.back() + random_below(70));
+    b.aad = random_bytes(b.aad_offsets.back());
+  }
+  return b;
+}
+
+// The ChaCha20 batch kernel puts G threads on a message (the host picks G from the mean length:
+// 1 for one 64-byte block, 8 for 1500 bytes) and 256 / G messages in a block of threads: fixed
+// lengths around the 64-byte blocks and the group's rounds, in counts that leave the last block of
+// threads partly empty, and offsets batches that mix lengths 0 to several rounds of the group
+// under one G; in place and not, sealed against OpenSSL and opened back.
+TEST_P(Ciphers, ChaCha20BatchesOfEdgeLengthsAndCountsMatchOpenSsl) {
+  const std::vector<std::vector<std::size_t>> fixed_shapes = {
+      std::vector<std::size_t>(257, 0),   std::vector<std::size_t>(257, 1),   std::vector<std::size_t>(257, 63),
+      std::vector<std::size_t>(257, 64),  std::vector<std::size_t>(129, 65),  std::vector<std::size_t>(129, 127),
+      std::vector<std::size_t>(65, 129),  std::vector<std::size_t>(65, 255),  std::vector<std::size_t>(65, 257),
+      std::vector<std::size_t>(33, 511),  std::vector<std::size_t>(33, 513),  std::vector<std::size_t>(33, 1500),
+      std::vector<std::size_t>(31, 1500), std::vector<std::size_t>(45, 1536), std::vector<std::size_t>(7, 5000)};
+  std::vector<std::vector<std::size_t>> mixed_shapes = {
+      {0, 1, 63, 64, 65, 511, 512, 513, 1535, 1536, 1537, 1500, 1500, 5000, 3000, 1, 0},  // mean ~1100: G = 8
+      {0, 1500, 17, 64, 2000, 1499, 1501, 128, 129, 127}};
+  for (int extra = 0; extra < 37; ++extra) mixed_shapes[1].push_back(random_below(3000));
+  for (Cipher cipher : {Cipher::chacha20, Cipher::chacha20_poly1305}) {
+    for (bool fixed : {true, false}) {
+      for (const std::vector<std::size_t>& lengths : fixed ? fixed_shapes : mixed_shapes) {
+        const Batch b = batch_of_lengths(cipher, lengths, fixed);
+        const std::string shape = name(cipher) + (fixed ? " fixed " : " mixed ") + std::to_string(b.count) +
+                                  " messages, the first of " + std::to_string(lengths.front()) + " bytes";
+        const std::size_t tag_bytes = aead(cipher) ? 16 : 0;
+        for (bool in_place : {false, true}) {
+          Bytes sealed, tags(b.count * tag_bytes), opened;
+          run_batch(target(), b, true, b.data, sealed, tags, in_place);
+          for (std::size_t i = 0; i < b.count; ++i) {
+            const Sealed expected = reference_encrypt(cipher, b.part(b.keys, i, 32), b.part(b.ivs, i, b.iv_bytes),
+                                                      b.message_aad(i), b.slice(b.data, i));
+            ASSERT_EQ(b.slice(sealed, i), expected.data) << shape << ": message " << i;
+            ASSERT_EQ(b.part(tags, i, tag_bytes), expected.tag) << shape << ": tag " << i;
+          }
+          run_batch(target(), b, false, sealed, opened, tags, !in_place);
+          ASSERT_EQ(difference(opened, b.data), "") << shape << ": opened";
+        }
+      }
+    }
+  }
+}
+
 // A flipped bit in ciphertext, tag or AAD: AuthenticationError, and no plaintext released.
 TEST_P(Ciphers, ForgedBulkMessagesFailAndReleaseNothing) {
   for (Cipher cipher : ops::all_ciphers()) {

@@ -44,7 +44,10 @@ TEST(Chacha20Sass, BulkKernelsHaveNoAddressOrBranchThatDependsOnLoadedData) {
 // The batch kernel reads each message's offsets and AAD offsets (public) from memory: its
 // parameters `offsets` and `aad_offsets`, at 0x230 and 0x248 of constant bank 0 on sm_90
 // (parameters start at 0x210, eight bytes each). Declared public, everything else it loads (keys,
-// nonces, messages, AAD) is secret as in the bulk kernels.
+// nonces, messages, AAD) is secret as in the bulk kernels. The message index that selects an
+// offset is computed from `lanes_log2` (0x268, threads per message), which the checker sees as a
+// parameter the offsets pointer derives from, so it is named too: it is no pointer, and a load
+// through keys + 32 i (also derived from `keys`) stays secret.
 TEST(Chacha20Sass, BatchKernelsHaveNoAddressOrBranchThatDependsOnSecretData) {
   OPKIT_REQUIRE_NVRTC();
   if (const std::string missing = opkit::test::sass_tools_missing(); !missing.empty()) GTEST_SKIP() << missing;
@@ -53,7 +56,7 @@ TEST(Chacha20Sass, BatchKernelsHaveNoAddressOrBranchThatDependsOnSecretData) {
       for (bool decrypt : {false, true}) {
         const opkit::test::SassCheck check = opkit::test::run_sass_check(
             "ct_sass_check.py", sm90(opkit::ops::chacha20_batch_program(aead, aligned, decrypt)),
-            "--public-param 0x230 --public-param 0x248");
+            "--public-param 0x230 --public-param 0x248 --public-param 0x268");
         if (check.output.find("ct_sass_check: cannot check") != std::string::npos)
           GTEST_SKIP() << "this NVRTC emits SASS the checker does not model: " << check.output;
         EXPECT_EQ(check.status, 0) << (aead ? "aead " : "") << (aligned ? "aligned " : "unaligned ")

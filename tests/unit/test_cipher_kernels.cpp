@@ -212,6 +212,136 @@ TEST(CipherKernels, BatchesAtEveryAlignmentMatchOpenSsl) {
   }
 }
 
+// Messages for chacha20_batch.cu launched directly: back to back (offsets), each with its key, IV
+// (ChaCha20: 16 bytes, the counter word first, or 12 with the kernel's `counter`), AAD, and what
+// OpenSSL makes of it.
+struct KernelBatch {
+  std::vector<std::uint64_t> offsets{0}, aad_offsets{0};
+  Bytes data, keys, ivs, aad, sealed, tags;
+  unsigned iv_bytes = 16;
+  std::uint32_t counter = 0;
+};
+
+KernelBatch kernel_batch(Cipher c, const std::vector<std::size_t>& lengths, bool with_aad, unsigned iv_bytes) {
+  const bool aead = ops::cipher_traits(c).aead;
+  KernelBatch b;
+  b.iv_bytes = aead ? 12 : iv_bytes;
+  b.counter = static_cast<std::uint32_t>(random_below(1u << 24));
+  for (const std::size_t n : lengths) {
+    const Bytes key = random_bytes(32), m = random_bytes(n);
+    Bytes iv = random_iv(c), reference_iv = iv;
+    if (!aead && iv_bytes == 12) {
+      iv.erase(iv.begin(), iv.begin() + 4);  // the nonce; the counter is the kernel's parameter
+      for (int k = 0; k < 4; ++k) reference_iv[k] = static_cast<std::uint8_t>(b.counter >> (8 * k));
+    }
+    // Mostly short AAD, now and then several Poly1305 blocks of it.
+    const Bytes a = with_aad ? random_bytes(random_below(4) == 0 ? 100 + random_below(60) : random_below(40)) : Bytes{};
+    const Sealed ref = reference_encrypt(c, key, reference_iv, a, m);
+    b.keys.insert(b.keys.end(), key.begin(), key.end());
+    b.ivs.insert(b.ivs.end(), iv.begin(), iv.end());
+    b.aad.insert(b.aad.end(), a.begin(), a.end());
+    b.data.insert(b.data.end(), m.begin(), m.end());
+    b.sealed.insert(b.sealed.end(), ref.data.begin(), ref.data.end());
+    b.tags.insert(b.tags.end(), ref.tag.begin(), ref.tag.end());
+    b.offsets.push_back(b.data.size());
+    b.aad_offsets.push_back(b.aad.size());
+  }
+  return b;
+}
+
+// Runs the batch kernel at G = 2^lanes_log2 threads per message (as chacha20_device.cpp
+// launches it, but G chosen here) from `from` (`in` at `shift` past an aligned address) to out
+// (in place, same phase, or another phase); fixed: the messages' common length instead of
+// offsets. Returns the output and the tags.
+std::pair<Bytes, Bytes> run_batch_kernel(const opkit::Device& cpu, const opkit::Kernel& kernel, const KernelBatch& b,
+                                         const Bytes& from, bool fixed, unsigned lanes_log2, std::size_t shift,
+                                         int mode) {
+  const std::size_t count = b.offsets.size() - 1, bytes = from.size();
+  auto in_store = cpu.alloc<std::uint8_t>(bytes + 48), out_store = cpu.alloc<std::uint8_t>(bytes + 48);
+  auto at = [](opkit::DeviceBuffer<std::uint8_t>& store, std::size_t phase) {
+    const auto address = reinterpret_cast<std::uintptr_t>(store.data());
+    return store.data() + (16 - address % 16) % 16 + phase;
+  };
+  std::uint8_t* in = at(in_store, shift);
+  std::uint8_t* out = mode == 0 ? in : at(out_store, mode == 1 ? shift : (shift + 5) % 16);
+  std::copy(from.begin(), from.end(), in);
+  auto keys = cpu.alloc<std::uint8_t>(b.keys.size()), ivs = cpu.alloc<std::uint8_t>(b.ivs.size());
+  auto aad = cpu.alloc<std::uint8_t>(std::max<std::size_t>(b.aad.size(), 1)),
+       tags = cpu.alloc<std::uint8_t>(16 * count);
+  auto offsets = cpu.alloc<std::uint64_t>(b.offsets.size()), aad_offsets = cpu.alloc<std::uint64_t>(count + 1);
+  keys.copy_from(b.keys);
+  ivs.copy_from(b.ivs);
+  if (!b.aad.empty()) aad.view().subview(0, b.aad.size()).copy_from(b.aad);
+  offsets.copy_from(b.offsets);
+  aad_offsets.copy_from(b.aad_offsets);
+  const std::uint64_t* no_offsets = nullptr;
+  const unsigned per_block = 256u >> lanes_log2;
+  const unsigned mac_key_bytes = (6 + lanes_log2) * 20;  // CHACHA20_MAC_KEY_ELEMS Poly1305 elements
+  kernel.launch({.grid = static_cast<unsigned>((count + per_block - 1) / per_block),
+                 .block = 256,
+                 .shared_bytes = per_block * mac_key_bytes},
+                static_cast<const std::uint8_t*>(in), out, static_cast<unsigned long long>(count),
+                static_cast<unsigned long long>(fixed ? b.offsets[1] : 0),
+                fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets.data()),
+                static_cast<const std::uint8_t*>(keys.data()), static_cast<const std::uint8_t*>(aad.data()),
+                b.aad.empty() ? no_offsets : static_cast<const std::uint64_t*>(aad_offsets.data()), tags.data(),
+                static_cast<const std::uint8_t*>(ivs.data()), b.iv_bytes, b.counter, lanes_log2);
+  return {Bytes(out, out + bytes), tags.to_host()};
+}
+
+// chacha20_batch.cu at every G, 1..32 threads per message (the host picks up to 8), on the CPU
+// backend, against OpenSSL: lengths around the 64-byte blocks and the group's rounds (0, 1, 63,
+// 64, 65, 64 G +- 1, several rounds of the group) mixed in one offsets batch with AAD of one to
+// several Poly1305 blocks, message counts that leave the last block of threads partly empty, and
+// fixed-length batches (1500 bytes; 1024 through the ALIGNED build); at shifts 0, 3 and 12, in
+// place, out of place in the same phase (chunk path: lanes hand keystream over) and in another
+// (byte path); ChaCha20 with a 16- or 12-byte IV, ChaCha20-Poly1305 sealing and opening.
+TEST(CipherKernels, BatchKernelMatchesOpenSslAtEveryGroupSizeLengthAndAlignment) {
+  CPU_BACKEND_OR_SKIP();
+  for (Cipher c : {Cipher::chacha20, Cipher::chacha20_poly1305}) {
+    const bool aead = ops::cipher_traits(c).aead;
+    for (bool aligned : {false, true}) {
+      std::vector<opkit::Kernel> kernels;  // encrypt, decrypt (AEAD)
+      for (bool decrypt : {false, true})
+        if (!decrypt || aead)
+          kernels.push_back(cpu.compile(ops::chacha20_batch_program(aead, aligned, decrypt)).kernel("chacha20_batch"));
+      for (unsigned lanes_log2 = 0; lanes_log2 <= 5; ++lanes_log2) {
+        const std::size_t g = std::size_t{1} << lanes_log2, per_block = 256 >> lanes_log2;
+        std::vector<std::size_t> lengths;
+        if (aligned) {
+          lengths.assign(per_block + 1, 1024);
+        } else {
+          lengths = {0, 1, 63, 64, 65, 64 * g - 1, 64 * g, 64 * g + 1, 3 * 64 * g + 17, 1500};
+          while (lengths.size() % per_block == 0 || lengths.size() < 12) lengths.push_back(random_below(2000));
+        }
+        for (int shape = 0; shape < (aligned ? 1 : 3); ++shape) {  // mixed lengths, fixed 1500, 12-byte IV
+          const bool fixed = aligned || shape == 1;
+          const std::vector<std::size_t>& shape_lengths =
+              shape == 1 ? std::vector<std::size_t>(per_block + 3, 1500) : lengths;
+          if (shape == 2 && aead) continue;
+          const KernelBatch b = kernel_batch(c, shape_lengths, aead && !fixed, shape == 2 ? 12 : 16);
+          for (std::size_t shift : aligned ? std::vector<std::size_t>{0} : std::vector<std::size_t>{0, 3, 12}) {
+            for (int mode = 0; mode < (aligned ? 2 : 3); ++mode) {
+              SCOPED_TRACE(std::string(ops::cipher_traits(c).name) + (aligned ? " ALIGNED" : "") +
+                           " G=" + std::to_string(g) + " shape " + std::to_string(shape) + " shift " +
+                           std::to_string(shift) + " mode " + std::to_string(mode));
+              const auto [sealed, tags] = run_batch_kernel(cpu, kernels[0], b, b.data, fixed, lanes_log2, shift, mode);
+              ASSERT_EQ(sealed, b.sealed);
+              if (aead) {
+                ASSERT_EQ(tags, b.tags);
+                const auto [opened, open_tags] =
+                    run_batch_kernel(cpu, kernels[1], b, b.sealed, fixed, lanes_log2, shift, mode);
+                ASSERT_EQ(opened, b.data);
+                ASSERT_EQ(open_tags, b.tags);  // the decrypting build MACs its input
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(CipherKernels, Poly1305ArithmeticMatchesTheRfcVectorAndOpenSsl) {
   CPU_BACKEND_OR_SKIP();
   // Plain Poly1305 (last block padded with 0x01, no 2^128) over poly1305.cuh's functions.

@@ -82,6 +82,27 @@ std::uint64_t next_pow2(std::uint64_t x) {
   return p;
 }
 
+// A message's chacha20_mac_key entry in chacha20_batch.cu's shared memory at G = 2^lanes_log2
+// threads per message: CHACHA20_MAC_KEY_ELEMS(lanes_log2) Poly1305 elements.
+std::size_t batch_mac_key_bytes(unsigned lanes_log2) {
+  return (6 + lanes_log2) * poly1305_elem_bytes;
+}
+
+// log2 of G, the threads on one message in chacha20_batch.cu, for messages of `mean_bytes`: the
+// largest G up to 8 that keeps its lanes at least 7/8 busy (a message of B 64-byte blocks takes
+// G * ceil(B / G) lane-blocks; 1500 bytes: 24 blocks, G = 8, three rounds). G >= 2 already puts
+// two lanes in every 128-byte line a warp's 16-byte access touches; more lanes shorten each
+// lane's walk but add per-lane work (key loads, the counter-free quarter rounds, and for the AEAD
+// log2 G steps that combine the lanes' Poly1305 sums).
+unsigned batch_lanes_log2(std::uint64_t mean_bytes) {
+  const std::uint64_t blocks = (mean_bytes + 63) / 64;
+  for (unsigned log2 = 3; log2 > 0; --log2) {
+    const std::uint64_t lanes = std::uint64_t{1} << log2;
+    if (lanes <= blocks && 8 * blocks >= 7 * lanes * ((blocks + lanes - 1) / lanes)) return log2;
+  }
+  return 0;
+}
+
 }  // namespace
 
 void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes key, const Iv16& iv, Bytes aad,
@@ -174,13 +195,21 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
 
   const CipherProgram program{
       .source = CipherProgram::Source::chacha20_batch, .aead = aead, .aligned = aligned, .decrypt = aead && decrypt};
+  // G threads per message, block_threads / G messages per block (chacha20_batch.cu's layout).
+  const unsigned lanes_log2 = batch_lanes_log2(bounds.total() / batch.count);
+  const std::uint64_t per_block = block_threads >> lanes_log2;
+  const auto shared_bytes = static_cast<std::uint32_t>(aead ? per_block * batch_mac_key_bytes(lanes_log2) : 0);
   const std::uint64_t* no_offsets = nullptr;
   cipher_kernel(device, program, "chacha20_batch")
-      .launch({.grid = blocks_for(batch.count), .block = block_threads, .stream = stream}, in, out,
-              static_cast<unsigned long long>(batch.count), static_cast<unsigned long long>(bounds.fixed_bytes()),
+      .launch({.grid = static_cast<std::uint32_t>((batch.count + per_block - 1) / per_block),
+               .block = block_threads,
+               .shared_bytes = shared_bytes,
+               .stream = stream},
+              in, out, static_cast<unsigned long long>(batch.count),
+              static_cast<unsigned long long>(bounds.fixed_bytes()),
               fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets_device.data()), inputs.keys().data(),
               inputs.aad().data(), inputs.aad_offsets(), tags_device, inputs.ivs().data(),
-              static_cast<std::uint32_t>(batch.iv_bytes), checked.chacha20_counter);
+              static_cast<std::uint32_t>(batch.iv_bytes), checked.chacha20_counter, lanes_log2);
   if (!aead || tags.on_device) return finish_call(device, stream);
   tags_scratch->view().copy_to(tags.bytes.first(batch.count * aead_tag_bytes), stream);
   synchronize(device, stream);
