@@ -9,10 +9,10 @@
 
 #define LZ4K_COPY_UNROLL 16u
 
-// The copy loop itself: byte j comes from source(j), called for each thread's j in increasing
-// order (so a source may keep a running index) and only for j < n, and goes to sink(j, byte).
-template <unsigned int Unroll, typename Sink, typename Source>
-__device__ __forceinline__ void lz4k_copy_into(Sink sink, Source source, unsigned int n, unsigned int t,
+// The copy loop itself: byte j of `to` comes from source(j), called for each thread's j in
+// increasing order (so a source may keep a running index) and only for j < n.
+template <unsigned int Unroll, typename Source>
+__device__ __forceinline__ void lz4k_copy_with(unsigned char* to, Source source, unsigned int n, unsigned int t,
                                                unsigned int threads) {
   for (unsigned int j0 = 0; j0 < n; j0 += threads * Unroll) {
     unsigned char v[Unroll];
@@ -24,16 +24,9 @@ __device__ __forceinline__ void lz4k_copy_into(Sink sink, Source source, unsigne
 #pragma unroll
     for (unsigned int u = 0; u < Unroll; ++u) {
       const unsigned int j = j0 + u * threads + t;
-      if (j < n) sink(j, v[u]);
+      if (j < n) to[j] = v[u];
     }
   }
-}
-
-// The same into the bytes at `to`.
-template <unsigned int Unroll, typename Source>
-__device__ __forceinline__ void lz4k_copy_with(unsigned char* to, Source source, unsigned int n, unsigned int t,
-                                               unsigned int threads) {
-  lz4k_copy_into<Unroll>([to](unsigned int j, unsigned char byte) { to[j] = byte; }, source, n, t, threads);
 }
 
 template <unsigned int Unroll = LZ4K_COPY_UNROLL>

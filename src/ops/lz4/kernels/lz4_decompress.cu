@@ -28,21 +28,9 @@
 // so no thread walks the batch again. A source in the sequence's own literals or its own match
 // (overlapping matches repeat the `offset` bytes before them) needs no barrier, as the same thread
 // wrote it. Parts longer than LZ4K_SHORT would leave the other threads idle, so such a sequence is
-// copied by all threads together, after the epoch's short ones.
-//
-// Where the copies go: a batch whose output fits the stage (LZ4K_STAGE_BYTES of shared memory
-// holding the block's latest output; the walk ends a batch once its output reaches
-// LZ4K_STAGE_BATCH) is copied into the stage, its match sources read from the stage where it
-// still holds them and from global memory before that, and is then written out in 16-byte stores.
-// A match source in global memory that was written a moment ago is an L2 round trip (stores do
-// not stay in L1), which each epoch and each chunk of a match would otherwise wait for; on binaries
-// half of all offsets are under 512 bytes, three quarters under 4 KiB. When a batch would run past
-// the stage's end, the last LZ4K_HISTORY_BYTES are moved to its start (positions stay linear, so
-// copies address bytes by constant offsets, not each through a ring's wrap-around). A larger batch
-// (a long match or literal run) is copied to global memory directly; the stage starts afresh after.
-//
-// Hostile blocks stop at the first problem with a status code (lz4_status.h); nothing is read or
-// written outside [in, in + stored) and [out, out + cap).
+// copied by all threads together, after the epoch's short ones. Hostile blocks stop at the first
+// problem with a status code (lz4_status.h); nothing is read or written outside [in, in + stored)
+// and [out, out + cap).
 //
 // Launch: block = LZ4K_DECODE_THREADS (32) threads, grid = count. Block i reads
 // in[in_offsets[i], + in_lengths[i] & 0x7FFFFFFF) (bit 31: stored raw) and writes
@@ -65,30 +53,10 @@
 #endif
 // The same for each thread when all copy a long part: more than 8 spills registers (64 at most).
 #define LZ4K_LONG_UNROLL 8u
-// The stage (shared memory) where a batch is copied before it is written out: LZ4K_STAGE_BYTES,
-// of which the last LZ4K_HISTORY_BYTES of earlier output are kept when it is full; the walk ends
-// a batch once its output reaches the rest. Multiples of 16. 32 blocks an SM need at most ~6 KiB
-// of shared memory a block, the hardware's 1 KiB a block included.
-#ifndef LZ4K_STAGE_BYTES
-#define LZ4K_STAGE_BYTES 4096u
-#endif
-#ifndef LZ4K_HISTORY_BYTES
-#define LZ4K_HISTORY_BYTES 2048u
-#endif
-#ifndef LZ4K_STAGE_BATCH
-#define LZ4K_STAGE_BATCH (LZ4K_STAGE_BYTES - LZ4K_HISTORY_BYTES)
-#endif
-// Lines of the next batch's window to prefetch (lz4k_prefetch_window).
-#ifndef LZ4K_PREFETCH
-#define LZ4K_PREFETCH 1
-#endif
-#define LZ4K_PREFETCH_LINES (LZ4K_WINDOW_BYTES / 128u + 1u)
 
 // One batch, shared by the block's threads. Sequence s writes its literals at out[s] and then
 // its match; the batch writes [out[0], out[count]) of the block's output.
 struct Lz4Batch {
-  // The block's latest output (Lz4Stage says where), and room for a move's last chunk.
-  alignas(16) unsigned char stage[LZ4K_STAGE_BYTES + 16u];
   unsigned char window[LZ4K_WINDOW_BYTES];  // in[lo, lo + n)
   // Thread 0's parse: where each token is, where its output goes, and the lengths it had to
   // extend (only where the token says so); entry `count` holds the positions after the batch.
@@ -204,23 +172,22 @@ __device__ __forceinline__ void lz4k_copy_match_alone(unsigned char* to, unsigne
 }
 
 // All threads: the match of `n` bytes at `to` whose source starts `offset` bytes before it (its
-// bytes lie before `to`: the caller made them visible), source byte i read as source(i). Byte m
-// repeats source byte m % offset; thread t's bytes are m = t, t + threads, ..., so that index
-// moves by threads % offset a step.
-template <typename Source>
+// bytes lie before `to`: the caller made them visible). Byte m repeats source byte m % offset;
+// thread t's bytes are m = t, t + threads, ..., so that index moves by threads % offset a step.
 __device__ __forceinline__ void lz4k_copy_match_together(unsigned char* to, unsigned int offset, unsigned int n,
-                                                         Source source, unsigned int t) {
+                                                         unsigned int t) {
   const unsigned int threads = LZ4K_DECODE_THREADS;
   if (offset >= n) {  // no overlap: a plain copy
-    lz4k_copy_with<LZ4K_LONG_UNROLL>(to, source, n, t, threads);
+    lz4k_copy<LZ4K_LONG_UNROLL>(to, to - offset, n, t, threads);
     return;
   }
+  const unsigned char* source = to - offset;
   unsigned int r = offset > threads ? t : t % offset;
   const unsigned int step = offset > threads ? threads : threads % offset;
   lz4k_copy_with<LZ4K_LONG_UNROLL>(
       to,
       [source, step, offset, &r](unsigned int) {
-        const unsigned char byte = source(r);
+        const unsigned char byte = source[r];
         r += step;
         if (r >= offset) r -= offset;
         return byte;
@@ -228,110 +195,17 @@ __device__ __forceinline__ void lz4k_copy_match_together(unsigned char* to, unsi
       n, t, threads);
 }
 
-// All threads: sequence s, a long one, to `to` (its output, in global memory or the stage): its
-// literals, then (behind a barrier when the match reads them) its match, source byte i (the
-// output `offset` bytes before the match, and on) read as source(i).
-template <typename Source>
+// All threads: sequence s, a long one: its literals, then (behind a barrier when the match reads
+// them) its match.
 __device__ __forceinline__ void lz4k_copy_long(const Lz4Batch& b, unsigned int s, const unsigned char* in,
-                                               unsigned char* to, Source source, unsigned int t) {
-  const unsigned int literals = b.literals[s], offset = b.offset[s], match = b.match[s];
-  lz4k_copy<LZ4K_LONG_UNROLL>(to, lz4k_literal_source(b, in, b.from[s], literals), literals, t, LZ4K_DECODE_THREADS);
+                                               unsigned char* out, unsigned int t) {
+  const unsigned int op = b.out[s], literals = b.literals[s], offset = b.offset[s], match = b.match[s];
+  lz4k_copy<LZ4K_LONG_UNROLL>(out + op, lz4k_literal_source(b, in, b.from[s], literals), literals, t,
+                              LZ4K_DECODE_THREADS);
   if (match == 0u) return;
-  if (literals + (match < offset ? match : offset) > offset) __syncthreads();  // it reads the literals
-  lz4k_copy_match_together(to + literals, offset, match, source, t);
-}
-
-// While this batch is checked and copied, the next one's window (it starts where this batch's
-// input ends) is fetched into L1, so that staging it does not wait for DRAM: most of it was in
-// this batch's window, the rest is a line or two of new input. A hint only; none on the CPU backend.
-__device__ __forceinline__ void lz4k_prefetch_window(const unsigned char* in, unsigned int next, unsigned int stored,
-                                                     unsigned int t) {
-#if defined(__CUDA_ARCH__) && LZ4K_PREFETCH
-  const unsigned int line = next + 128u * t;  // the window's lines, however it is aligned
-  if (t < LZ4K_PREFETCH_LINES && line < stored) asm volatile("prefetch.global.L1 [%0];" ::"l"(in + line));
-#endif
-}
-
-// ---- The stage: a batch's copies in shared memory, then one coalesced write ----
-// Output position q of the block is at stage[q + phase - shift] while the stage holds it: phase
-// = out % 16, so that the stage and the output share their 16-byte alignment, and shift a
-// multiple of 16 that grows as the output does. Every thread keeps the same Lz4Stage.
-struct Lz4Stage {
-  unsigned int phase;
-  unsigned int shift;
-  unsigned int lo;  // the stage holds no output before this position (where a direct batch ended)
-
-  __device__ __forceinline__ unsigned int index(unsigned int q) const { return q + phase - shift; }
-  // The first output position the stage holds.
-  __device__ __forceinline__ unsigned int from() const {
-    const unsigned int first = shift > phase ? shift - phase : 0u;
-    return lo > first ? lo : first;
-  }
-};
-
-// All threads: makes room for a batch's output [lo, hi) in the stage, moving the last
-// LZ4K_HISTORY_BYTES before it (in whole 16-byte chunks) to the stage's start when the batch would
-// run past its end; false when it still does not fit (the batch then goes to global memory).
-__device__ __forceinline__ bool lz4k_stage_fit(Lz4Batch& b, Lz4Stage& st, unsigned int lo, unsigned int hi,
-                                               unsigned int t) {
-  if (st.index(hi) <= LZ4K_STAGE_BYTES) return true;
-  const unsigned int keep = lo + st.phase > LZ4K_HISTORY_BYTES ? (lo + st.phase - LZ4K_HISTORY_BYTES) & ~15u : 0u;
-  if (keep > st.shift) {
-    const unsigned int first = keep - st.shift, chunks = (lo + st.phase - keep + 15u) / 16u;
-    // Round by round, 16 bytes a thread, all loads of a round before its stores: a chunk moves to
-    // a lower place, so a later round's sources lie above every place an earlier round wrote.
-    for (unsigned int c = t; c - t < chunks; c += LZ4K_DECODE_THREADS) {
-      uint4 v;
-      if (c < chunks) v = *reinterpret_cast<const uint4*>(&b.stage[first + 16u * c]);
-      __syncthreads();
-      if (c < chunks) *reinterpret_cast<uint4*>(&b.stage[16u * c]) = v;
-      __syncthreads();
-    }
-    st.shift = keep;
-  }
-  return st.index(hi) <= LZ4K_STAGE_BYTES;
-}
-
-// Output byte q as a batch in the stage sees it: in the stage from `from` on, else in global
-// memory (written by an earlier batch, visible behind the barriers since).
-__device__ __forceinline__ unsigned char lz4k_output_byte(const Lz4Batch& b, const Lz4Stage& st, unsigned int from,
-                                                          const unsigned char* out, unsigned int q) {
-  return q >= from ? b.stage[st.index(q)] : out[q];
-}
-
-// One thread: a short sequence into the stage at `to` (output position op), its literals and then
-// its match: from the stage when the match's source is there (most are), from global memory when
-// the source lies wholly before the batch (`flushed`), else byte by byte from either.
-__device__ __forceinline__ void lz4k_stage_short(const Lz4Batch& b, const Lz4Stage& st, unsigned int from,
-                                                 unsigned int flushed, const unsigned char* out, unsigned char* to,
-                                                 unsigned int op, const unsigned char* literal_source,
-                                                 unsigned int literals, unsigned int offset, unsigned int match) {
-  for (unsigned int k = 0; k < literals; k += LZ4K_CHUNK) lz4k_copy_chunk(to + k, literal_source + k, literals - k);
-  if (match == 0u) return;
-  const unsigned int source = op + literals - offset;
-  unsigned char* const match_to = to + literals;
-  if (source >= from) {
-    lz4k_copy_match_alone(match_to, offset, match);
-  } else if (offset >= match && source + match <= flushed) {
-    for (unsigned int m = 0; m < match; m += LZ4K_CHUNK) lz4k_copy_chunk(match_to + m, out + source + m, match - m);
-  } else {
-    for (unsigned int m = 0; m < match; ++m) match_to[m] = lz4k_output_byte(b, st, from, out, source + m);
-  }
-}
-
-// All threads: the batch's output [lo, hi) from the stage to global memory, 16 bytes a thread
-// where the output is 16-byte aligned, the ends byte by byte.
-__device__ __forceinline__ void lz4k_stage_flush(const Lz4Batch& b, const Lz4Stage& st, unsigned char* out,
-                                                 unsigned int lo, unsigned int hi, unsigned int t) {
-  const unsigned int to_aligned = (16u - (st.index(lo) & 15u)) & 15u;
-  const unsigned int head = to_aligned < hi - lo ? to_aligned : hi - lo;
-  if (t < head) out[lo + t] = b.stage[st.index(lo + t)];
-  const unsigned int first = lo + head, chunks = (hi - first) / 16u, last = first + 16u * chunks;
-  for (unsigned int k = t; k < chunks; k += LZ4K_DECODE_THREADS) {
-    const unsigned int q = first + 16u * k;
-    *reinterpret_cast<uint4*>(out + q) = *reinterpret_cast<const uint4*>(&b.stage[st.index(q)]);
-  }
-  if (t < hi - last) out[last + t] = b.stage[st.index(last + t)];
+  const unsigned int match_at = op + literals, source = match_at - offset;
+  if (source + (match < offset ? match : offset) > op) __syncthreads();  // it reads the literals
+  lz4k_copy_match_together(out + match_at, offset, match, t);
 }
 
 // 32 blocks per SM (the hardware's most) at 64 registers a thread.
@@ -357,7 +231,6 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
   }
 
   __shared__ Lz4Batch batch;
-  Lz4Stage stage = {(unsigned int)((unsigned long long)out & 15u), 0u, 0u};
   if (t == 0) {
     batch.next = 0;
     batch.out[0] = 0;
@@ -381,7 +254,6 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       // its lengths (clamped: a literal run past the block's end, a match past any capacity) and
       // ends the chain where they run past the block.
       unsigned int op = batch.out[batch.count];  // where the last batch ended
-      const unsigned int batch_start = op;
       unsigned int d = 0, count = 0, problem0 = ~0u, match_cut = LZ4K_BATCH;
       batch.lo = lo;
       batch.window_bytes = n;
@@ -419,7 +291,7 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
           d = p - lo;
           op += (unsigned int)l + (unsigned int)m;  // wraps only past a sequence that fails
         }
-        if (++count == LZ4K_BATCH || d >= n || op - batch_start >= LZ4K_STAGE_BATCH) break;
+        if (++count == LZ4K_BATCH || d >= n) break;
       }
       batch.token[count] = d;
       batch.out[count] = op;
@@ -431,7 +303,6 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       batch.problem = problem0;
     }
     __syncthreads();
-    lz4k_prefetch_window(in, batch.next, stored, t);
     // Thread s: sequence s's fields, its checks, and the latest earlier sequence of the batch whose
     // output its match reads (dependency: that sequence + 1, 0 if none).
     const unsigned int count = batch.count;
@@ -473,11 +344,6 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     batch.dependency[t] = dependency;
     __syncthreads();
     if (batch.problem != ~0u) break;
-    // A batch whose output fits the stage is copied there (its sources in the stage where it still
-    // holds them) and then written out at once; a larger one is copied to global memory directly.
-    const unsigned int lo_out = batch.out[0], hi_out = batch.out[batch.count];
-    const bool staged = lz4k_stage_fit(batch, stage, lo_out, hi_out, t);
-    const unsigned int from = stage.from();
     // Epoch by epoch: an epoch [first, next) ends before the first sequence whose match reads output
     // of a sequence of the epoch (dependency > first). While the threads copy the epoch, they find
     // where the one after it ends, so that it is known after the barrier that ends this one. Short
@@ -494,40 +360,14 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       if (t >= first && t < next && !(batch.long_ones >> t & 1u)) {
         const unsigned int op = batch.out[t], literals = batch.literals[t], match = batch.match[t];
         const unsigned char* literal_source = lz4k_literal_source(batch, in, batch.from[t], literals);
-        if (staged) {
-          lz4k_stage_short(batch, stage, from, lo_out, out, &batch.stage[stage.index(op)], op, literal_source, literals,
-                           batch.offset[t], match);
-        } else {
-          for (unsigned int k = 0; k < literals; k += LZ4K_CHUNK)
-            lz4k_copy_chunk(out + op + k, literal_source + k, literals - k);
-          if (match != 0u) lz4k_copy_match_alone(out + op + literals, batch.offset[t], match);
-        }
+        for (unsigned int k = 0; k < literals; k += LZ4K_CHUNK)
+          lz4k_copy_chunk(out + op + k, literal_source + k, literals - k);
+        if (match != 0u) lz4k_copy_match_alone(out + op + literals, batch.offset[t], match);
       }
-      for (unsigned int ones = batch.long_ones & epoch; ones != 0u; ones &= ones - 1u) {
-        const unsigned int s = (unsigned int)__ffs((int)ones) - 1u, op = batch.out[s];
-        const unsigned int source = op + batch.literals[s] - batch.offset[s];
-        if (!staged) {
-          const unsigned char* at = out + source;
-          lz4k_copy_long(
-              batch, s, in, out + op, [at](unsigned int i) { return at[i]; }, t);
-        } else if (source >= from) {
-          const unsigned char* at = &batch.stage[stage.index(source)];
-          lz4k_copy_long(
-              batch, s, in, &batch.stage[stage.index(op)], [at](unsigned int i) { return at[i]; }, t);
-        } else {
-          lz4k_copy_long(
-              batch, s, in, &batch.stage[stage.index(op)],
-              [&](unsigned int i) { return lz4k_output_byte(batch, stage, from, out, source + i); }, t);
-        }
-      }
+      for (unsigned int ones = batch.long_ones & epoch; ones != 0u; ones &= ones - 1u)
+        lz4k_copy_long(batch, (unsigned int)__ffs((int)ones) - 1u, in, out, t);
       __syncthreads();
       first = next;
-    }
-    if (staged) {
-      lz4k_stage_flush(batch, stage, out, lo_out, hi_out, t);
-    } else {  // the stage starts afresh after this batch
-      stage.lo = hi_out;
-      stage.shift = (hi_out + stage.phase) & ~15u;
     }
     if (batch.done) break;
   }
