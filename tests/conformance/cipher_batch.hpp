@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "opkit/device.hpp"
 #include "opkit/ops/cipher.hpp"
 #include "unit/cipher_test_support.hpp"
 
@@ -111,6 +113,31 @@ inline Batch random_batch(opkit::ops::Cipher cipher, const BatchShape& shape) {
 // The batches the existing suite has always made: AAD with offsets only.
 inline Batch random_batch(opkit::ops::Cipher cipher, bool variable) {
   return random_batch(cipher, {.variable = variable, .aad = variable});
+}
+
+// One batch call on device buffers (in place or not); the output comes back whether or not the
+// call throws AuthenticationError.
+inline void run_batch(const opkit::Device& device, opkit::ops::Cipher cipher, const opkit::ops::CipherBatch& batch,
+                      bool encrypt, const Bytes& in, Bytes& out, Bytes& tags, bool in_place,
+                      const opkit::ops::CipherOptions& options) {
+  namespace ops = opkit::ops;
+  auto a = device.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
+  auto c = device.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
+  if (!in.empty()) a.view().subview(0, in.size()).copy_from(in);
+  c.fill(0xAA);
+  const auto src = opkit::BufferView<const std::uint8_t>(a.view()).subview(0, in.size());
+  const auto dst = (in_place ? a.view() : c.view()).subview(0, in.size());
+  std::optional<ops::AuthenticationError> failed;
+  try {
+    if (encrypt)
+      ops::encrypt_batch(cipher, batch, src, dst, tags, options);
+    else
+      ops::decrypt_batch(cipher, batch, src, dst, tags, options);
+  } catch (const ops::AuthenticationError& e) {
+    failed = e;
+  }
+  out = in.empty() ? Bytes{} : dst.to_host();
+  if (failed) throw *failed;
 }
 
 // Flips one bit in about a third of the sealed messages, in the ciphertext or the tag (16 bytes a

@@ -53,29 +53,6 @@ struct DeviceInputs {
   }
 };
 
-// One batch call on device buffers (in place or not); the output comes back whether or not the
-// call throws AuthenticationError.
-void run_batch(const opkit::Device& device, Cipher cipher, const ops::CipherBatch& batch, bool encrypt, const Bytes& in,
-               Bytes& out, Bytes& tags, bool in_place, const ops::CipherOptions& options) {
-  auto a = device.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
-  auto c = device.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
-  if (!in.empty()) a.view().subview(0, in.size()).copy_from(in);
-  c.fill(0xAA);
-  const auto src = opkit::BufferView<const std::uint8_t>(a.view()).subview(0, in.size());
-  const auto dst = (in_place ? a.view() : c.view()).subview(0, in.size());
-  std::optional<ops::AuthenticationError> failed;
-  try {
-    if (encrypt)
-      ops::encrypt_batch(cipher, batch, src, dst, tags, options);
-    else
-      ops::decrypt_batch(cipher, batch, src, dst, tags, options);
-  } catch (const ops::AuthenticationError& e) {
-    failed = e;
-  }
-  out = in.empty() ? Bytes{} : dst.to_host();
-  if (failed) throw *failed;
-}
-
 // Encrypts b's data through `batch` (b's keys, IVs and AAD in the memory `batch` names), checks
 // every message and tag against OpenSSL, decrypts back (in place if encryption was not) and checks
 // the plaintext.
