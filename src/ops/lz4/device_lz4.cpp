@@ -3,7 +3,9 @@
 #include "lz4/device_lz4.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "lz4/block_codec.hpp"
 #include "opkit/error.hpp"
@@ -196,8 +198,23 @@ DeviceLz4::Section DeviceLz4::encode(BufferView<const std::uint8_t> in, std::siz
 DeviceLz4::BlockTable DeviceLz4::table(std::span<const unsigned long long> in_at, std::span<const std::uint32_t> in_len,
                                        std::span<const unsigned long long> out_at,
                                        std::span<const std::uint32_t> caps) const {
-  return {upload(device_, in_at), upload(device_, out_at), upload(device_, in_len), upload(device_, caps),
-          in_at.size()};
+  // in_at, out_at (8 bytes an entry), then in_len, caps (4): every array aligned for its type.
+  const std::size_t n = in_at.size();
+  std::vector<std::uint8_t> packed(24 * n);
+  const auto put = [&packed](std::size_t at, auto values) {
+    if (!values.empty()) std::memcpy(packed.data() + at, values.data(), values.size_bytes());
+  };
+  put(0, in_at);
+  put(8 * n, out_at);
+  put(16 * n, in_len);
+  put(20 * n, caps);
+  BlockTable t{upload(device_, std::span<const std::uint8_t>(packed)), nullptr, nullptr, nullptr, nullptr, n};
+  const std::uint8_t* base = t.storage.data();
+  t.in_at = reinterpret_cast<const unsigned long long*>(base);
+  t.out_at = reinterpret_cast<const unsigned long long*>(base + 8 * n);
+  t.in_len = reinterpret_cast<const std::uint32_t*>(base + 16 * n);
+  t.caps = reinterpret_cast<const std::uint32_t*>(base + 20 * n);
+  return t;
 }
 
 DeviceLz4::BlockTable DeviceLz4::table(std::span<const BlockRef> blocks, std::size_t lo,

@@ -72,10 +72,12 @@ class DeviceLz4 {
                  const Stream* stream = nullptr) const;
 
   // Where each block to decode lies: block i reads in[in_at[i], + in_len[i] & 0x7FFFFFFF) (bit 31:
-  // raw) and writes out[out_at[i], + caps[i]).
+  // raw) and writes out[out_at[i], + caps[i]). The four arrays share one allocation, uploaded in
+  // one copy (four pageable copies cost 0.1-0.27 ms a 4096-block call on an H100).
   struct BlockTable {
-    DeviceBuffer<unsigned long long> in_at, out_at;
-    DeviceBuffer<std::uint32_t> in_len, caps;
+    DeviceBuffer<std::uint8_t> storage;
+    const unsigned long long *in_at = nullptr, *out_at = nullptr;
+    const std::uint32_t *in_len = nullptr, *caps = nullptr;
     std::size_t count = 0;
   };
   BlockTable table(std::span<const unsigned long long> in_at, std::span<const std::uint32_t> in_len,
