@@ -27,6 +27,27 @@ bool all_zero(const Bytes& b) {
   return std::all_of(b.begin(), b.end(), [](std::uint8_t x) { return x == 0; });
 }
 
+// Messages back to back (offsets), each with its key, IV and AAD, and what OpenSSL makes of it.
+struct ReferenceBatch {
+  std::vector<std::uint64_t> offsets{0}, aad_offsets{0};
+  Bytes data, keys, ivs, aad, sealed, tags;
+
+  // Appends message m; OpenSSL seals it under reference_iv (the IV as OpenSSL takes it, where the
+  // batch carries a shorter one).
+  void add(Cipher c, const Bytes& key, const Bytes& iv, const Bytes& a, const Bytes& m, const Bytes& reference_iv) {
+    const Sealed ref = reference_encrypt(c, key, reference_iv, a, m);
+    keys.insert(keys.end(), key.begin(), key.end());
+    ivs.insert(ivs.end(), iv.begin(), iv.end());
+    aad.insert(aad.end(), a.begin(), a.end());
+    data.insert(data.end(), m.begin(), m.end());
+    sealed.insert(sealed.end(), ref.data.begin(), ref.data.end());
+    tags.insert(tags.end(), ref.tag.begin(), ref.tag.end());
+    offsets.push_back(data.size());
+    aad_offsets.push_back(aad.size());
+  }
+  void add(Cipher c, const Bytes& key, const Bytes& iv, const Bytes& a, const Bytes& m) { add(c, key, iv, a, m, iv); }
+};
+
 TEST(CipherKernels, Rfc8439VectorsOnTheCpuBackend) {
   CPU_BACKEND_OR_SKIP();
   for (const Vector& v : load_vectors()) {
@@ -104,21 +125,12 @@ TEST(CipherKernels, BatchesMatchOpenSslAndReportForgedIndices) {
       const bool aead = ops::cipher_traits(c).aead;
       const std::size_t count = 50;
       const std::size_t fixed_len = layout == 2 ? 64 : 1 + random_below(200);
-      Bytes data, keys, ivs, aad, sealed, tags;
-      std::vector<std::uint64_t> offsets{0}, aad_offsets{0};
+      ReferenceBatch r;
       for (std::size_t i = 0; i < count; ++i) {
         const Bytes key = random_bytes(32), iv = random_iv(c), a = aead ? random_bytes(random_below(40)) : Bytes{};
-        const Bytes m = random_bytes(layout == 0 ? random_below(300) : fixed_len);
-        const Sealed s = reference_encrypt(c, key, iv, a, m);
-        keys.insert(keys.end(), key.begin(), key.end());
-        ivs.insert(ivs.end(), iv.begin(), iv.end());
-        aad.insert(aad.end(), a.begin(), a.end());
-        data.insert(data.end(), m.begin(), m.end());
-        sealed.insert(sealed.end(), s.data.begin(), s.data.end());
-        tags.insert(tags.end(), s.tag.begin(), s.tag.end());
-        offsets.push_back(data.size());
-        aad_offsets.push_back(aad.size());
+        r.add(c, key, iv, a, random_bytes(layout == 0 ? random_below(300) : fixed_len));
       }
+      auto& [offsets, aad_offsets, data, keys, ivs, aad, sealed, tags] = r;
       ops::CipherBatch batch{.count = count,
                              .message_bytes = layout == 0 ? 0 : fixed_len,
                              .keys = keys,
@@ -164,22 +176,13 @@ TEST(CipherKernels, BatchesAtEveryAlignmentMatchOpenSsl) {
     for (int layout = 0; layout < 2; ++layout) {  // fixed 1500 bytes, variable
       SCOPED_TRACE(std::string(ops::cipher_traits(c).name) + (layout == 0 ? " fixed" : " variable"));
       const std::size_t count = layout == 0 ? 9 : std::size(lengths) + 4;
-      Bytes data, keys, ivs, aad, sealed, tags;
-      std::vector<std::uint64_t> offsets{0}, aad_offsets{0};
+      ReferenceBatch r;
       for (std::size_t i = 0; i < count; ++i) {
         const std::size_t n = layout == 0 ? 1500 : i < std::size(lengths) ? lengths[i] : random_below(1600);
         const Bytes key = random_bytes(ops::cipher_traits(c).key_bytes), iv = random_iv(c);
-        const Bytes a = aead && layout == 1 ? random_bytes(random_below(40)) : Bytes{}, m = random_bytes(n);
-        const Sealed ref = reference_encrypt(c, key, iv, a, m);
-        keys.insert(keys.end(), key.begin(), key.end());
-        ivs.insert(ivs.end(), iv.begin(), iv.end());
-        aad.insert(aad.end(), a.begin(), a.end());
-        data.insert(data.end(), m.begin(), m.end());
-        sealed.insert(sealed.end(), ref.data.begin(), ref.data.end());
-        tags.insert(tags.end(), ref.tag.begin(), ref.tag.end());
-        offsets.push_back(data.size());
-        aad_offsets.push_back(aad.size());
+        r.add(c, key, iv, aead && layout == 1 ? random_bytes(random_below(40)) : Bytes{}, random_bytes(n));
       }
+      auto& [offsets, aad_offsets, data, keys, ivs, aad, sealed, tags] = r;
       ops::CipherBatch batch{.count = count,
                              .message_bytes = layout == 0 ? 1500u : 0u,
                              .keys = keys,
@@ -215,9 +218,7 @@ TEST(CipherKernels, BatchesAtEveryAlignmentMatchOpenSsl) {
 // Messages for chacha20_batch.cu launched directly: back to back (offsets), each with its key, IV
 // (ChaCha20: 16 bytes, the counter word first, or 12 with the kernel's `counter`), AAD, and what
 // OpenSSL makes of it.
-struct KernelBatch {
-  std::vector<std::uint64_t> offsets{0}, aad_offsets{0};
-  Bytes data, keys, ivs, aad, sealed, tags;
+struct KernelBatch : ReferenceBatch {
   unsigned iv_bytes = 16;
   std::uint32_t counter = 0;
 };
@@ -236,15 +237,7 @@ KernelBatch kernel_batch(Cipher c, const std::vector<std::size_t>& lengths, bool
     }
     // Mostly short AAD, now and then several Poly1305 blocks of it.
     const Bytes a = with_aad ? random_bytes(random_below(4) == 0 ? 100 + random_below(60) : random_below(40)) : Bytes{};
-    const Sealed ref = reference_encrypt(c, key, reference_iv, a, m);
-    b.keys.insert(b.keys.end(), key.begin(), key.end());
-    b.ivs.insert(b.ivs.end(), iv.begin(), iv.end());
-    b.aad.insert(b.aad.end(), a.begin(), a.end());
-    b.data.insert(b.data.end(), m.begin(), m.end());
-    b.sealed.insert(b.sealed.end(), ref.data.begin(), ref.data.end());
-    b.tags.insert(b.tags.end(), ref.tag.begin(), ref.tag.end());
-    b.offsets.push_back(b.data.size());
-    b.aad_offsets.push_back(b.aad.size());
+    b.add(c, key, iv, a, m, reference_iv);
   }
   return b;
 }
