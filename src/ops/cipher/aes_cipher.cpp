@@ -100,8 +100,7 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
   // (GCM with host tags or decrypting, or no stream) copies host bytes directly; one that returns
   // with its work queued (CTR, or GCM into device tags, on a stream) stages them.
   const bool call_waits = stream == nullptr || (gcm && !(encrypt && tags_out.on_device));
-  const BatchInputs inputs(device, batch,
-                           {.key_bytes = key_bytes, .word_bytes = 1, .aad = gcm, .call_waits = call_waits}, stream);
+  const BatchInputs inputs(device, batch, {.word_bytes = 1, .aad = gcm, .call_waits = call_waits}, stream);
   const auto keys = inputs.keys(), ivs = inputs.ivs();
   // The bounds this call computed (not the caller's offsets: a CTR batch returns before the GPU
   // reads them).

@@ -17,7 +17,6 @@ namespace opkit::ops::detail {
 
 // What a batch path's kernels read, and whether the call waits for its work before it returns.
 struct BatchInputNeeds {
-  std::size_t key_bytes = 0;   // per message
   std::size_t word_bytes = 1;  // alignment of the kernels' key and IV loads (ChaCha20: 4-byte words)
   bool aad = false;            // the kernels read AAD (the AEADs)
   bool call_waits = true;      // the call waits for its work before it returns

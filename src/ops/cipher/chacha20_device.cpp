@@ -183,8 +183,7 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
   // per-message table on the host). A call that waits (for host tags, or without a stream) copies
   // host bytes directly; one that returns with its work queued stages them.
   const bool call_waits = stream == nullptr || (aead && !tags.on_device);
-  const BatchInputs inputs(device, batch, {.key_bytes = 32, .word_bytes = 4, .aad = aead, .call_waits = call_waits},
-                           stream);
+  const BatchInputs inputs(device, batch, {.word_bytes = 4, .aad = aead, .call_waits = call_waits}, stream);
 
   // `offsets` is this call's own copy.
   const DeviceBuffer<std::uint64_t> offsets_device = upload_scratch(device, bounds.offsets(), stream);

@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <span>
 #include <vector>
 
@@ -110,18 +109,6 @@ class DeviceSecret {
     if (host.empty()) return;
     if (host.size() <= parameter_bytes) return store_by_parameter(host, at);
     buffer_.view().subview(at, host.size()).copy_from(host, stream_);
-  }
-  // Runs of the caller's bytes one after another from byte 0 (a batch's keys, then its IVs): read
-  // in place when the call waits for its work before it returns (upload_waited), else staged.
-  void upload_all(std::initializer_list<std::span<const std::uint8_t>> runs, bool call_waits) {
-    std::size_t at = 0;
-    for (const std::span<const std::uint8_t> run : runs) {
-      if (call_waits)
-        upload_waited(run, at);
-      else
-        upload(run, at);
-      at += run.size();
-    }
   }
   // The caller's device bytes (on this secret's device) copied to byte `at`, queued on the stream:
   // no host copy and no wait. For device memory the kernels cannot read in place.
