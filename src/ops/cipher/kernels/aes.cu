@@ -54,11 +54,6 @@ __device__ __forceinline__ aes_word aes_lane_bits(int q) {
   return q == 0 ? 0xaaaaaaaau : q == 1 ? 0xccccccccu : q == 2 ? 0xf0f0f0f0u : q == 3 ? 0xff00ff00u : 0xffff0000u;
 }
 
-// Bit i of w as a 0 / ~0 mask (a shift left and an arithmetic shift right).
-__device__ __forceinline__ aes_word aes_bit_mask(unsigned int w, int i) {
-  return static_cast<aes_word>(static_cast<int>(w << (31 - i)) >> 31);
-}
-
 // The state word of counter bit p (0 = least significant): bit p % 8 of block byte 15 - p / 8.
 __device__ __forceinline__ int aes_counter_word(int p) {
   return 8 * (15 - (p >> 3)) + (p & 7);

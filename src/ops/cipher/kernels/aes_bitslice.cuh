@@ -6,13 +6,22 @@
 
 typedef unsigned int aes_word;
 
+// Bit i of w as a 0 / ~0 mask, on the FMA pipe only: a multiply by 2^(31 - i) moves the bit to the
+// sign (IMAD.SHL) and the signed high half of (that * 1) repeats the sign over the word (IMAD.HI).
+// ptxas would spend two ALU operations on the shifts (a shift left and an arithmetic shift right),
+// and the ALU pipe is what bounds bitsliced AES; multiplies take the same time whatever the bits.
+__device__ __forceinline__ aes_word aes_bit_mask(unsigned int w, int i) {
+  return static_cast<aes_word>(__mulhi(static_cast<int>(w * (1u << (31 - i))), 1));
+}
+
 // Where round keys come from, as 0 / ~0 masks (uniform across the 32 blocks): mask(r, j) is bit j
-// (0..127) of round key r. AesKeyBits derives it from the key bytes (two ALU operations);
-// AesKeyMasks loads it precomputed (128 words per round, at addresses that depend on r and j only).
+// (0..127) of round key r. AesKeyBits derives it from the key bytes (aes_bit_mask: no ALU
+// operation); AesKeyMasks loads it precomputed (128 words per round, at addresses that depend on r
+// and j only).
 struct AesKeyBits {
   const unsigned int* round_keys;  // 4 little-endian words per round
   __device__ __forceinline__ aes_word mask(int r, int j) const {
-    return 0u - ((round_keys[4 * r + (j >> 5)] >> (j & 31)) & 1u);
+    return aes_bit_mask(round_keys[4 * r + (j >> 5)], j & 31);
   }
 };
 struct AesKeyMasks {
