@@ -32,7 +32,7 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
 // them) or device memory on `device` (nothing waits, finish_call). AEAD decryption compares each
 // message's tag with tags_expected (16 bytes each; host memory is uploaded once, device memory on
 // `device` read in place) in the kernel, which zeroes a failing message's output; the call waits
-// for the kernel's failure count (4 bytes back) and copies the per-message verdicts back only when
+// for the kernel's failure count (8 bytes back) and copies the per-message verdicts back only when
 // it is not zero. Returns the messages whose tag did not verify (ascending; their output zero).
 std::vector<std::size_t> chacha20_device_batch(const Device& device, bool aead, bool decrypt, const CipherBatch& batch,
                                                const BatchBounds& bounds, const CheckedBatch& checked,
