@@ -17,7 +17,8 @@
 //   --bulk-only 1  only the ChaCha20 kernel-only row and the bulk rows
 //   --batch-only 1 only the batch rows (for profiling the batch kernels: ncu -k ...); each batch
 //                also with its keys and IVs in device memory ("-devkeys" rows; AEADs also into
-//                device tags, "-devkeys-devtags"; chacha20 also with 12-byte nonces, whose IVs
+//                and against device tags, "encrypt-devkeys-devtags" and
+//                "decrypt+verify-devkeys-devtags"; chacha20 also with 12-byte nonces, whose IVs
 //                need no device-side counter check, "-devkeys-nonce12")
 //   --ciphers A,B  only these ciphers' bulk and batch rows (names as cipher_from_name takes them)
 //   --poly1305-chains 1,16  only ChaCha20-Poly1305 encrypt and decrypt, once per
@@ -207,7 +208,8 @@ struct Bench {
 
   // The batch above with its keys and IVs in device memory (uploaded once, outside the timing):
   // the same data and results, no key staging or upload in the call. AEADs also encrypt into
-  // device tags (nothing comes back to the host). Rows "...-devkeys" (and "-devtags").
+  // device tags (nothing comes back to the host) and decrypt against them (only the verdict comes
+  // back). Rows "...-devkeys" (and "-devtags").
   void batch_device_keys(ops::Cipher cipher, const ops::CipherBatch& host_keys, opkit::DeviceBuffer<std::uint8_t>& in,
                          opkit::DeviceBuffer<std::uint8_t>& out, opkit::DeviceBuffer<std::uint8_t>& back,
                          const Bytes& host_in, const Bytes& want, const Bytes& want_tags, const std::string& shape) {
@@ -239,7 +241,14 @@ struct Bench {
         gpu, stream, reps, [&] { ops::encrypt_batch(cipher, b, src, out.view(), device_tags.view(), options()); });
     const bool tags_ok = out.to_host() == want && device_tags.to_host() == want_tags;
     row(std::string(t.name), shape, "encrypt-devkeys-devtags", total, enc_tags, tags_ok);
-    all_ok = all_ok && tags_ok;
+    // Decryption against those device tags: compared on the device, only the verdict comes back.
+    back.fill(0, &stream);
+    const opkit::BufferView<const std::uint8_t> expected(std::as_const(device_tags).view());
+    const double dec_tags =
+        median_ms(gpu, stream, reps, [&] { ops::decrypt_batch(cipher, b, sealed, back.view(), expected, options()); });
+    const bool dec_tags_ok = back.to_host() == host_in;
+    row(std::string(t.name), shape, "decrypt+verify-devkeys-devtags", total, dec_tags, dec_tags_ok);
+    all_ok = all_ok && tags_ok && dec_tags_ok;
   }
 
   // chacha20 with device keys and 12-byte nonces (counter 0): no IV counter to check, so against

@@ -2,7 +2,8 @@
 # On the GPU machine: cipher batches with keys and IVs in device memory (issue 17) beside the
 # host-key rows. Builds, runs the conformance suite's cipher cases on the GPU (every cipher, host
 # and device keys, against OpenSSL), then `opkit_cipher_bench --batch-only 1` (10^6 x 64 B and
-# 10^6 x 1500 B, every cipher: host keys, "-devkeys", "-devkeys-devtags", "-devkeys-nonce12")
+# 10^6 x 1500 B, every cipher: host keys, "-devkeys", "-devkeys-devtags" (AEAD encryption into and
+# decryption against device tags), "-devkeys-nonce12")
 # and prints the packet rows last with their ratio to the host-key row. About 5 minutes on 16 cores.
 #   OUT=/some/dir bash bench/device/cipher_batch_keys.sh
 set -uo pipefail

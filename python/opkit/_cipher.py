@@ -15,7 +15,8 @@ counter words checked there, which waits for that check; 12-byte nonces (counter
 
 AEADs (aes-*-gcm, chacha20-poly1305) take aad= and return (ciphertext, tag) from encrypt (tag: 16
 bytes, or [N, 16] uint8 for a batch); decrypt takes tag= and raises opkit.AuthenticationError
-(failed_indices: the failing rows) when it does not verify, releasing no plaintext.
+(failed_indices: the failing rows) when it does not verify, releasing no plaintext (the failing
+rows are zeroed). A batch's tag= may be a CUDA array on the data's GPU: compared there, in place.
 
 IVs as OpenSSL takes them: aes-*-ctr 16 bytes (the initial counter block); aes-*-gcm any length
 >= 1 (12 recommended); chacha20 16 bytes (32-bit little-endian counter || 96-bit nonce) or a
@@ -74,8 +75,9 @@ def _host_uint8(value, what):
 
 
 def _batch_input(value, what, data, handle):
-    """A batch's keys or IVs for the extension: a DLPack capsule of a CUDA array on the data's GPU
-    (exported on the stream the data is used on), else a C-contiguous host uint8 array."""
+    """A batch's keys, IVs or expected tags for the extension: a DLPack capsule of a CUDA array on
+    the data's GPU (exported on the stream the data is used on), else a C-contiguous host uint8
+    array."""
     if not (is_dlpack(value) and on_cuda(value)):
         return _host_uint8(value, what)
     if not on_cuda(data):
@@ -105,7 +107,8 @@ def _run(x, cipher, encrypt_, key, iv, aad, tag, device, stream, counter):
         handle = None if s is None else s.handle
     if batch:
         keys, ivs = _batch_input(key, "key", data, handle), _batch_input(iv, "iv", data, handle)
-        tags = None if tag is None else _host_uint8(tag, "tag").reshape(-1, 16)
+        # Expected tags on the data's GPU are compared there (only the verdict comes back).
+        tags = None if tag is None else _batch_input(tag, "tag", data, handle)
         out, new_tags = _opkit.cipher_batch(
             capsule(data, handle), cipher, encrypt_, keys, ivs, tags, where, handle, counter
         )

@@ -209,7 +209,8 @@ def sha256d(x: torch.Tensor, *, offsets: torch.Tensor | None = None, out: torch.
 # capture), except that a CUDA batch's keys, IVs and AAD may each also be CUDA tensors on the data's
 # device, which the kernels read in place on torch's current stream (no copy to the host and back;
 # not wiped: they are the caller's). AEAD tags live on the data's device and are written there with
-# no wait. aead_decrypt takes the tag on the CPU or the data's device. One message: key
+# no wait. aead_decrypt takes the tag on the CPU or the data's device (a CUDA batch's tags are
+# compared there, in place; only the verdict comes back). One message: key
 # [key_bytes], iv [iv_bytes], aad [A], tag [16]; x of any shape, encrypted as its bytes in order.
 # A batch: key [N, key_bytes] and x [N, L], with iv [N, iv_bytes], aad [N, A] (or empty: none) and
 # tag [N, 16], one of each per row.
@@ -373,8 +374,10 @@ def _define_ciphers():
     def aead_decrypt(x, cipher, key, iv, aad, tag):
         shape = _check_cipher("opkit::aead_decrypt", x, cipher, key, iv, aad, tag, True)
         out = torch.empty_like(x)
-        # Verification waits for the verdict anyway: a tag on the GPU comes to the host for it.
-        _cipher_run(cipher, False, x, out, shape, key, iv, aad, tag.cpu(), 0)
+        # A batch's tags on the GPU are compared there (only the verdict comes back); one message's
+        # tag comes to the host, where its verdict is waited for anyway.
+        batch = shape[0]
+        _cipher_run(cipher, False, x, out, shape, key, iv, aad, tag if batch else tag.cpu(), 0)
         return out
 
     def aead_decrypt_fake(x, cipher, key, iv, aad, tag):

@@ -2,8 +2,9 @@
 // contiguous uint8 array of any shape) or a batch ([N, L] uint8 with a key and IV per row), run
 // where the data lives. CUDA data stays on its GPU: the input is borrowed, the output is a new
 // device allocation returned through DLPack, and the work is queued on the stream the caller
-// names. Keys, IVs, AAD and tags are host bytes, except a batch's keys and IVs (and opkit.torch's
-// AAD), which may be CUDA memory on the data's GPU: read there in place, no host round trip.
+// names. Keys, IVs, AAD and tags are host bytes, except a batch's keys, IVs and expected tags (and
+// opkit.torch's AAD), which may be CUDA memory on the data's GPU: read there in place, no host
+// round trip.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -49,8 +50,9 @@ Bytes host_bytes(const AnyArray& array, const char* what) {
   return Bytes(static_cast<const std::uint8_t*>(array.data()), array.size());
 }
 
-// A batch's keys or IVs: host bytes, or CUDA memory on the data's GPU (the cipher API checks that
-// it is that GPU, and says which it is). `gpu` unset: host data, which takes host keys and IVs.
+// A batch's keys, IVs or expected tags: host bytes, or CUDA memory on the data's GPU (the cipher
+// API checks that it is that GPU, and says which it is). `gpu` unset: host data, which takes host
+// ones.
 struct BatchInput {
   Bytes host;
   std::optional<BufferView<const std::uint8_t>> device;
@@ -155,8 +157,9 @@ std::pair<nb::object, nb::bytes> bulk(AnyArray data, const std::string& cipher_n
 }
 
 // A batch: data [N, L], keys [N, key_bytes], ivs [N, iv_bytes], tags [N, 16] (decrypt of an
-// AEAD). Keys and IVs are host arrays, or CUDA arrays on the data's GPU (read in place). Returns
-// (output [N, L], tags [N, 16] as bytes when encrypting an AEAD, else empty).
+// AEAD). Keys, IVs and tags are host arrays, or CUDA arrays on the data's GPU (read in place; CUDA
+// tags are compared there, nothing but the verdict comes back). Returns (output [N, L], tags
+// [N, 16] as bytes when encrypting an AEAD, else empty).
 std::pair<nb::object, nb::bytes> batch(AnyArray data, const std::string& cipher_name, bool encrypt, AnyArray keys,
                                        AnyArray ivs, std::optional<AnyArray> tags, const std::optional<Device>& device,
                                        std::optional<std::uintptr_t> stream, std::uint32_t chacha20_counter) {
@@ -182,7 +185,7 @@ std::pair<nb::object, nb::bytes> batch(AnyArray data, const std::string& cipher_
                            .device_keys = batch_keys.device,
                            .device_ivs = batch_ivs.device};
   std::string new_tags(encrypt && aead ? count * ops::aead_tag_bytes : 0, '\0');
-  const Bytes expected = tags ? host_bytes(*tags, "tags") : Bytes{};
+  const BatchInput expected = tags ? batch_input(*tags, out.gpu, "tags") : BatchInput{};
   const std::span<std::uint8_t> tags_out(reinterpret_cast<std::uint8_t*>(new_tags.data()), new_tags.size());
   const auto* in = static_cast<const std::uint8_t*>(data.data());
   const std::size_t n = data.size();
@@ -193,12 +196,14 @@ std::pair<nb::object, nb::bytes> batch(AnyArray data, const std::string& cipher_
       const BufferView<std::uint8_t> dst(*out.gpu, out.data, n);
       if (encrypt)
         ops::encrypt_batch(cipher, b, src, dst, tags_out, options);
+      else if (expected.device)
+        ops::decrypt_batch(cipher, b, src, dst, *expected.device, options);
       else
-        ops::decrypt_batch(cipher, b, src, dst, expected, options);
+        ops::decrypt_batch(cipher, b, src, dst, expected.host, options);
     } else if (encrypt) {
       ops::encrypt_batch(cipher, b, Bytes(in, n), {out.data, n}, tags_out, options);
     } else {
-      ops::decrypt_batch(cipher, b, Bytes(in, n), {out.data, n}, expected, options);
+      ops::decrypt_batch(cipher, b, Bytes(in, n), {out.data, n}, expected.host, options);
     }
   }
   return {out.array, nb::bytes(new_tags.data(), new_tags.size())};
@@ -212,12 +217,13 @@ std::pair<nb::object, nb::bytes> batch(AnyArray data, const std::string& cipher_
 // key_bytes, iv rows x (iv_bytes / rows), aad rows x (aad_bytes / rows) (none when 0), tag rows x
 // 16. Key, IV and AAD are host memory unless key_on_device / iv_on_device / aad_on_device (a
 // batch on `gpu`: that input is device memory there, read in place); the tag is host memory unless
-// tag_on_device (an AEAD encryption on `gpu`: the tag or tags are device memory there); the tag is
-// written when encrypting an AEAD, verified when decrypting one (a mismatch raises
-// opkit.AuthenticationError and zeroes the output) and unused (tag_bytes 0) for CTR and ChaCha20.
-// `gpu` unset: host memory, through OpenSSL on the host CPU. `gpu` set: device memory, queued on
-// `stream` (the framework's current stream); an AEAD waits for it to bring a host tag (or the
-// verdict) to the host, and not for a device tag. Waits answer Ctrl-C.
+// tag_on_device (on `gpu`, an AEAD encryption's tag or tags, or a batch decryption's expected
+// tags: device memory there); the tag is written when encrypting an AEAD, verified when decrypting
+// one (a mismatch raises opkit.AuthenticationError and zeroes the output) and unused (tag_bytes 0)
+// for CTR and ChaCha20. `gpu` unset: host memory, through OpenSSL on the host CPU. `gpu` set:
+// device memory, queued on `stream` (the framework's current stream); an AEAD encryption waits for
+// it to bring a host tag to the host, and not for a device tag; a decryption waits for its
+// verdict. Waits answer Ctrl-C.
 void cipher_at(const std::string& cipher_name, bool encrypt, std::optional<Device> gpu, std::uintptr_t in,
                std::uintptr_t out, bool batch, std::size_t rows, std::size_t message_bytes, std::uintptr_t key,
                std::size_t key_bytes, std::uintptr_t iv, std::size_t iv_bytes, std::uintptr_t aad,
@@ -229,6 +235,10 @@ void cipher_at(const std::string& cipher_name, bool encrypt, std::optional<Devic
   if ((key_on_device || iv_on_device || aad_on_device) && !(batch && gpu))
     throw Error(Errc::invalid_argument, "cipher",
                 "keys, IVs and AAD in device memory are for a batch on a GPU; one message takes them in host memory");
+  if (tag_on_device && !(gpu && (encrypt || batch)))
+    throw Error(Errc::invalid_argument, "cipher",
+                "a tag in device memory is for data on a GPU, and for decryption only for a batch; one message's "
+                "decryption takes its tag in host memory");
   const auto host = [](std::uintptr_t at, std::size_t size) {
     return Bytes(static_cast<const std::uint8_t*>(address(at)), size);
   };
@@ -291,6 +301,8 @@ void cipher_at(const std::string& cipher_name, bool encrypt, std::optional<Devic
         ops::encrypt_batch(cipher, b, from, to, BufferView<std::uint8_t>(*gpu, tag_at, tag_bytes), options);
       else if (encrypt)
         ops::encrypt_batch(cipher, b, from, to, {tag_at, tag_bytes}, options);
+      else if (tag_on_device)
+        ops::decrypt_batch(cipher, b, from, to, BufferView<const std::uint8_t>(*gpu, tag_at, tag_bytes), options);
       else
         ops::decrypt_batch(cipher, b, from, to, host(tag, tag_bytes), options);
     } else if (encrypt) {
@@ -326,7 +338,8 @@ void bind_cipher(nb::module_& m) {
         "opkit.torch's entry: rows x message_bytes bytes at `data` encrypted or decrypted into `out` (checked "
         "tensors' addresses; key, IV and AAD at host addresses unless a batch on `gpu` names them on_device; the "
         "tag too unless tag_on_device: an AEAD encryption on `gpu` then writes it to device memory without "
-        "waiting), on `gpu` and its stream handle `stream`, or on the host CPU when gpu is None.");
+        "waiting, a batch decryption on `gpu` compares against it there), on `gpu` and its stream handle "
+        "`stream`, or on the host CPU when gpu is None.");
   m.def("cipher_info", &cipher_info, "cipher"_a, "key_bytes, block_bytes and aead of a cipher name.");
 }
 

@@ -115,47 +115,76 @@ inline Batch random_batch(opkit::ops::Cipher cipher, bool variable) {
   return random_batch(cipher, {.variable = variable, .aad = variable});
 }
 
+// What OpenSSL seals b's messages to: the ciphertext in b's layout and tag_bytes of tag each.
+inline Sealed reference_seal(const Batch& b, std::size_t tag_bytes = 16) {
+  Sealed sealed{Bytes(b.data.size()), Bytes(aead(b.cipher) ? b.count * tag_bytes : 0)};
+  for (std::size_t i = 0; i < b.count; ++i) {
+    const Sealed one = reference_encrypt(b.cipher, b.part(b.keys, i, b.key_bytes()), b.reference_iv(i),
+                                         b.message_aad(i), b.slice(b.data, i), tag_bytes);
+    std::copy(one.data.begin(), one.data.end(), sealed.data.begin() + static_cast<std::ptrdiff_t>(b.begin(i)));
+    std::copy(one.tag.begin(), one.tag.end(), sealed.tag.begin() + static_cast<std::ptrdiff_t>(i * one.tag.size()));
+  }
+  return sealed;
+}
+
 // One batch call on device buffers (in place or not); the output comes back whether or not the
-// call throws AuthenticationError.
+// call throws AuthenticationError. device_tags: the AEAD tags in device memory on `device` (the
+// BufferView overloads: encryption writes them there and they come back into `tags`, decryption
+// reads them there, copied from `tags`), else host memory.
 inline void run_batch(const opkit::Device& device, opkit::ops::Cipher cipher, const opkit::ops::CipherBatch& batch,
                       bool encrypt, const Bytes& in, Bytes& out, Bytes& tags, bool in_place,
-                      const opkit::ops::CipherOptions& options) {
+                      const opkit::ops::CipherOptions& options, bool device_tags = false) {
   namespace ops = opkit::ops;
   auto a = device.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
   auto c = device.alloc<std::uint8_t>(std::max<std::size_t>(in.size(), 1));
+  auto t = device.alloc<std::uint8_t>(std::max<std::size_t>(tags.size(), 1));
   if (!in.empty()) a.view().subview(0, in.size()).copy_from(in);
+  if (device_tags && !encrypt && !tags.empty()) t.view().subview(0, tags.size()).copy_from(tags);
   c.fill(0xAA);
   const auto src = opkit::BufferView<const std::uint8_t>(a.view()).subview(0, in.size());
   const auto dst = (in_place ? a.view() : c.view()).subview(0, in.size());
+  const auto tags_view = t.view().subview(0, tags.size());
   std::optional<ops::AuthenticationError> failed;
   try {
-    if (encrypt)
+    if (encrypt && device_tags)
+      ops::encrypt_batch(cipher, batch, src, dst, tags_view, options);
+    else if (encrypt)
       ops::encrypt_batch(cipher, batch, src, dst, tags, options);
+    else if (device_tags)
+      ops::decrypt_batch(cipher, batch, src, dst, opkit::BufferView<const std::uint8_t>(tags_view), options);
     else
       ops::decrypt_batch(cipher, batch, src, dst, tags, options);
   } catch (const ops::AuthenticationError& e) {
     failed = e;
   }
   out = in.empty() ? Bytes{} : dst.to_host();
+  if (encrypt && device_tags && !tags.empty()) tags = tags_view.to_host();
   if (failed) throw *failed;
 }
 
-// Flips one bit in about a third of the sealed messages, in the ciphertext or the tag (16 bytes a
-// message), and in the last message's tag when that chose none; returns their indices in order.
-inline std::vector<std::size_t> forge_some(const Batch& b, Bytes& sealed, Bytes& tags) {
+// Flips one bit in about a third of the sealed messages, in the ciphertext or the tag (tag_bytes a
+// message) or, given aad (b's AAD, to be passed in its place), the message's AAD when it has any;
+// and in the last message's tag when that chose none. Returns their indices in order.
+inline std::vector<std::size_t> forge_some(const Batch& b, Bytes& sealed, Bytes& tags, Bytes* aad = nullptr,
+                                           std::size_t tag_bytes = 16) {
   std::vector<std::size_t> forged;
   for (std::size_t i = 0; i < b.count; ++i) {
     if (random_below(3) != 0) continue;
     forged.push_back(i);
     const std::size_t n = b.end(i) - b.begin(i);
-    if (n != 0 && random_below(2) == 0)
+    const std::size_t where = random_below(aad != nullptr ? 3 : 2);
+    const std::size_t aad_bytes =
+        aad != nullptr && !b.aad_offsets.empty() ? b.aad_offsets[i + 1] - b.aad_offsets[i] : 0;
+    if (where == 0 && n != 0)
       sealed[b.begin(i) + random_below(n)] ^= 0x01;
+    else if (where == 2 && aad_bytes != 0)
+      (*aad)[b.aad_offsets[i] + random_below(aad_bytes)] ^= 0x10;
     else
-      tags[16 * i + random_below(16)] ^= 0x80;
+      tags[tag_bytes * i + random_below(tag_bytes)] ^= 0x80;
   }
   if (forged.empty()) {
     forged.push_back(b.count - 1);
-    tags[16 * (b.count - 1)] ^= 0x01;
+    tags[tag_bytes * (b.count - 1)] ^= 0x01;
   }
   return forged;
 }

@@ -1,9 +1,11 @@
 // Cipher batches whose keys, IVs and AAD are device memory on the data's device
 // (CipherBatch::device_keys, device_ivs, device_aad), on every device target against OpenSSL EVP
 // called directly: every cipher and IV form, fixed and variable layouts, AAD, in place or not, at
-// any alignment, mixed with host inputs, into host or device tags; forged messages reported by
-// index and zeroed; the device-side check of chacha20's 16-byte IV counters; and the errors of
-// wrong sizes, forms and devices, which never show key bytes.
+// any alignment, mixed with host inputs, into host or device tags; AEAD decryption of OpenSSL's
+// batches against expected tags in device memory (every ChaCha20 group size, GCM's full and
+// truncated tags); forged messages reported by index and zeroed; the device-side check of
+// chacha20's 16-byte IV counters; and the errors of wrong sizes, forms and devices, which never
+// show key bytes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -192,6 +194,119 @@ TEST_P(CipherDeviceKeys, ForgedMessagesAreReportedByIndexAndZeroed) {
   }
 }
 
+// The AEADs with the tag lengths their batch decryption takes from device memory: ChaCha20-Poly1305's
+// 16 bytes, GCM's 16 and a truncated length.
+const std::vector<std::pair<Cipher, std::size_t>> aead_tag_forms = {
+    {Cipher::chacha20_poly1305, 16}, {Cipher::aes_128_gcm, 16}, {Cipher::aes_256_gcm, 12}};
+
+// A batch of `count` messages of fixed_bytes each (no offsets), with AAD per message.
+Batch fixed_batch(Cipher cipher, std::size_t count, std::size_t fixed_bytes) {
+  Batch b = random_batch(cipher, {.variable = false, .aad = true});
+  b.count = count, b.fixed_bytes = fixed_bytes;
+  b.data = random_bytes(count * fixed_bytes);
+  b.keys = random_bytes(count * b.key_bytes());
+  b.ivs = random_bytes(count * b.iv_bytes);
+  b.aad_offsets.assign(1, 0);
+  for (std::size_t i = 0; i < count; ++i) b.aad_offsets.push_back(b.aad_offsets.back() + random_below(40));
+  b.aad = random_bytes(b.aad_offsets.back());
+  return b;
+}
+
+// Decryption against expected tags in device memory opens what OpenSSL sealed: fixed lengths that
+// put 1, 2, 4 and 8 ChaCha20 threads on a message (0, 1, 63, 64 bytes: one; 65, 129: two; 256:
+// four; 1500: eight) in counts that leave the last block of threads partly empty, and offsets
+// batches of mixed lengths; keys, IVs and AAD in host or device memory, in place or not.
+TEST_P(CipherDeviceKeys, DecryptionWithDeviceTagsOpensOpenSslBatchesOfEveryGroupSizeAndLayout) {
+  OPKIT_DEVICE_OR_SKIP(device, "device memory for tags");
+  for (const auto& [cipher, tag_bytes] : aead_tag_forms) {
+    std::vector<Batch> batches;
+    for (const std::size_t n : {0, 1, 63, 64, 65, 129, 256, 1500})
+      batches.push_back(fixed_batch(cipher, n <= 64 ? 257 : 33 + random_below(40), n));
+    batches.push_back(random_batch(cipher, {.variable = true, .aad = true}));
+    for (std::size_t k = 0; k < batches.size(); ++k) {
+      const Batch& b = batches[k];
+      const bool device_inputs = k % 2 == 0, in_place = k % 3 == 0;
+      const std::string what = describe(b, {.variable = !b.offsets.empty()},
+                                        " of " + std::to_string(b.fixed_bytes) + " bytes, tags of " +
+                                            std::to_string(tag_bytes) + (device_inputs ? ", device inputs" : ""));
+      const DeviceInputs inputs(device, b);
+      Sealed sealed = reference_seal(b, tag_bytes);
+      Bytes opened;
+      run_batch(device, cipher, device_inputs ? inputs.view(b) : b.view(), false, sealed.data, opened, sealed.tag,
+                in_place, {}, true);
+      ASSERT_EQ(opened, b.data) << what;
+    }
+  }
+}
+
+// A bit flipped in some messages' ciphertext, tag or AAD, the tags in device memory: the call
+// throws AuthenticationError with exactly those indices, their output is zero (in place too: no
+// ciphertext or plaintext left) and the others are decrypted.
+TEST_P(CipherDeviceKeys, ForgedMessagesAgainstDeviceTagsAreReportedByIndexAndZeroed) {
+  OPKIT_DEVICE_OR_SKIP(device, "device memory for tags");
+  for (const auto& [cipher, tag_bytes] : aead_tag_forms) {
+    for (bool variable : {false, true}) {
+      const Batch b = variable ? random_batch(cipher, {.variable = true, .aad = true})
+                               : fixed_batch(cipher, 40 + random_below(60), 1500);
+      Sealed sealed = reference_seal(b, tag_bytes);
+      Batch forged_b = b;  // b with the forged AAD
+      const std::vector<std::size_t> forged = forge_some(b, sealed.data, sealed.tag, &forged_b.aad, tag_bytes);
+      const DeviceInputs inputs(device, forged_b);
+      for (bool device_inputs : {false, true}) {
+        for (bool in_place : {false, true}) {
+          const std::string what = describe(b, {.variable = variable}, in_place ? " in place" : "") +
+                                   (device_inputs ? " device inputs" : "");
+          Bytes opened;
+          try {
+            run_batch(device, cipher, device_inputs ? inputs.view(forged_b) : forged_b.view(), false, sealed.data,
+                      opened, sealed.tag, in_place, {}, true);
+            ADD_FAILURE() << what << ": forged messages were accepted";
+          } catch (const ops::AuthenticationError& e) {
+            EXPECT_EQ(e.failed_indices(), forged) << what;
+          }
+          expect_forged_zeroed(b, opened, forged, what);
+        }
+      }
+    }
+  }
+}
+
+// Device tags written by an encryption are read by a decryption queued behind it on the same
+// stream, with no wait between the calls (the decryption waits for its verdicts); a tag forged on
+// the device afterwards fails that message alone.
+TEST_P(CipherDeviceKeys, DeviceTagsOpenOnTheStreamThatSealedThem) {
+  OPKIT_DEVICE_OR_SKIP(device, "device memory for tags");
+  opkit::Stream stream = device.create_stream();
+  for (const auto& [cipher, tag_bytes] : aead_tag_forms) {
+    const Batch b = random_batch(cipher, {.variable = true, .aad = true});
+    const DeviceInputs inputs(device, b);
+    const OnDevice plain(device, b.data);
+    const std::size_t bytes = b.data.size();
+    auto sealed = device.alloc<std::uint8_t>(bytes + 1), opened = device.alloc<std::uint8_t>(bytes + 1);
+    auto tags = device.alloc<std::uint8_t>(b.count * tag_bytes);
+    device.synchronize();  // the copies above are on the default stream, which `stream` does not wait for
+    const auto sealed_view = std::as_const(sealed).view().subview(0, bytes);
+    ops::encrypt_batch(cipher, inputs.view(b), plain.view(), sealed.view().subview(0, bytes), tags.view(),
+                       {.stream = &stream});
+    ops::decrypt_batch(cipher, inputs.view(b), sealed_view, opened.view().subview(0, bytes), std::as_const(tags).view(),
+                       {.stream = &stream});
+    ASSERT_EQ(bytes == 0 ? Bytes{} : opened.view().subview(0, bytes).to_host(), b.data) << name(cipher);
+    ASSERT_EQ(tags.to_host(), reference_seal(b, tag_bytes).tag) << name(cipher);
+    const std::size_t victim = random_below(b.count);
+    Bytes tag = tags.view().subview(victim * tag_bytes, tag_bytes).to_host();
+    tag[random_below(tag_bytes)] ^= 0x04;
+    tags.view().subview(victim * tag_bytes, tag_bytes).copy_from(tag);
+    try {
+      ops::decrypt_batch(cipher, inputs.view(b), sealed_view, opened.view().subview(0, bytes),
+                         std::as_const(tags).view(), {.stream = &stream});
+      ADD_FAILURE() << name(cipher) << ": a forged device tag was accepted";
+    } catch (const ops::AuthenticationError& e) {
+      EXPECT_EQ(e.failed_indices(), std::vector<std::size_t>{victim}) << name(cipher);
+    }
+    expect_forged_zeroed(b, bytes == 0 ? Bytes{} : opened.view().subview(0, bytes).to_host(), {victim}, name(cipher));
+  }
+}
+
 // What a chacha20 batch call throws (or "" when it does not), its output left in `out`.
 std::string chacha20_error(const opkit::Device& device, const ops::CipherBatch& batch, const Bytes& in, Bytes& out) {
   auto a = device.alloc<std::uint8_t>(in.size()), c = device.alloc<std::uint8_t>(in.size());
@@ -310,6 +425,20 @@ TEST_P(CipherDeviceKeys, WrongSizesFormsAndDevicesAreClearErrorsWithoutKeyBytes)
   auto long_tags = device.alloc<std::uint8_t>(b.count * 17);
   cases.emplace_back(error_of([&] { ops::encrypt_batch(b.cipher, batch, src, dst, long_tags.view()); }),
                      "tag of 17 bytes is not allowed");
+  // Decryption against device tags: the same rules.
+  const auto decrypt = [&](const opkit::BufferView<const std::uint8_t>& expected) {
+    return error_of([&] { ops::decrypt_batch(b.cipher, batch, src, dst, expected); });
+  };
+  cases.emplace_back(decrypt(std::as_const(tags_elsewhere).view()), "another device");
+  cases.emplace_back(decrypt(std::as_const(long_tags).view()), "tag of 17 bytes is not allowed");
+  if (b.count > 1)
+    cases.emplace_back(decrypt(std::as_const(long_tags).view().subview(0, b.count * 16 + 1)),
+                       "is not one tag per message");
+  ops::CipherBatch no_aad = batch;
+  no_aad.device_aad = std::nullopt, no_aad.aad_offsets = {};
+  cases.emplace_back(
+      error_of([&] { ops::decrypt_batch(Cipher::chacha20, no_aad, src, dst, std::as_const(long_tags).view()); }),
+      "chacha20 has no tag");
 
   for (const auto& [message, says] : cases) {
     EXPECT_NE(message.find(says), std::string::npos) << "expected \"" << says << "\" in: " << message;

@@ -190,11 +190,14 @@ def test_cuda_batches_take_their_keys_and_nonces_on_the_gpu(rng, cipher):
         assert torch.equal(opkit.decrypt(out, cipher=cipher, key=keys, iv=ivs), x)
         return
     assert torch.equal(opkit.decrypt(out, cipher=cipher, key=keys, iv=ivs, tag=tags), x)
+    # Expected tags on the GPU too: compared there, in place.
+    assert torch.equal(opkit.decrypt(out, cipher=cipher, key=keys, iv=ivs, tag=torch.from_numpy(tags).cuda()), x)
     forged = tags.copy()
     forged[[3, 50], 0] ^= 1
-    with pytest.raises(opkit.AuthenticationError) as failure:
-        opkit.decrypt(out, cipher=cipher, key=keys, iv=ivs, tag=forged)
-    assert failure.value.failed_indices == [3, 50]
+    for expected in (forged, torch.from_numpy(forged).cuda()):
+        with pytest.raises(opkit.AuthenticationError) as failure:
+            opkit.decrypt(out, cipher=cipher, key=keys, iv=ivs, tag=expected)
+        assert failure.value.failed_indices == [3, 50]
 
 
 @requires_gpu

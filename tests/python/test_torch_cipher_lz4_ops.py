@@ -251,8 +251,9 @@ def test_a_cuda_batch_may_keep_its_keys_ivs_and_aad_on_the_data_device():
                                     "chacha20-poly1305"])
 def test_cuda_batch_keys_ivs_and_aad_on_the_gpu_are_read_there(rng, cipher):
     # Keys, IVs and AAD as CUDA tensors on the data's device: the ops read them in place; the
-    # results are the reference's, decryption (with keys on the GPU too) gives the data back, and
-    # a forged AEAD row is reported by index.
+    # results are the reference's, decryption (with keys on the GPU too, and the tags compared
+    # there, or brought from the CPU) gives the data back, and a forged AEAD row is reported by
+    # index.
     rows, length, aad_bytes = 65, 1500, 13
     pairs = [fresh(rng, cipher) for _ in range(rows)]
     keys = torch.from_numpy(np.frombuffer(b"".join(k for k, _ in pairs), np.uint8).reshape(rows, -1).copy()).cuda()
@@ -273,11 +274,13 @@ def test_cuda_batch_keys_ivs_and_aad_on_the_gpu_are_read_there(rng, cipher):
         return
     assert tags.is_cuda
     assert torch.equal(ot.decrypt(ct, cipher=cipher, key=keys, iv=ivs, aad=aad, tag=tags), x)
+    assert torch.equal(ot.decrypt(ct, cipher=cipher, key=keys, iv=ivs, aad=aad, tag=tags.cpu()), x)
     forged = tags.clone()
     forged[7, 3] ^= 1
-    with pytest.raises(opkit.AuthenticationError) as raised:
-        ot.decrypt(ct, cipher=cipher, key=keys, iv=ivs, aad=aad, tag=forged)
-    assert raised.value.failed_indices == [7]
+    for expected in (forged, forged.cpu()):
+        with pytest.raises(opkit.AuthenticationError) as raised:
+            ot.decrypt(ct, cipher=cipher, key=keys, iv=ivs, aad=aad, tag=expected)
+        assert raised.value.failed_indices == [7]
 
 
 @needs_cuda

@@ -47,7 +47,10 @@ TEST(Chacha20Sass, BulkKernelsHaveNoAddressOrBranchThatDependsOnLoadedData) {
 // nonces, messages, AAD) is secret as in the bulk kernels. The message index that selects an
 // offset is computed from `lanes_log2` (0x268, threads per message), which the checker sees as a
 // parameter the offsets pointer derives from, so it is named too: it is no pointer, and a load
-// through keys + 32 i (also derived from `keys`) stays secret.
+// through keys + 32 i (also derived from `keys`) stays secret. The decrypting AEAD builds read
+// each message's verdict back through `verdicts` (0x270) to decide whether its lanes zero their
+// output: the verdict is public (the call reports it), and that parameter is declared so; the
+// comparison that computes it (a select) and the expected tags (through `tags`) stay secret.
 TEST(Chacha20Sass, BatchKernelsHaveNoAddressOrBranchThatDependsOnSecretData) {
   OPKIT_REQUIRE_NVRTC();
   if (const std::string missing = opkit::test::sass_tools_missing(); !missing.empty()) GTEST_SKIP() << missing;
@@ -56,7 +59,7 @@ TEST(Chacha20Sass, BatchKernelsHaveNoAddressOrBranchThatDependsOnSecretData) {
       for (bool decrypt : {false, true}) {
         const opkit::test::SassCheck check = opkit::test::run_sass_check(
             "ct_sass_check.py", sm90(opkit::ops::chacha20_batch_program(aead, aligned, decrypt)),
-            "--public-param 0x230 --public-param 0x248 --public-param 0x268");
+            "--public-param 0x230 --public-param 0x248 --public-param 0x268 --public-param 0x270");
         if (check.output.find("ct_sass_check: cannot check") != std::string::npos)
           GTEST_SKIP() << "this NVRTC emits SASS the checker does not model: " << check.output;
         EXPECT_EQ(check.status, 0) << (aead ? "aead " : "") << (aligned ? "aligned " : "unaligned ")

@@ -242,13 +242,20 @@ KernelBatch kernel_batch(Cipher c, const std::vector<std::size_t>& lengths, bool
   return b;
 }
 
+// What one launch of the batch kernel leaves: the output, the tags (encryption), and for
+// decryption the verdicts and the failure count.
+struct KernelRun {
+  Bytes out, tags, verdicts;
+  std::uint64_t failures = 0;
+};
+
 // Runs the batch kernel at G = 2^lanes_log2 threads per message (as chacha20_device.cpp
 // launches it, but G chosen here) from `from` (`in` at `shift` past an aligned address) to out
 // (in place, same phase, or another phase); fixed: the messages' common length instead of
-// offsets. Returns the output and the tags.
-std::pair<Bytes, Bytes> run_batch_kernel(const opkit::Device& cpu, const opkit::Kernel& kernel, const KernelBatch& b,
-                                         const Bytes& from, bool fixed, unsigned lanes_log2, std::size_t shift,
-                                         int mode) {
+// offsets. expected: the tags a decrypting AEAD build verifies (null for the other builds).
+KernelRun run_batch_kernel(const opkit::Device& cpu, const opkit::Kernel& kernel, const KernelBatch& b,
+                           const Bytes& from, bool fixed, unsigned lanes_log2, std::size_t shift, int mode,
+                           const Bytes* expected = nullptr) {
   const std::size_t count = b.offsets.size() - 1, bytes = from.size();
   auto in_store = cpu.alloc<std::uint8_t>(bytes + 48), out_store = cpu.alloc<std::uint8_t>(bytes + 48);
   auto at = [](opkit::DeviceBuffer<std::uint8_t>& store, std::size_t phase) {
@@ -260,13 +267,17 @@ std::pair<Bytes, Bytes> run_batch_kernel(const opkit::Device& cpu, const opkit::
   std::copy(from.begin(), from.end(), in);
   auto keys = cpu.alloc<std::uint8_t>(b.keys.size()), ivs = cpu.alloc<std::uint8_t>(b.ivs.size());
   auto aad = cpu.alloc<std::uint8_t>(std::max<std::size_t>(b.aad.size(), 1)),
-       tags = cpu.alloc<std::uint8_t>(16 * count);
+       tags = cpu.alloc<std::uint8_t>(16 * count), verdicts = cpu.alloc<std::uint8_t>(count);
   auto offsets = cpu.alloc<std::uint64_t>(b.offsets.size()), aad_offsets = cpu.alloc<std::uint64_t>(count + 1);
+  auto failures = cpu.alloc<std::uint64_t>(1);
   keys.copy_from(b.keys);
   ivs.copy_from(b.ivs);
   if (!b.aad.empty()) aad.view().subview(0, b.aad.size()).copy_from(b.aad);
   offsets.copy_from(b.offsets);
   aad_offsets.copy_from(b.aad_offsets);
+  if (expected != nullptr) tags.copy_from(*expected);
+  verdicts.fill(0xEE);
+  failures.fill(0);
   const std::uint64_t* no_offsets = nullptr;
   const unsigned per_block = 256u >> lanes_log2;
   const unsigned mac_key_bytes = (6 + lanes_log2) * 20;  // CHACHA20_MAC_KEY_ELEMS Poly1305 elements
@@ -278,8 +289,28 @@ std::pair<Bytes, Bytes> run_batch_kernel(const opkit::Device& cpu, const opkit::
                 fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets.data()),
                 static_cast<const std::uint8_t*>(keys.data()), static_cast<const std::uint8_t*>(aad.data()),
                 b.aad.empty() ? no_offsets : static_cast<const std::uint64_t*>(aad_offsets.data()), tags.data(),
-                static_cast<const std::uint8_t*>(ivs.data()), b.iv_bytes, b.counter, lanes_log2);
-  return {Bytes(out, out + bytes), tags.to_host()};
+                static_cast<const std::uint8_t*>(ivs.data()), b.iv_bytes, b.counter, lanes_log2,
+                expected != nullptr ? verdicts.data() : nullptr, expected != nullptr ? failures.data() : nullptr);
+  KernelRun run{Bytes(out, out + bytes), tags.to_host(), verdicts.to_host(), 0};
+  run.failures = failures.to_host()[0];
+  return run;
+}
+
+// The messages of b to forge (every third, and the last), each by one flipped bit in its tag or,
+// when it has any, its ciphertext; their indices ascending.
+std::vector<std::size_t> forge_kernel_batch(const KernelBatch& b, Bytes& sealed, Bytes& tags) {
+  std::vector<std::size_t> forged;
+  const std::size_t count = b.offsets.size() - 1;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i % 3 != 1 && i + 1 != count) continue;
+    forged.push_back(i);
+    const std::size_t n = b.offsets[i + 1] - b.offsets[i];
+    if (n != 0 && i % 2 == 0)
+      sealed[b.offsets[i] + random_below(n)] ^= static_cast<std::uint8_t>(1u << random_below(8));
+    else
+      tags[16 * i + random_below(16)] ^= static_cast<std::uint8_t>(1u << random_below(8));
+  }
+  return forged;
 }
 
 // chacha20_batch.cu at every G, 1..32 threads per message (the host picks up to 8), on the CPU
@@ -288,7 +319,10 @@ std::pair<Bytes, Bytes> run_batch_kernel(const opkit::Device& cpu, const opkit::
 // several Poly1305 blocks, message counts that leave the last block of threads partly empty, and
 // fixed-length batches (1500 bytes; 1024 through the ALIGNED build); at shifts 0, 3 and 12, in
 // place, out of place in the same phase (chunk path: lanes hand keystream over) and in another
-// (byte path); ChaCha20 with a 16- or 12-byte IV, ChaCha20-Poly1305 sealing and opening.
+// (byte path); ChaCha20 with a 16- or 12-byte IV, ChaCha20-Poly1305 sealing and opening. Opening
+// verifies in the kernel: every verdict 1 and no failure counted for the sealed batch; with a bit
+// flipped in some messages' tag or ciphertext, exactly those verdicts 0, the count theirs, their
+// output zero and the others' plaintext.
 TEST(CipherKernels, BatchKernelMatchesOpenSslAtEveryGroupSizeLengthAndAlignment) {
   CPU_BACKEND_OR_SKIP();
   for (Cipher c : {Cipher::chacha20, Cipher::chacha20_poly1305}) {
@@ -313,19 +347,35 @@ TEST(CipherKernels, BatchKernelMatchesOpenSslAtEveryGroupSizeLengthAndAlignment)
               shape == 1 ? std::vector<std::size_t>(per_block + 3, 1500) : lengths;
           if (shape == 2 && aead) continue;
           const KernelBatch b = kernel_batch(c, shape_lengths, aead && !fixed, shape == 2 ? 12 : 16);
+          const std::size_t count = shape_lengths.size();
           for (std::size_t shift : aligned ? std::vector<std::size_t>{0} : std::vector<std::size_t>{0, 3, 12}) {
             for (int mode = 0; mode < (aligned ? 2 : 3); ++mode) {
               SCOPED_TRACE(std::string(ops::cipher_traits(c).name) + (aligned ? " ALIGNED" : "") +
                            " G=" + std::to_string(g) + " shape " + std::to_string(shape) + " shift " +
                            std::to_string(shift) + " mode " + std::to_string(mode));
-              const auto [sealed, tags] = run_batch_kernel(cpu, kernels[0], b, b.data, fixed, lanes_log2, shift, mode);
-              ASSERT_EQ(sealed, b.sealed);
-              if (aead) {
-                ASSERT_EQ(tags, b.tags);
-                const auto [opened, open_tags] =
-                    run_batch_kernel(cpu, kernels[1], b, b.sealed, fixed, lanes_log2, shift, mode);
-                ASSERT_EQ(opened, b.data);
-                ASSERT_EQ(open_tags, b.tags);  // the decrypting build MACs its input
+              const KernelRun sealed = run_batch_kernel(cpu, kernels[0], b, b.data, fixed, lanes_log2, shift, mode);
+              ASSERT_EQ(sealed.out, b.sealed);
+              if (!aead) continue;
+              ASSERT_EQ(sealed.tags, b.tags);
+              const KernelRun opened =
+                  run_batch_kernel(cpu, kernels[1], b, b.sealed, fixed, lanes_log2, shift, mode, &b.tags);
+              ASSERT_EQ(opened.out, b.data);
+              ASSERT_EQ(opened.verdicts, Bytes(count, 1));
+              ASSERT_EQ(opened.failures, 0u);
+              Bytes forged_sealed = b.sealed, forged_tags = b.tags;
+              const std::vector<std::size_t> forged = forge_kernel_batch(b, forged_sealed, forged_tags);
+              const KernelRun failed =
+                  run_batch_kernel(cpu, kernels[1], b, forged_sealed, fixed, lanes_log2, shift, mode, &forged_tags);
+              ASSERT_EQ(failed.failures, forged.size());
+              for (std::size_t i = 0; i < count; ++i) {
+                const bool bad = std::find(forged.begin(), forged.end(), i) != forged.end();
+                const auto from = static_cast<std::ptrdiff_t>(b.offsets[i]),
+                           to = static_cast<std::ptrdiff_t>(b.offsets[i + 1]);
+                ASSERT_EQ(failed.verdicts[i], bad ? 0 : 1) << "message " << i;
+                ASSERT_EQ(Bytes(failed.out.begin() + from, failed.out.begin() + to),
+                          bad ? Bytes(static_cast<std::size_t>(to - from), 0)
+                              : Bytes(b.data.begin() + from, b.data.begin() + to))
+                    << "message " << i << (bad ? " (forged) not zeroed" : " wrong");
               }
             }
           }

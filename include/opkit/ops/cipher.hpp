@@ -175,6 +175,17 @@ void decrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std
 // tags.size() / count bytes (a GCM tag length).
 void encrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std::uint8_t> in,
                    BufferView<std::uint8_t> out, BufferView<std::uint8_t> tags, const CipherOptions& options = {});
+// AEAD batch decryption with the expected tags in device memory (on the data's device; the same
+// sizes as above), read in place on options.stream like the data: nothing is copied to or from
+// the host but the verdict. Tags are compared on the device; the call waits for the kernels and
+// brings back how many messages failed (ChaCha20-Poly1305: one 8-byte count; GCM: a verdict byte
+// per message), and the failing messages' verdicts only when some failed. A failing message's
+// output is zero when the call throws AuthenticationError (ChaCha20-Poly1305 decrypts while it
+// authenticates and its kernel zeroes what it wrote; GCM decrypts only authentic messages and the
+// call zeroes the others); the other messages are decrypted.
+void decrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std::uint8_t> in,
+                   BufferView<std::uint8_t> out, BufferView<const std::uint8_t> tags,
+                   const CipherOptions& options = {});
 
 // Where the cipher kernels (every cipher, bulk and batch) run: every backend that compiles CUDA C++
 // (cuda, cpu, ...). A device of another backend is refused with an Error naming it.

@@ -87,7 +87,7 @@ bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const Ci
 std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, bool encrypt, const CipherBatch& batch,
                                           const BatchBounds& bounds, const CheckedBatch& checked,
                                           const std::uint8_t* in, std::uint8_t* out, TagOut tags_out,
-                                          Bytes tags_expected, const Stream* stream) {
+                                          TagIn tags_expected, const Stream* stream) {
   const std::size_t count = batch.count;
   const std::size_t key_bytes = cipher_traits(cipher).key_bytes;
   const std::size_t data_bytes = bounds.total();
@@ -130,9 +130,16 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
     synchronize(device, stream);
     return failed;
   }
-  const DeviceBuffer<std::uint8_t> tags = upload_scratch(device, tags_expected.first(count * tag_bytes), stream);
+  // The expected tags where the tag kernel reads them: the caller's device memory in place, or one
+  // upload of the host bytes (the call waits for its verdicts, so they are read directly).
+  const Bytes expected = tags_expected.bytes.first(count * tag_bytes);
+  std::optional<DeviceBuffer<std::uint8_t>> uploaded;
+  if (!tags_expected.on_device) uploaded.emplace(upload_scratch(device, expected, stream));
+  const BufferView<const std::uint8_t> tags =
+      uploaded ? first_bytes(*uploaded, expected.size())
+               : BufferView<const std::uint8_t>(device, expected.data(), expected.size());
   failed = aes::aes_gcm_open_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout, data.layout,
-                                   in_view, out_view, tag_bytes, first_bytes(tags, count * tag_bytes), stream);
+                                   in_view, out_view, tag_bytes, tags, stream);
   synchronize(device, stream);
   return failed;
 }

@@ -25,12 +25,13 @@ bool aes_device_bulk(const Device& device, Cipher cipher, bool encrypt, const Ci
 // A checked batch at device pointers in/out (bounds: where each message lies in them); keys, IVs
 // and AAD in host or device memory (batch_inputs.hpp). GCM tags of checked.tag_bytes per message:
 // tags_out host memory (the call waits for them) or device memory on `device` (nothing waits,
-// finish_call), tags_expected host memory. Returns the messages whose tag did not verify
-// (ascending; their out bytes not written). CTR and GCM into device tags wait only without a
-// stream; the others wait for the device.
+// finish_call); tags_expected host memory (uploaded once) or device memory on `device` (read in
+// place), compared on the device. Returns the messages whose tag did not verify (ascending; their
+// out bytes not written). CTR and GCM into device tags wait only without a stream; the others
+// wait for the device.
 std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, bool encrypt, const CipherBatch& batch,
                                           const BatchBounds& bounds, const CheckedBatch& checked,
                                           const std::uint8_t* in, std::uint8_t* out, TagOut tags_out,
-                                          Bytes tags_expected, const Stream* stream);
+                                          TagIn tags_expected, const Stream* stream);
 
 }  // namespace opkit::ops::detail

@@ -103,6 +103,25 @@ unsigned batch_lanes_log2(std::uint64_t mean_bytes) {
   return 0;
 }
 
+// A decryption's failing messages from chacha20_batch's outputs: the 8-byte failure count back
+// and a wait (the call reports its verdict); the count bytes of verdicts only when it is not zero.
+std::vector<std::size_t> failed_messages(const Device& device, const DeviceBuffer<std::uint8_t>& verdicts,
+                                         const DeviceBuffer<std::uint64_t>& failures, std::size_t count,
+                                         const Stream* stream) {
+  std::uint64_t failed_count = 0;
+  failures.view().copy_to(std::span<std::uint64_t>(&failed_count, 1), stream);
+  synchronize(device, stream);
+  std::vector<std::size_t> failed;
+  if (failed_count == 0) return failed;
+  std::vector<std::uint8_t> host(count);
+  verdicts.view().subview(0, count).copy_to(std::span<std::uint8_t>(host), stream);
+  synchronize(device, stream);
+  failed.reserve(failed_count);
+  for (std::size_t i = 0; i < count; ++i)
+    if (host[i] != 1) failed.push_back(i);
+  return failed;
+}
+
 }  // namespace
 
 void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes key, const Iv16& iv, Bytes aad,
@@ -165,10 +184,12 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
   synchronize(device, stream);
 }
 
-void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const CipherBatch& batch,
-                           const BatchBounds& bounds, const CheckedBatch& checked, const std::uint8_t* in,
-                           std::uint8_t* out, TagOut tags, const Stream* stream) {
-  if (batch.count == 0) return;
+std::vector<std::size_t> chacha20_device_batch(const Device& device, bool aead, bool decrypt, const CipherBatch& batch,
+                                               const BatchBounds& bounds, const CheckedBatch& checked,
+                                               const std::uint8_t* in, std::uint8_t* out, TagOut tags_out,
+                                               TagIn tags_expected, const Stream* stream) {
+  if (batch.count == 0) return {};
+  const bool verify = aead && decrypt;
   const bool fixed = bounds.fixed();
   bool aligned = aligned16(in) && aligned16(out);
   if (fixed) {
@@ -180,20 +201,40 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
   // The keys, IVs and AAD as the caller laid them out (batch_inputs.hpp): device memory read in
   // place (the kernel loads key and IV words: 4-byte aligned), host memory copied into one secret
   // buffer; the kernel reads each message's key words, counter and nonce from them (no
-  // per-message table on the host). A call that waits (for host tags, or without a stream) copies
-  // host bytes directly; one that returns with its work queued stages them.
-  const bool call_waits = stream == nullptr || (aead && !tags.on_device);
+  // per-message table on the host). A call that waits (for host tags, for a decryption's
+  // verdicts, or without a stream) copies host bytes directly; one that returns with its work
+  // queued stages them.
+  const bool call_waits = stream == nullptr || verify || (aead && !tags_out.on_device);
   const BatchInputs inputs(device, batch, {.word_bytes = 4, .aad = aead, .call_waits = call_waits}, stream);
 
   // `offsets` is this call's own copy.
   const DeviceBuffer<std::uint64_t> offsets_device = upload_scratch(device, bounds.offsets(), stream);
+  // The kernel's `tags`: encryption writes them (host tags_out: into scratch, copied back below),
+  // decryption reads the expected ones (host tags_expected: uploaded once; the call waits, so the
+  // caller's memory is read directly).
   std::optional<DeviceBuffer<std::uint8_t>> tags_scratch;
-  if (!tags.on_device)
-    tags_scratch.emplace(call_scratch<std::uint8_t>(device, aead ? batch.count * aead_tag_bytes : 1, stream));
-  std::uint8_t* tags_device = tags.on_device ? tags.bytes.data() : tags_scratch->data();
+  const std::uint8_t* tags_device = nullptr;
+  if (verify && tags_expected.on_device) {
+    tags_device = tags_expected.bytes.data();
+  } else if (verify) {
+    tags_scratch.emplace(upload_scratch(device, tags_expected.bytes, stream));
+  } else if (aead && tags_out.on_device) {
+    tags_device = tags_out.bytes.data();
+  } else if (aead) {
+    tags_scratch.emplace(call_scratch<std::uint8_t>(device, batch.count * aead_tag_bytes, stream));
+  }
+  if (tags_scratch) tags_device = tags_scratch->data();
+  // Decryption: a verdict byte per message and the failure count, which the kernel only adds to.
+  std::optional<DeviceBuffer<std::uint8_t>> verdicts;
+  std::optional<DeviceBuffer<std::uint64_t>> failures;
+  if (verify) {
+    verdicts.emplace(call_scratch<std::uint8_t>(device, batch.count, stream));
+    failures.emplace(call_scratch<std::uint64_t>(device, 1, stream));
+    failures->fill(0, stream);
+  }
 
   const CipherProgram program{
-      .source = CipherProgram::Source::chacha20_batch, .aead = aead, .aligned = aligned, .decrypt = aead && decrypt};
+      .source = CipherProgram::Source::chacha20_batch, .aead = aead, .aligned = aligned, .decrypt = verify};
   // G threads per message, block_threads / G messages per block (chacha20_batch.cu's layout).
   const unsigned lanes_log2 = batch_lanes_log2(bounds.total() / batch.count);
   const std::uint64_t per_block = block_threads >> lanes_log2;
@@ -208,10 +249,16 @@ void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const 
               static_cast<unsigned long long>(bounds.fixed_bytes()),
               fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets_device.data()), inputs.keys().data(),
               inputs.aad().data(), inputs.aad_offsets(), tags_device, inputs.ivs().data(),
-              static_cast<std::uint32_t>(batch.iv_bytes), checked.chacha20_counter, lanes_log2);
-  if (!aead || tags.on_device) return finish_call(device, stream);
-  tags_scratch->view().copy_to(tags.bytes.first(batch.count * aead_tag_bytes), stream);
+              static_cast<std::uint32_t>(batch.iv_bytes), checked.chacha20_counter, lanes_log2,
+              verdicts ? verdicts->data() : nullptr, failures ? failures->data() : nullptr);
+  if (verify) return failed_messages(device, *verdicts, *failures, batch.count, stream);
+  if (!aead || tags_out.on_device) {
+    finish_call(device, stream);
+    return {};
+  }
+  tags_scratch->view().copy_to(tags_out.bytes.first(batch.count * aead_tag_bytes), stream);
   synchronize(device, stream);
+  return {};
 }
 
 }  // namespace detail

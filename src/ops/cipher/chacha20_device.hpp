@@ -28,10 +28,15 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
 
 // A checked batch at device pointers in/out; offsets are host offsets into them (fixed-length
 // batches pass none to the device). Keys, IVs and AAD in host or device memory (batch_inputs.hpp).
-// tags: 16 bytes per message (AEAD); host memory (the call waits for them) or device memory on
-// `device` (nothing waits, finish_call).
-void chacha20_device_batch(const Device& device, bool aead, bool decrypt, const CipherBatch& batch,
-                           const BatchBounds& bounds, const CheckedBatch& checked, const std::uint8_t* in,
-                           std::uint8_t* out, TagOut tags, const Stream* stream);
+// AEAD encryption writes 16 bytes of tag per message to tags_out: host memory (the call waits for
+// them) or device memory on `device` (nothing waits, finish_call). AEAD decryption compares each
+// message's tag with tags_expected (16 bytes each; host memory is uploaded once, device memory on
+// `device` read in place) in the kernel, which zeroes a failing message's output; the call waits
+// for the kernel's failure count (8 bytes back) and copies the per-message verdicts back only when
+// it is not zero. Returns the messages whose tag did not verify (ascending; their output zero).
+std::vector<std::size_t> chacha20_device_batch(const Device& device, bool aead, bool decrypt, const CipherBatch& batch,
+                                               const BatchBounds& bounds, const CheckedBatch& checked,
+                                               const std::uint8_t* in, std::uint8_t* out, TagOut tags_out,
+                                               TagIn tags_expected, const Stream* stream);
 
 }  // namespace opkit::ops::detail

@@ -88,6 +88,14 @@ bool host_through_device(const Device& device, Cipher cipher, bool encrypt, cons
   return ok;
 }
 
+// A device tag or tags buffer must be on the data's device.
+void check_tags_device(const Device& tags, const Device& data, const char* what, const char* stage) {
+  if (!(tags == data))
+    throw Error(Errc::invalid_argument, stage,
+                std::string("the ") + what + " buffer lives on another device than the data (" + tags.id() +
+                    ", the data on " + data.id() + ")");
+}
+
 const char* stage_of(bool encrypt) {
   return encrypt ? "encrypt" : "decrypt";
 }
@@ -136,37 +144,26 @@ void bulk_device(Cipher cipher, bool encrypt, const CipherKey& key, BufferView<c
     throw AuthenticationError({0});
 }
 
-// Batch tags computed on a device (16 bytes each) against the expected ones: which failed.
-std::vector<std::size_t> verify_batch(std::size_t count, std::size_t tag_bytes, const std::uint8_t* computed,
-                                      Bytes expected) {
-  std::vector<std::size_t> failed;
-  for (std::size_t i = 0; i < count; ++i)
-    if (!tags_match(computed + i * aead_tag_bytes, expected.subspan(i * tag_bytes, tag_bytes))) failed.push_back(i);
-  return failed;
-}
-
+// A checked batch at device pointers. AEAD decryption verifies on the device (the kernels compare
+// the tags and write per-message verdicts) and waits only for what says which messages failed.
 void batch_on_device(const Device& device, Cipher cipher, bool encrypt, const CipherBatch& batch,
                      const detail::BatchBounds& bounds, const detail::CheckedBatch& checked, const std::uint8_t* in,
-                     std::uint8_t* out, detail::TagOut tags_out, Bytes tags_expected, const Stream* stream) {
+                     std::uint8_t* out, detail::TagOut tags_out, detail::TagIn tags_expected, const Stream* stream) {
   detail::cipher_kernel_set().require(device);
   if (checked.counters_on_device)
     detail::check_chacha20_counters_on_device(device, batch, bounds, stage_of(encrypt), stream);
-  std::vector<std::size_t> failed;
-  if (!is_chacha(cipher)) {
-    failed = detail::aes_device_batch(device, cipher, encrypt, batch, bounds, checked, in, out, tags_out, tags_expected,
-                                      stream);
-  } else if (cipher == Cipher::chacha20_poly1305 && encrypt) {
-    // The tags (16 bytes each, the only size) go straight to the caller's buffer, host or device.
-    detail::chacha20_device_batch(device, true, false, batch, bounds, checked, in, out, tags_out, stream);
-  } else {
-    const bool aead = cipher == Cipher::chacha20_poly1305;
-    std::vector<std::uint8_t> tags(aead ? batch.count * aead_tag_bytes : 0);
-    detail::chacha20_device_batch(device, aead, !encrypt, batch, bounds, checked, in, out, {tags}, stream);
-    if (aead) failed = verify_batch(batch.count, checked.tag_bytes, tags.data(), tags_expected);
-  }
+  std::vector<std::size_t> failed =
+      is_chacha(cipher) ? detail::chacha20_device_batch(device, cipher == Cipher::chacha20_poly1305, !encrypt, batch,
+                                                        bounds, checked, in, out, tags_out, tags_expected, stream)
+                        : detail::aes_device_batch(device, cipher, encrypt, batch, bounds, checked, in, out, tags_out,
+                                                   tags_expected, stream);
   if (failed.empty()) return;
-  for (std::size_t i : failed) zero_device(device, out + bounds.begin(i), bounds.size(i), stream);
-  detail::synchronize(device, stream);
+  // ChaCha20-Poly1305's kernel zeroed its failing messages; GCM's CTR kernel did not write them
+  // (in place they still hold the ciphertext).
+  if (!is_chacha(cipher)) {
+    for (std::size_t i : failed) zero_device(device, out + bounds.begin(i), bounds.size(i), stream);
+    detail::synchronize(device, stream);
+  }
   throw AuthenticationError(std::move(failed));
 }
 
@@ -188,7 +185,7 @@ void batch_host(Cipher cipher, bool encrypt, const CipherBatch& batch, Bytes in,
       if (bytes != 0) buffer.view().subview(0, bytes).copy_from(in);
       try {
         batch_on_device(*device, cipher, encrypt, batch, bounds, checked, buffer.data(), buffer.data(), {tags_out},
-                        tags_expected, nullptr);
+                        {tags_expected}, nullptr);
       } catch (const AuthenticationError&) {
         if (bytes != 0) buffer.view().subview(0, bytes).copy_to(out);
         throw;
@@ -196,7 +193,7 @@ void batch_host(Cipher cipher, bool encrypt, const CipherBatch& batch, Bytes in,
       if (bytes != 0) buffer.view().subview(0, bytes).copy_to(out);
     } else {
       batch_on_device(*device, cipher, encrypt, batch, bounds, checked, in.data(), out.data(), {tags_out},
-                      tags_expected, nullptr);
+                      {tags_expected}, nullptr);
     }
     return;
   }
@@ -207,14 +204,14 @@ void batch_host(Cipher cipher, bool encrypt, const CipherBatch& batch, Bytes in,
 }
 
 void batch_device(Cipher cipher, bool encrypt, const CipherBatch& batch, BufferView<const std::uint8_t> in,
-                  BufferView<std::uint8_t> out, detail::TagOut tags_out, Bytes tags_expected,
+                  BufferView<std::uint8_t> out, detail::TagOut tags_out, detail::TagIn tags_expected,
                   const CipherOptions& options) {
   const char* stage = stage_of(encrypt);
   const Device& device = buffer_device(in.device(), out.device(), options, stage);
   detail::check_batch_devices(batch, &device, stage);
   detail::check_in_out(in.data(), in.size(), out.data(), out.size(), stage);
   const detail::BatchBounds bounds = detail::batch_offsets(batch, in.size(), stage);
-  const std::size_t tags_bytes = encrypt ? tags_out.bytes.size() : tags_expected.size();
+  const std::size_t tags_bytes = encrypt ? tags_out.bytes.size() : tags_expected.bytes.size();
   const detail::CheckedBatch checked =
       detail::check_batch(cipher, batch, bounds, tags_bytes, options.chacha20_counter, stage);
   if (batch.count == 0) return;
@@ -238,8 +235,7 @@ void encrypt(Cipher cipher, const CipherKey& key, BufferView<const std::uint8_t>
 }
 void encrypt(Cipher cipher, const CipherKey& key, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
              BufferView<std::uint8_t> tag, const CipherOptions& options) {
-  if (!(tag.device() == in.device()))
-    throw Error(Errc::invalid_argument, "encrypt", "the tag buffer lives on another device than the data");
+  check_tags_device(tag.device(), in.device(), "tag", "encrypt");
   bulk_device(cipher, true, key, in, out, {{tag.data(), tag.size()}, true}, {}, options);
 }
 void decrypt(Cipher cipher, const CipherKey& key, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
@@ -261,13 +257,17 @@ void encrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std
 }
 void encrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std::uint8_t> in,
                    BufferView<std::uint8_t> out, BufferView<std::uint8_t> tags, const CipherOptions& options) {
-  if (!(tags.device() == in.device()))
-    throw Error(Errc::invalid_argument, "encrypt", "the tags buffer lives on another device than the data");
+  check_tags_device(tags.device(), in.device(), "tags", "encrypt");
   batch_device(cipher, true, batch, in, out, {{tags.data(), tags.size()}, true}, {}, options);
 }
 void decrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std::uint8_t> in,
                    BufferView<std::uint8_t> out, std::span<const std::uint8_t> tags, const CipherOptions& options) {
-  batch_device(cipher, false, batch, in, out, {}, tags, options);
+  batch_device(cipher, false, batch, in, out, {}, {tags}, options);
+}
+void decrypt_batch(Cipher cipher, const CipherBatch& batch, BufferView<const std::uint8_t> in,
+                   BufferView<std::uint8_t> out, BufferView<const std::uint8_t> tags, const CipherOptions& options) {
+  check_tags_device(tags.device(), in.device(), "tags", "decrypt");
+  batch_device(cipher, false, batch, in, out, {}, {{tags.data(), tags.size()}, true}, options);
 }
 
 }  // namespace opkit::ops

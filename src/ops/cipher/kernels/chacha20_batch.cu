@@ -31,13 +31,24 @@
 // memory (BLOCK / G entries, chacha20_mac_key: the launch's dynamic shared memory): a warp's worth
 // of messages per warp, not a whole keystream block and the powers per lane.
 //
+// Decryption (AEAD, DECRYPT 1) decrypts while it authenticates, then verifies: the tag's lane
+// compares the computed tag with the expected one (tags + 16 i) in constant time (the OR of the
+// words' differences and a select: no branch, no address on either) and writes the message's
+// verdict byte (1: authentic, 0: not). The verdict is public (the call reports the failing
+// messages): the group's lanes read it back through `verdicts` after a barrier of the group
+// (tools/ct_sass_check.py is told that parameter is public), and for a failing message each lane
+// zeroes every output byte it wrote (its own blocks: no ordering between lanes is needed), and the
+// tag's lane adds 1 to *failures. So when the kernel has run, a failing message's output is zero
+// and *failures says whether the host needs the verdicts at all.
+//
 // Compile-time parameters (-D):
 //   AEAD      1: ChaCha20-Poly1305 (counter 1 for the data, block 0 for the one-time key, tag to
 //             tags[16 i]); 0 (default): ChaCha20 from the IV's counter word or `counter`
 //   ALIGNED   1: every message starts 16-byte aligned in in and out; 0 (default): any alignment,
 //             16-byte loads and stores of the aligned chunks around each message when in and out
 //             are in the same phase (cipher_io.cuh), byte loads and stores otherwise
-//   DECRYPT   AEAD only: 1 MACs the input, 0 (default) the output
+//   DECRYPT   AEAD only: 1 MACs the input and verifies the expected tags (below), 0 (default)
+//             MACs the output and writes the tags
 //   BLOCK     threads per block (default 256), a multiple of 32
 #include "cipher_io.cuh"
 #include "poly1305.cuh"
@@ -93,6 +104,16 @@ struct chacha20_lanes {
     const unsigned int source = threadIdx.x - lane + from;
 #pragma unroll
     for (int k = 0; k < N; ++k) w[k] = slots[source][k];
+    __syncthreads();
+#endif
+  }
+
+  // Orders the group's memory accesses before the call against those after it: a warp barrier of
+  // the group on a GPU; the CPU backend's threads switch at block barriers (see above).
+  CIPHER_FN void sync() const {
+#ifdef __CUDA_ARCH__
+    __syncwarp(mask);
+#else
     __syncthreads();
 #endif
   }
@@ -209,10 +230,11 @@ CIPHER_FN void chacha20_mac_block(chacha20_lane_mac& mac, const cipher_vec4 ct[4
 }
 
 // The tag, from every lane's state: Poly(AAD || full blocks) built in lane (F - 1) mod G, handed
-// to the last block's lane F mod G, which finishes and stores it (see the top).
-CIPHER_FN void chacha20_mac_finish(const chacha20_lane_mac& mac, const chacha20_lanes& lanes,
+// to the last block's lane F mod G, which finishes it into `tag` (see the top). Every lane of the
+// group calls it; returns true in the lane that holds the tag.
+CIPHER_FN bool chacha20_mac_finish(const chacha20_lane_mac& mac, const chacha20_lanes& lanes,
                                    const chacha20_mac_key& key, unsigned long long n, unsigned long long aad_bytes,
-                                   unsigned char* tag) {
+                                   cipher_vec4& tag) {
   const unsigned long long blocks = (n + 63u) / 64u, full = blocks == 0 ? 0 : blocks - 1u;
   const unsigned int last_parts = (unsigned int)((n + 15u) / 16u - 4u * full);  // 0 (no data) .. 4
   poly1305_elem sum = mac.h;
@@ -222,14 +244,46 @@ CIPHER_FN void chacha20_mac_finish(const chacha20_lane_mac& mac, const chacha20_
     sum = poly1305_add(sum, poly1305_mul(below, poly1305_multiplier(key.r4_power(log2))));
   }
   lanes.take_from_below(sum.l, 1u);
-  if (lanes.lane != (unsigned int)(full & (lanes.count - 1u))) return;
+  if (lanes.lane != (unsigned int)(full & (lanes.count - 1u))) return false;
   poly1305_elem h = sum;
   if (last_parts != 0) h = poly1305_add(poly1305_mul(sum, poly1305_multiplier(key.power(last_parts))), mac.last);
   cipher_vec4 lengths;
   lengths.x = (unsigned int)aad_bytes, lengths.y = (unsigned int)(aad_bytes >> 32);
   lengths.z = (unsigned int)n, lengths.w = (unsigned int)(n >> 32);
   h = poly1305_step(h, lengths, poly1305_multiplier(key.power(1)));
-  cipher_store_partial(tag, poly1305_finish(h, key.s()), 16u);
+  tag = poly1305_finish(h, key.s());
+  return true;
+}
+
+// Zeroes the message's output bytes this lane wrote: of each of its blocks b, message bytes
+// [64 b - mis, 64 b + 64 - mis) (the buffer's chunks 4b .. 4b + 3 on the chunk path; mis = 0 on the
+// others, whose lanes write their blocks in place), the last block's up to the message's end (the
+// chunk path's last lane also writes the chunk after it). Byte stores: only a failing message
+// takes this path.
+CIPHER_FN void chacha20_zero_lane(const chacha20_batch_message& m, const chacha20_lanes& lanes, unsigned int mis) {
+  const unsigned long long blocks = (m.n + 63u) / 64u;
+  for (unsigned long long b = lanes.lane; b < blocks; b += lanes.count) {
+    const unsigned long long from = 64u * b > mis ? 64u * b - mis : 0;
+    const unsigned long long to = b + 1u == blocks ? m.n : 64u * b + 64u - mis;
+    for (unsigned long long k = from; k < to; ++k) m.out[k] = 0;
+  }
+}
+
+// Decryption's verdict for message m (see the top): the tag's lane compares and writes *verdict;
+// then every lane of the group reads it (a volatile load through the public `verdicts`, not a
+// value forwarded from the comparison) and a failing message's lanes zero what they wrote.
+CIPHER_FN void chacha20_verify(const chacha20_batch_message& m, const chacha20_lanes& lanes, unsigned int mis,
+                               bool tag_lane, const cipher_vec4& tag, const unsigned char* expected,
+                               unsigned char* verdict, unsigned long long* failures) {
+  if (tag_lane) {
+    const cipher_vec4 e = cipher_load_partial(expected, 16u);
+    const unsigned int diff = (tag.x ^ e.x) | (tag.y ^ e.y) | (tag.z ^ e.z) | (tag.w ^ e.w);
+    *verdict = diff == 0u ? 1u : 0u;
+  }
+  lanes.sync();
+  if (*(const volatile unsigned char*)verdict != 0u) return;
+  chacha20_zero_lane(m, lanes, mis);
+  if (tag_lane) atomicAdd(failures, 1ull);
 }
 
 // ---- Keystream blocks ----
@@ -431,13 +485,22 @@ CIPHER_FN void chacha20_lane_chunks(const chacha20_batch_message& m, unsigned in
     chacha20_store_after_last(in_base, out_base, n, mis, last);
 }
 
+#if AEAD && DECRYPT
+typedef const unsigned char* chacha20_tags;  // the expected tags, read
+#else
+typedef unsigned char* chacha20_tags;  // the tags (AEAD), written
+#endif
+
 // Launch: BLOCK threads, grid = ceil(count / (BLOCK / G)); AEAD: BLOCK / G entries of
 // CHACHA20_MAC_KEY_ELEMS(log2 G) * 20 bytes of dynamic shared memory. lanes_log2: log2 G (0..5).
+// tags: 16 bytes per message (AEAD). verdicts (count bytes) and failures (8 bytes, zero before
+// the launch): AEAD decryption only, see the top; null otherwise.
 __global__ void __launch_bounds__(BLOCK)
     chacha20_batch(const unsigned char* in, unsigned char* out, unsigned long long count,
                    unsigned long long message_bytes, const unsigned long long* offsets, const unsigned char* keys,
-                   const unsigned char* aad, const unsigned long long* aad_offsets, unsigned char* tags,
-                   const unsigned char* ivs, unsigned int iv_bytes, unsigned int counter, unsigned int lanes_log2) {
+                   const unsigned char* aad, const unsigned long long* aad_offsets, chacha20_tags tags,
+                   const unsigned char* ivs, unsigned int iv_bytes, unsigned int counter, unsigned int lanes_log2,
+                   unsigned char* verdicts, unsigned long long* failures) {
   const unsigned int per_block = BLOCK >> lanes_log2;
   const unsigned long long first = (unsigned long long)blockIdx.x * per_block;
   const unsigned long long i = first + (threadIdx.x >> lanes_log2);
@@ -462,6 +525,9 @@ __global__ void __launch_bounds__(BLOCK)
   (void)aad, (void)aad_offsets, (void)tags;
   const chacha20_mac_key* key = nullptr;
 #endif
+#if !(AEAD && DECRYPT)
+  (void)verdicts, (void)failures;
+#endif
   if (i >= count) return;
   const chacha20_lanes lanes = chacha20_lanes::of_thread(lanes_log2);
   const chacha20_batch_message m =
@@ -471,18 +537,28 @@ __global__ void __launch_bounds__(BLOCK)
   chacha20_lane_mac mac;
   mac.h = AEAD && lanes.lane == lanes.count - 1u ? key->aad() : poly1305_zero();
   mac.last = poly1305_zero();
+  unsigned int mis = 0;  // the chunk path's alignment: what each lane's blocks cover (chacha20_zero_lane)
 #if ALIGNED
   chacha20_lane_direct<true>(m, lanes, stream, mac, key);
 #else
   const unsigned long long a = reinterpret_cast<unsigned long long>(m.in),
                            o = reinterpret_cast<unsigned long long>(m.out);
-  if (((a ^ o) & 15u) == 0)
-    chacha20_lane_chunks(m, (unsigned int)(a & 15u), lanes, stream, mac, key);
-  else
+  if (((a ^ o) & 15u) == 0) {
+    mis = (unsigned int)(a & 15u);
+    chacha20_lane_chunks(m, mis, lanes, stream, mac, key);
+  } else {
     chacha20_lane_direct<false>(m, lanes, stream, mac, key);
+  }
 #endif
+  (void)mis;
 #if AEAD
   const unsigned long long aad_bytes = aad_offsets ? aad_offsets[i + 1] - aad_offsets[i] : 0;
-  chacha20_mac_finish(mac, lanes, *key, m.n, aad_bytes, tags + 16u * i);
+  cipher_vec4 tag = {0u, 0u, 0u, 0u};  // set in the tag's lane
+  const bool tag_lane = chacha20_mac_finish(mac, lanes, *key, m.n, aad_bytes, tag);
+#if DECRYPT
+  chacha20_verify(m, lanes, mis, tag_lane, tag, tags + 16u * i, verdicts + i, failures);
+#else
+  if (tag_lane) cipher_store_partial(tags + 16u * i, tag, 16u);
+#endif
 #endif
 }
