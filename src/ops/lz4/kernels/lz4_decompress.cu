@@ -94,8 +94,11 @@ struct Lz4Sequence {
 // One window and the group being copied, shared by the block's threads. Sequence s of a group
 // writes its literals at out[s] and then its match; the group writes [out[0], out[count]).
 struct Lz4Window {
-  unsigned char window[LZ4K_WINDOW_BYTES];  // in[lo, lo + n)
-  unsigned short run_end[LZ4K_WINDOW_BYTES];  // the first position >= p whose byte is not 255, else n
+  // in[lo, lo + n), and room for the speculation's reads one past the window's end.
+  unsigned char window[LZ4K_WINDOW_BYTES + 4u];
+  // The first position >= p whose byte is not 255 (>= n where there is none in the window; so at
+  // every p from n to LZ4K_WINDOW_BYTES).
+  unsigned short run_end[LZ4K_WINDOW_BYTES + 2u];
   union {
     // The speculation, per position p: where the chain from p leaves p's segment (low 16 bits;
     // LZ4K_UNRESOLVED where it ends at an unresolved token), and the positions it steps on in the
@@ -112,8 +115,10 @@ struct Lz4Window {
     } group;
   };
   unsigned int lanes[LZ4K_DECODE_THREADS];  // the CPU form's exchanges
-  // The unresolved token's exact parse (the window's last sequence): input positions.
-  unsigned int exact_literals, exact_from, exact_match, exact_next, exact_match_cut;
+  unsigned int sequences;    // in the window
+  unsigned int next;         // the input position after them: the next window's start
+  unsigned int exact_index;  // the window's sequence parsed exactly (its last, unresolved), or ~0
+  unsigned int exact_literals, exact_from, exact_match, exact_match_cut;  // its fields
   unsigned int problem;         // (s << 3 | status) of the group's first bad sequence, or ~0
   unsigned int done;            // the group ends with the block's last sequence
   unsigned int long_ones;       // bit s: sequence s is copied by all threads
@@ -174,49 +179,39 @@ __device__ __forceinline__ unsigned int lz4k_next_found(Lz4Window& b, unsigned i
 }
 
 // The sequence whose token would be at window position p, if the window and the block vouch for
-// its lengths and its next token; returns that token's position, else LZ4K_UNRESOLVED (extensions
-// that run to the window's end, a literal run that ends at or past the block's end less 2: the
+// its lengths and its next token; returns that token's position, else LZ4K_UNRESOLVED (an extension
+// that runs to the window's end, a literal run that ends at or past the block's end less 2: the
 // block's last sequence or a truncation; a next token 64 KiB on). n: the window's bytes, avail: the
-// block's bytes from the window's start. O(1) through the run ends, so speculating on every
-// position costs the same whatever the data; on a real token that it resolves it gives the exact
+// block's bytes from the window's start. Branch-free, O(1) through the run ends: the threads
+// speculate on bytes that are mostly not tokens, and an extension branch would be taken by some
+// thread of the warp at almost every position. On a real token that it resolves it gives the exact
 // parse's lengths (its extensions end in the window, so nothing in them is cut).
 __device__ __forceinline__ unsigned int lz4k_speculate(const Lz4Window& b, unsigned int p, unsigned int n,
                                                        unsigned int avail, Lz4Sequence* s) {
   const unsigned int token = b.window[p];
-  unsigned int q = p + 1u, literals = token >> 4, match = (token & 15u) + 4u;
-  if (literals == 15u) {
-    if (q >= n) return LZ4K_UNRESOLVED;
-    const unsigned int end = b.run_end[q];
-    if (end >= n) return LZ4K_UNRESOLVED;
-    literals += 255u * (end - q) + b.window[end];
-    q = end + 1u;
-  }
-  s->literals = literals;
-  s->from = q;
-  const unsigned int at = q + literals;  // < 2^18: a literal run's extension lies in the window
-  if (at + 2u > avail) return LZ4K_UNRESOLVED;
-  q = at + 2u;
-  if (match == 19u) {
-    if (q >= n) return LZ4K_UNRESOLVED;
-    const unsigned int end = b.run_end[q];
-    if (end >= n) return LZ4K_UNRESOLVED;
-    match += 255u * (end - q) + b.window[end];
-    q = end + 1u;
-  }
-  s->match = match;
-  s->next = q;
-  return q < LZ4K_UNRESOLVED ? q : LZ4K_UNRESOLVED;
+  const unsigned int run = b.run_end[p + 1u];  // where a literal length's extension would end
+  const bool literal_ext = token >= 0xF0u, match_ext = (token & 15u) == 15u;
+  s->literals = literal_ext ? 15u + 255u * (run - p - 1u) + b.window[run] : token >> 4;
+  s->from = literal_ext ? run + 1u : p + 1u;
+  const unsigned int at = s->from + s->literals + 2u;  // after the offset; < 2^18
+  const unsigned int match_run = b.run_end[at < LZ4K_WINDOW_BYTES ? at : LZ4K_WINDOW_BYTES];
+  s->match = match_ext ? 19u + 255u * (match_run - at) + b.window[match_run] : (token & 15u) + 4u;
+  s->next = match_ext ? match_run + 1u : at;
+  const bool unresolved =
+      (literal_ext && run >= n) || at > avail || (match_ext && match_run >= n) || s->next >= LZ4K_UNRESOLVED;
+  return unresolved ? LZ4K_UNRESOLVED : s->next;
 }
 
-// Thread 0's view of the block's bytes: the window where it has them, else global memory.
+// The block's bytes as one thread reads them past the speculation: the window [lo, lo + n) where it
+// has them, else global memory.
 struct Lz4Reader {
+  const Lz4Window& b;
   const unsigned char* in;
-  const unsigned char* window;
   unsigned int lo, n;
 
   __device__ __forceinline__ unsigned int operator[](unsigned int p) const {
     const unsigned int d = p - lo;  // p >= lo: the parse only moves forward
-    return d < n ? window[d] : in[p];
+    return d < n ? b.window[d] : in[p];
   }
 };
 
@@ -243,7 +238,7 @@ __device__ __forceinline__ void lz4k_parse_exact(Lz4Window& b, const Lz4Reader& 
   unsigned long long l = token >> 4, m = token & 15u;
   b.exact_match_cut = 0;
   b.exact_match = 0;
-  b.exact_next = stored;
+  b.next = stored;
   b.exact_from = p;
   if (l == 15u && !lz4k_extend(in, stored, &p, &l)) {
     b.exact_literals = stored + 1u;
@@ -262,7 +257,7 @@ __device__ __forceinline__ void lz4k_parse_exact(Lz4Window& b, const Lz4Reader& 
   }
   m += 4u;
   b.exact_match = m < 0xFFFFFFFFull ? (unsigned int)m : 0xFFFFFFFFu;
-  b.exact_next = p;
+  b.next = p;
 }
 
 // Thread s: checks its sequence in the order a serial parse would and fills in its offset; returns
@@ -420,10 +415,11 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       unsigned int first = LZ4K_UNRESOLVED;
       for (unsigned int p = s0 + LZ4K_SEGMENT; p-- > s0;) first = p >= n || b.window[p] != 255u ? p : first;
       unsigned int end = lz4k_next_found(b, first, LZ4K_UNRESOLVED, n, t);
-      for (unsigned int p = s1; p-- > s0;) {
-        end = b.window[p] != 255u ? p : end;
+      for (unsigned int p = s0 + LZ4K_SEGMENT; p-- > s0;) {
+        end = p >= n || b.window[p] != 255u ? p : end;
         b.run_end[p] = (unsigned short)end;
       }
+      if (t == 0) b.run_end[LZ4K_WINDOW_BYTES] = (unsigned short)n;
     }
     lz4k_sync();
 
@@ -455,27 +451,30 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     unsigned int i = lz4k_exclusive_sum(b, (unsigned int)__popc((int)mine), t, &count_all);
     for (unsigned int bits = mine; bits != 0u; bits &= bits - 1u)
       b.group.token[i++] = (unsigned short)(s0 + (unsigned int)__ffs((int)bits) - 1u);
-    const int exact = exit == LZ4K_UNRESOLVED;
-    const Lz4Reader reader = {in, b.window, lo, n};
-    if (exact && at / LZ4K_SEGMENT == t)  // the chain's last token, this thread's highest
-      lz4k_parse_exact(b, reader, stored, s0 + 31u - (unsigned int)__clz((int)mine));
+    const Lz4Reader reader = {b, in, lo, n};
+    if (at / LZ4K_SEGMENT == t) {  // the chain's last segment: its last token is this thread's highest
+      b.sequences = count_all;
+      b.exact_index = exit == LZ4K_UNRESOLVED ? count_all - 1u : ~0u;
+      b.next = lo + exit;
+      if (exit == LZ4K_UNRESOLVED) lz4k_parse_exact(b, reader, stored, s0 + 31u - (unsigned int)__clz((int)mine));
+    }
     lz4k_sync();
-    const unsigned int window_next = exact ? b.exact_next : lo + exit;
 
     // The groups, in order.
-    for (unsigned int g0 = 0; g0 < count_all && problem == ~0u; g0 += LZ4K_GROUP) {
-      const unsigned int count = count_all - g0 < LZ4K_GROUP ? count_all - g0 : LZ4K_GROUP;
-      const int last_group = g0 + LZ4K_GROUP >= count_all;
+    // (Values that stay the same through the window are read from shared memory where needed: the
+    // registers go to the copies.)
+    for (unsigned int g0 = 0; g0 < b.sequences && problem == ~0u; g0 += LZ4K_GROUP) {
+      const unsigned int count = b.sequences - g0 < LZ4K_GROUP ? b.sequences - g0 : LZ4K_GROUP;
       // Thread s: sequence s's lengths (an unresolved one's from its exact parse), then the output
       // positions (a prefix sum of literals + match; 32-bit, wrapping only past a sequence that fails).
       unsigned int literals = 0, from = 0, match = 0, next = 0, match_cut = 0;
       if (t < count) {
         const unsigned int d = b.group.token[g0 + t];
-        if (exact && g0 + t + 1u == count_all) {
+        if (g0 + t == b.exact_index) {
           literals = b.exact_literals;
           from = b.exact_from;
           match = b.exact_match;
-          next = b.exact_next;
+          next = b.next;
           match_cut = b.exact_match_cut;
         } else {
           Lz4Sequence q;
@@ -560,13 +559,13 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         lz4k_sync();
         first = epoch_end;
       }
-      if (last_group && b.done) {
+      if (b.done) {  // the window's last group
         op = b.group.out[count];  // the last sequence's match was counted
         break;
       }
     }
     if (problem != ~0u || b.done) break;
-    lo = window_next;
+    lo = b.next;
   }
   if (t == 0) {
     sizes[block] = problem == ~0u ? op : 0u;
