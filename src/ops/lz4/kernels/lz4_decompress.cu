@@ -424,12 +424,18 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     lz4k_sync();
 
     // The speculation and its memo, right to left: the chain from p leaves the segment where the
-    // chain from its next token does, if that lies in the segment (read back: written earlier).
-    for (unsigned int p = s1; p-- > s0;) {
+    // chain from its next token does, if that lies in the segment (read back: written earlier). The
+    // loads of each memo step wait for the store before, so position p - 1's speculation (which
+    // reads only the window and the run ends) is issued before p's memo step, to overlap it.
+    if (s1 > s0) {
       Lz4Sequence unused;
-      const unsigned int next = lz4k_speculate(b, p, n, avail, &unused);
-      const unsigned int here = 1u << (16u + p - s0);
-      b.exits[p] = next < s1 ? (b.exits[next] | here) : (next | here);
+      unsigned int ahead = lz4k_speculate(b, s1 - 1u, n, avail, &unused);
+      for (unsigned int p = s1; p-- > s0;) {
+        const unsigned int next = ahead;
+        ahead = lz4k_speculate(b, p > s0 ? p - 1u : p, n, avail, &unused);  // the last: unused
+        const unsigned int here = 1u << (16u + p - s0);
+        b.exits[p] = next < s1 ? (b.exits[next] | here) : (next | here);
+      }
     }
     lz4k_sync();
 
