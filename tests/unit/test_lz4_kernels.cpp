@@ -615,9 +615,9 @@ int expect_serial_semantics(const std::vector<Bytes>& blocks, const std::vector<
     if (expected.status != LZ4K_OK) continue;
     ++decoded;
     Bytes reference(caps[i] + 64u);
-    const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(blocks[i].data()),
-                                      reinterpret_cast<char*>(reference.data()), static_cast<int>(blocks[i].size()),
-                                      static_cast<int>(reference.size()));
+    const int n =
+        LZ4_decompress_safe(reinterpret_cast<const char*>(blocks[i].data()), reinterpret_cast<char*>(reference.data()),
+                            static_cast<int>(blocks[i].size()), static_cast<int>(reference.size()));
     EXPECT_EQ(n, static_cast<int>(expected.data.size())) << what << ", block " << i << ": liblz4";
     reference.resize(static_cast<std::size_t>(std::max(n, 0)));
     EXPECT_EQ(reference, expected.data) << what << ", block " << i << ": liblz4";
@@ -677,7 +677,7 @@ TEST(Lz4Kernels, ParallelParseDecodesDenseAndExtensionHeavyBlocksLikeASerialPars
   }
   for (unsigned k : {1u, 2u, 3u, 30u, 200u, 300u, 510u, 511u, 512u, 513u, 600u}) {  // 255-runs of k bytes
     std::vector<Sequence> q = dense_sequences(rng, 200);
-    q.insert(q.begin() + 100, Sequence{{}, 1, 255 * k + 19});            // a match's extension
+    q.insert(q.begin() + 100, Sequence{{}, 1, 255 * k + 19});                  // a match's extension
     q.insert(q.begin() + 150, Sequence{random_bytes(255 * k + 15, k), 7, 4});  // a literal run's
     q.insert(q.begin() + 170, Sequence{random_bytes(255 * k + 15 + k % 255, k + 1), 2, 255 * k + 19 + k});
     add(q);
@@ -757,7 +757,8 @@ TEST(Lz4Kernels, ParallelParseFailsHostileBlocksLikeASerialParse) {
   }
   for (int i = 0; i < 300; ++i) {
     Bytes b = dense;
-    for (int k = 1 + static_cast<int>(rng() % 3); k > 0; --k) b[rng() % b.size()] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+    for (int k = 1 + static_cast<int>(rng() % 3); k > 0; --k)
+      b[rng() % b.size()] ^= static_cast<std::uint8_t>(1 + rng() % 255);
     if (rng() % 4 == 0) b.resize(rng() % b.size());
     blocks.push_back(b);
   }

@@ -115,9 +115,9 @@ struct Lz4Window {
     } group;
   };
   unsigned int lanes[LZ4K_DECODE_THREADS];  // the CPU form's exchanges
-  unsigned int sequences;    // in the window
-  unsigned int next;         // the input position after them: the next window's start
-  unsigned int exact_index;  // the window's sequence parsed exactly (its last, unresolved), or ~0
+  unsigned int sequences;                   // in the window
+  unsigned int next;                        // the input position after them: the next window's start
+  unsigned int exact_index;                 // the window's sequence parsed exactly (its last, unresolved), or ~0
   unsigned int exact_literals, exact_from, exact_match, exact_match_cut;  // its fields
   unsigned int problem;         // (s << 3 | status) of the group's first bad sequence, or ~0
   unsigned int done;            // the group ends with the block's last sequence
@@ -291,8 +291,8 @@ __device__ __forceinline__ unsigned int lz4k_check(const Lz4Reader& in, unsigned
 // Where literals at input position `from` are read from: the window [lo, lo + n) where it holds
 // all of them, else the input.
 __device__ __forceinline__ const unsigned char* lz4k_literal_source(const Lz4Window& b, const unsigned char* in,
-                                                                    unsigned int lo, unsigned int n,
-                                                                    unsigned int from, unsigned int literals) {
+                                                                    unsigned int lo, unsigned int n, unsigned int from,
+                                                                    unsigned int literals) {
   const unsigned int w = from - lo;
   return w < n && literals <= n - w ? &b.window[w] : in + from;
 }
@@ -551,8 +551,7 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         const unsigned int after = slot == 2u ? 0u : slot + 1u;
         if (b.group.dependency[t] > epoch_end) atomicMin(&b.epoch_start[after], t);
         if (t == 0) b.epoch_start[after == 2u ? 0u : after + 1u] = count;
-        const unsigned int epoch =
-            (epoch_end == LZ4K_GROUP ? ~0u : (1u << epoch_end) - 1u) & ~((1u << first) - 1u);
+        const unsigned int epoch = (epoch_end == LZ4K_GROUP ? ~0u : (1u << epoch_end) - 1u) & ~((1u << first) - 1u);
         if (t >= first && t < epoch_end && !(b.long_ones >> t & 1u)) {
           const unsigned int to = b.group.out[t], n_literals = b.group.literals[t], n_match = b.group.match[t];
           const unsigned char* literal_source = lz4k_literal_source(b, in, lo, n, b.group.from[t], n_literals);
@@ -565,7 +564,7 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         lz4k_sync();
         first = epoch_end;
       }
-      if (b.done) {  // the window's last group
+      if (b.done) {               // the window's last group
         op = b.group.out[count];  // the last sequence's match was counted
         break;
       }
