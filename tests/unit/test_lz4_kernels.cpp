@@ -82,8 +82,10 @@ struct BlockResult {
   unsigned status;
 };
 
-// lz4_decompress.cu on the CPU backend, one launch for all blocks, each with room `caps[i]`.
-std::vector<BlockResult> decode_blocks(const std::vector<Bytes>& blocks, const std::vector<unsigned>& caps) {
+// lz4_decompress.cu (as `program` builds it; the operator's by default) on the CPU backend, one
+// launch for all blocks, each with room `caps[i]`.
+std::vector<BlockResult> decode_blocks(const std::vector<Bytes>& blocks, const std::vector<unsigned>& caps,
+                                       const std::optional<opkit::Program>& program = std::nullopt) {
   opkit::Device cpu = opkit::Device::cpu();
   Bytes in;
   std::vector<unsigned long long> in_offsets, out_offsets;
@@ -109,7 +111,7 @@ std::vector<BlockResult> decode_blocks(const std::vector<Bytes>& blocks, const s
   d_caps.copy_from(std::vector<std::uint32_t>(caps.begin(), caps.end()));
   auto d_sizes = cpu.alloc<std::uint32_t>(blocks.size());
   auto d_status = cpu.alloc<std::uint32_t>(blocks.size());
-  cpu.compile(opkit::ops::lz4::kernel_program("lz4_decompress.cu"))
+  cpu.compile(program ? *program : opkit::ops::lz4::kernel_program("lz4_decompress.cu"))
       .kernel("lz4_decompress")
       .launch({.grid = static_cast<unsigned>(blocks.size()), .block = 32}, d_in, d_in_offsets, d_in_lengths, d_out,
               d_out_offsets, d_caps, d_sizes, d_status);
@@ -240,7 +242,9 @@ std::size_t compressed_bytes_checked(const Bytes& data, std::size_t block_bytes,
 // Warp intrinsics for the CPU backend, as lz4_compress.cu's warp exchange (LZ4K_WARP_EXCHANGE, a
 // GPU's form) uses them: every thread of the block (one warp, at most 32 threads) calls each one
 // at the same point, so each is a barrier, every thread's value in shared memory, and a barrier.
-// Only for that kernel: an intrinsic called by part of a warp would deadlock or mislead here.
+// Only for kernels that call each intrinsic from every thread (lz4_compress.cu's warp exchange,
+// lz4_decompress.cu's prefix sums and run ends): one called by part of a warp would deadlock or
+// mislead here.
 constexpr const char* warp_emulation = R"(
 static inline unsigned int* lz4e_slots() {
   __shared__ unsigned int slots[32];
@@ -267,6 +271,10 @@ static inline unsigned int lz4e_shfl(unsigned int, unsigned int value, unsigned 
   const unsigned int* v = lz4e_gather(value);
   return lz4e_done(v[lane % 32u]);
 }
+static inline unsigned int lz4e_shfl_up(unsigned int, unsigned int value, unsigned int delta) {
+  const unsigned int* v = lz4e_gather(value);
+  return lz4e_done(threadIdx.x >= delta ? v[threadIdx.x - delta] : value);
+}
 static inline unsigned int lz4e_match_any(unsigned int mask, unsigned int value) {
   const unsigned int* v = lz4e_gather(value);
   unsigned int lanes = 0;
@@ -281,6 +289,7 @@ static inline unsigned int lz4e_reduce_min(unsigned int, unsigned int value) {
 }
 #define __ballot_sync(mask, pred) lz4e_ballot(mask, pred)
 #define __shfl_sync(mask, value, lane) lz4e_shfl(mask, value, lane)
+#define __shfl_up_sync(mask, value, delta) lz4e_shfl_up(mask, value, delta)
 #define __match_any_sync(mask, value) lz4e_match_any(mask, value)
 #define __reduce_min_sync(mask, value) lz4e_reduce_min(mask, value)
 #define __syncwarp(mask) __syncthreads()
@@ -541,6 +550,224 @@ TEST(Lz4Kernels, MutatedFramesFailCleanlyOnTheCpuBackend) {
     }
   }
   EXPECT_GT(rejected, 100);
+}
+
+// The decoder's statuses as a one-thread decoder finds them, sequence by sequence in order (the
+// kernel's checks, lz4k_check's order), and the output up to the first problem: the reference for
+// the parallel parse, which must report the lowest-numbered problem an in-order parse meets.
+BlockResult serial_decode(const Bytes& in, std::uint64_t cap) {
+  const std::size_t end = in.size();
+  Bytes out;
+  std::size_t ip = 0;
+  const auto extend = [&](std::uint64_t& length) {
+    for (;;) {
+      if (ip >= end) return false;
+      const std::uint8_t b = in[ip++];
+      length += b;
+      if (b != 255) return true;
+    }
+  };
+  if (end == 0) return {{}, LZ4K_INPUT_TRUNCATED};
+  for (;;) {  // here ip < end: the sequence before left at least 5 bytes
+    const unsigned token = in[ip++];
+    std::uint64_t literals = token >> 4, match = token & 15u;
+    if (literals == 15 && !extend(literals)) return {{}, LZ4K_INPUT_TRUNCATED};
+    if (literals > end - ip) return {{}, LZ4K_INPUT_TRUNCATED};
+    if (literals > cap - out.size()) return {{}, LZ4K_OUTPUT_OVERFLOW};
+    const std::size_t at = ip + literals;
+    out.insert(out.end(), in.begin() + static_cast<std::ptrdiff_t>(ip), in.begin() + static_cast<std::ptrdiff_t>(at));
+    if (at == end) return {out, LZ4K_OK};
+    if (end - at < 2) return {{}, LZ4K_INPUT_TRUNCATED};
+    const unsigned offset = in[at] | in[at + 1] << 8;
+    if (offset == 0) return {{}, LZ4K_ZERO_OFFSET};
+    if (offset > out.size()) return {{}, LZ4K_BAD_OFFSET};
+    ip = at + 2;
+    if (match == 15 && !extend(match)) return {{}, LZ4K_INPUT_TRUNCATED};
+    match += 4;
+    if (match > cap - out.size()) return {{}, LZ4K_OUTPUT_OVERFLOW};
+    if (ip == end) return {{}, LZ4K_ENDS_WITH_MATCH};
+    if (end - at < 8 || end - ip < 5) return {{}, LZ4K_SHORT_TAIL};
+    for (std::uint64_t m = 0; m < match; ++m) out.push_back(out[out.size() - offset]);
+  }
+}
+
+// The decoder's GPU form (prefix sums and run ends through warp intrinsics), here with them emulated.
+opkit::Program decoder_warp_form() {
+  return opkit::ops::lz4::kernel_program("lz4_decompress.cu")
+      .header("lz4_warp_emulation.h", warp_emulation)
+      .define("LZ4K_WARP_EMULATION");
+}
+
+// Both forms of the kernel against the serial parse, block by block: the same status, and where it
+// is LZ4K_OK the same bytes, which liblz4 (LZ4_decompress_safe, with room to spare so that its
+// output margins do not bite) also gives. Returns how many blocks decoded.
+int expect_serial_semantics(const std::vector<Bytes>& blocks, const std::vector<unsigned>& caps,
+                            const std::string& what) {
+  const std::vector<BlockResult> ours = decode_blocks(blocks, caps);
+  const std::vector<BlockResult> warp = decode_blocks(blocks, caps, decoder_warp_form());
+  int decoded = 0;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const BlockResult expected = serial_decode(blocks[i], caps[i]);
+    EXPECT_EQ(ours[i].status, expected.status) << what << ", block " << i << " of " << blocks[i].size() << " bytes";
+    EXPECT_EQ(warp[i].status, expected.status) << what << ", block " << i << " (warp form)";
+    EXPECT_EQ(ours[i].data, expected.data) << what << ", block " << i;
+    EXPECT_EQ(warp[i].data, expected.data) << what << ", block " << i << " (warp form)";
+    if (expected.status != LZ4K_OK) continue;
+    ++decoded;
+    Bytes reference(caps[i] + 64u);
+    const int n =
+        LZ4_decompress_safe(reinterpret_cast<const char*>(blocks[i].data()), reinterpret_cast<char*>(reference.data()),
+                            static_cast<int>(blocks[i].size()), static_cast<int>(reference.size()));
+    EXPECT_EQ(n, static_cast<int>(expected.data.size())) << what << ", block " << i << ": liblz4";
+    reference.resize(static_cast<std::size_t>(std::max(n, 0)));
+    EXPECT_EQ(reference, expected.data) << what << ", block " << i << ": liblz4";
+  }
+  return decoded;
+}
+
+unsigned decoded_size(const std::vector<Sequence>& q) {
+  return static_cast<unsigned>(decode_in_order(q).size());
+}
+
+// Sequences as binaries compress (mixed.bin: ~3 input bytes a sequence, 58% without literals,
+// matches mostly 4-8 bytes): ~170 of them start in a 512-byte window.
+std::vector<Sequence> dense_sequences(std::mt19937& rng, std::size_t count) {
+  std::vector<Sequence> q = {{random_bytes(8, rng()), 0, 0}};
+  std::size_t produced = 8;
+  for (std::size_t i = 0; i < count; ++i) {
+    const unsigned r = rng() % 100;
+    Sequence s;
+    s.literals = random_bytes(r < 58 ? 0 : r < 85 ? 1 + rng() % 3 : 4 + rng() % 11, rng());
+    s.match = 4 + rng() % 5;
+    s.offset = static_cast<unsigned>(std::min<std::size_t>(1 + rng() % 24, produced + s.literals.size()));
+    produced += s.literals.size() + s.match;
+    q.push_back(std::move(s));
+  }
+  q.front().match = 4;
+  q.front().offset = 3;
+  q.push_back({random_bytes(5 + rng() % 8, rng()), 0, 0});
+  return q;
+}
+
+// Dense windows (up to ~170 sequences each, several groups of 32), windows whose chain jumps over
+// whole segments (literal runs of 16..200 bytes inside the window) or leaves it (runs past it),
+// and extension-heavy sequences (lengths with 255-runs of 1..600 bytes, within, across and beyond
+// windows): the serial parse's statuses and bytes, in both forms, and liblz4's bytes.
+TEST(Lz4Kernels, ParallelParseDecodesDenseAndExtensionHeavyBlocksLikeASerialParse) {
+  std::mt19937 rng(18);
+  std::vector<Bytes> blocks;
+  std::vector<unsigned> caps;
+  const auto add = [&](const std::vector<Sequence>& q) {
+    blocks.push_back(lz4_block(q));
+    caps.push_back(decoded_size(q));
+  };
+  for (int i = 0; i < 12; ++i) add(dense_sequences(rng, 300 + rng() % 3000));
+  std::vector<Sequence> tiny = {{random_bytes(4, 1), 1, 4}};  // 3-byte sequences only: 171 a window
+  for (unsigned i = 0; i < 2000; ++i) tiny.push_back({{}, 1 + i % 4, 4 + i % 15});
+  tiny.push_back({random_bytes(9, 2), 0, 0});
+  add(tiny);
+  for (int i = 0; i < 8; ++i) {  // dense, with literal runs over segments and out of the window
+    std::vector<Sequence> q = dense_sequences(rng, 1500);
+    for (std::size_t j = 1; j + 1 < q.size(); j += 1 + rng() % 40) {
+      const std::size_t grow = rng() % 4 == 0 ? 300 + rng() % 500 : 16 + rng() % 185;
+      const Bytes more = random_bytes(grow, rng());
+      q[j].literals.insert(q[j].literals.end(), more.begin(), more.end());
+    }
+    add(q);
+  }
+  for (unsigned k : {1u, 2u, 3u, 30u, 200u, 300u, 510u, 511u, 512u, 513u, 600u}) {  // 255-runs of k bytes
+    std::vector<Sequence> q = dense_sequences(rng, 200);
+    q.insert(q.begin() + 100, Sequence{{}, 1, 255 * k + 19});                  // a match's extension
+    q.insert(q.begin() + 150, Sequence{random_bytes(255 * k + 15, k), 7, 4});  // a literal run's
+    q.insert(q.begin() + 170, Sequence{random_bytes(255 * k + 15 + k % 255, k + 1), 2, 255 * k + 19 + k});
+    add(q);
+    std::vector<Sequence> lead = {{random_bytes(255 * k + 15, k), 0, 0}};  // from the window's first token
+    lead.front().match = 255 * k + 19;
+    lead.front().offset = 1;
+    const std::vector<Sequence> rest = dense_sequences(rng, 100);
+    lead.insert(lead.end(), rest.begin(), rest.end());
+    add(lead);
+  }
+  EXPECT_EQ(expect_serial_semantics(blocks, caps, "valid blocks"), static_cast<int>(blocks.size()));
+  // The same blocks with one byte of room too few: the overflow at the same sequence.
+  for (unsigned& cap : caps) --cap;
+  EXPECT_EQ(expect_serial_semantics(blocks, caps, "one byte short"), 0);
+}
+
+// Blocks whose last sequence ends at, just before and just after the window's end (the first
+// window's 512 bytes and the second's), with its token at the window's last positions: a tail of
+// 3-byte sequences after a lead that shifts them, and a last literal run of 5..13 bytes.
+TEST(Lz4Kernels, ParallelParseEndsBlocksAtAndAroundWindowEnds) {
+  std::vector<Bytes> blocks;
+  std::vector<unsigned> caps;
+  for (unsigned lead = 1; lead <= 9; ++lead)
+    for (unsigned last = 5; last <= 13; ++last)
+      for (unsigned body = 150; body <= 345; ++body) {
+        std::vector<Sequence> q = {{random_bytes(lead, lead), 1, 4}};
+        for (unsigned j = 0; j < body; ++j) q.push_back({{}, 1 + j % 3, 4 + j % 5});
+        q.push_back({random_bytes(last, last), 0, 0});
+        const Bytes block = lz4_block(q);
+        const std::size_t end = block.size(), window = 512;
+        if (end % window > 3 && end % window < window - 3) continue;  // only ends within 3 of a window end
+        blocks.push_back(block);
+        caps.push_back(decoded_size(q));
+      }
+  ASSERT_GT(blocks.size(), 100u);
+  EXPECT_EQ(expect_serial_semantics(blocks, caps, "window ends"), static_cast<int>(blocks.size()));
+}
+
+// Every prefix of a dense block of three windows, and of one with extensions at the window ends:
+// each fails (or decodes) as the serial parse says, with the status of the first sequence it cuts.
+TEST(Lz4Kernels, ParallelParseReportsEveryTruncationOfADenseBlockLikeASerialParse) {
+  std::mt19937 rng(5);
+  std::vector<Sequence> dense = dense_sequences(rng, 480);
+  std::vector<Sequence> extended = dense_sequences(rng, 150);
+  extended.insert(extended.begin() + 60, Sequence{random_bytes(15 + 255 * 3, 1), 5, 19 + 255 * 2 + 7});
+  extended.insert(extended.begin() + 120, Sequence{{}, 2, 19 + 255 * 300});
+  for (const auto& q : {dense, extended}) {
+    const Bytes block = lz4_block(q);
+    std::vector<Bytes> blocks;
+    std::vector<unsigned> caps;
+    for (std::size_t n = 0; n <= block.size(); ++n) {
+      blocks.emplace_back(block.begin(), block.begin() + static_cast<std::ptrdiff_t>(n));
+      caps.push_back(decoded_size(q));
+    }
+    ASSERT_GT(block.size(), 1400u);
+    EXPECT_GE(expect_serial_semantics(blocks, caps, "prefixes"), 1);
+  }
+}
+
+// Hostile blocks: runs of 0xFF (every position a token with two extended lengths, the speculation's
+// worst case), alone, after a dense start, ending in garbage or the block; and dense blocks with
+// random bytes changed. Each stops with the serial parse's status, or decodes as it does.
+TEST(Lz4Kernels, ParallelParseFailsHostileBlocksLikeASerialParse) {
+  std::mt19937 rng(99);
+  std::vector<Bytes> blocks;
+  std::vector<unsigned> caps;
+  const Bytes dense = lz4_block(dense_sequences(rng, 600));
+  for (std::size_t run : {1u, 2u, 15u, 511u, 512u, 513u, 1024u, 5000u, 70000u}) {
+    blocks.push_back(Bytes(run, 0xFF));
+    Bytes b(dense.begin(), dense.begin() + 700 + static_cast<std::ptrdiff_t>(run % 300));
+    b.insert(b.end(), run, 0xFF);
+    blocks.push_back(b);
+    b.push_back(0x10);
+    const Bytes garbage = random_bytes(300, static_cast<std::uint32_t>(run));
+    b.insert(b.end(), garbage.begin(), garbage.end());
+    blocks.push_back(b);
+  }
+  for (int i = 0; i < 300; ++i) {
+    Bytes b = dense;
+    for (int k = 1 + static_cast<int>(rng() % 3); k > 0; --k)
+      b[rng() % b.size()] ^= static_cast<std::uint8_t>(1 + rng() % 255);
+    if (rng() % 4 == 0) b.resize(rng() % b.size());
+    blocks.push_back(b);
+  }
+  for (const Bytes& b : blocks) caps.push_back(static_cast<unsigned>(255 * b.size() + 64));
+  for (std::size_t i = 0; i < 40; ++i) {  // and with little room
+    blocks.push_back(blocks[blocks.size() - 300 + i]);
+    caps.push_back(static_cast<unsigned>(rng() % 3000));
+  }
+  expect_serial_semantics(blocks, caps, "hostile");
 }
 
 }  // namespace
