@@ -566,8 +566,9 @@ class _KernelSource:
     def on(self, index: int, tensor: torch.Tensor):
         """The launcher for the device of `tensor`, whose get_device() is `index` (-1: the CPU),
         compiled on first use there; kept per device index so that a launch makes no wrapper
-        objects (not even a torch.device). A launcher is (kernel.launch, the opkit Device of a GPU
-        or None for the CPU, that GPU's borrowed streams by handle, torch's current-stream lookup)."""
+        objects (not even a torch.device). A launcher is (kernel.launch_tensors, kernel.launch, the
+        opkit Device of a GPU or None for the CPU, that GPU's borrowed streams by handle, torch's
+        current-stream lookup)."""
         launcher = self._kernels.get(index)
         if launcher is not None:
             return launcher
@@ -585,9 +586,9 @@ class _KernelSource:
                 module = SourceModule(self.source, device=where, options=self.options, name=file_name)
                 kernel = module.get_function(self.kernel)._kernel
                 if device.type == "cuda":
-                    launcher = (kernel.launch, where, {}, torch_raw_stream_lookup())
+                    launcher = (kernel.launch_tensors, kernel.launch, where, {}, torch_raw_stream_lookup())
                 else:
-                    launcher = (kernel.launch, None, None, None)
+                    launcher = (kernel.launch_tensors, kernel.launch, None, None, None)
                 self._kernels[index] = launcher
         return launcher
 
@@ -677,18 +678,14 @@ def kernel_op(
             return None
         return outs if len(outs) != 1 or returns_tuple else outs[0]
 
-    # Everything a call can know in advance is worked out here: the fixed launch shapes, where the
-    # first tensor argument is, the kept launchers. A call then runs straight through for the
-    # common arguments (contiguous tensors of the op's device, 32-bit ints, NumPy scalars) and
-    # takes the general packing, with its errors, for anything else.
+    # Everything a call can know in advance is worked out here (the fixed launch shapes, where the
+    # first tensor argument is, the kept launchers), so that a call runs straight through.
     fixed_grid = None if callable(grid) else _launch_shape(name, "grid", grid, ())
     fixed_block = None if callable(block) else _launch_shape(name, "block", block, ())
     shared_bytes = int(shared)
     first = _first_tensor_position(name, schema)
     launchers = code._kernels
     tensor_type, scalar_type = torch.Tensor, np.generic
-    pack_int, pack_pointer = _INT32_STRUCT.pack, _POINTER_STRUCT.pack
-    int_min, int_max = _INT32
 
     def run(*op_args):
         a = op_args[first] if first is not None else _first_tensor(name, op_args)
@@ -704,23 +701,6 @@ def kernel_op(
             if type(kernel_args) is not tuple:
                 kernel_args = tuple(kernel_args)
         index = a.get_device()  # -1 for the CPU: compared as an int, not as a torch.device
-        packed = []
-        for arg in kernel_args:
-            kind = type(arg)
-            if kind is tensor_type:
-                if arg.get_device() != index or not arg.is_contiguous():
-                    break
-                packed.append(pack_pointer(arg.data_ptr()))
-            elif kind is int:
-                if not int_min <= arg <= int_max:
-                    break
-                packed.append(pack_int(arg))
-            elif isinstance(arg, scalar_type):
-                packed.append(arg.tobytes())
-            else:
-                break
-        if len(packed) != len(kernel_args):  # something else (or something wrong): the general path
-            packed = [_pack(name, a, index, arg, i) for i, arg in enumerate(kernel_args)]
         if fixed_grid is not None:
             grid3 = fixed_grid
         else:
@@ -729,19 +709,26 @@ def kernel_op(
                 grid3 = _GRID_SEEN[shape]
             except (KeyError, TypeError):
                 grid3 = _grid3(name, shape)
-        if grid3 is not _EMPTY_GRID:
+        if grid3 is _EMPTY_GRID:  # nothing to launch; the arguments are still checked
+            for i, arg in enumerate(kernel_args):
+                _pack(name, a, index, arg, i)
+        else:
             block3 = fixed_block if fixed_block is not None else _launch_shape(name, "block", block, op_args)
             launcher = launchers.get(index)
             if launcher is None:
                 launcher = code.on(index, a)
-            launch, gpu, streams, current_stream = launcher
-            if gpu is None:
-                launch(packed, grid3, block3, shared_bytes, None)
-            else:
+            launch_tensors, launch, gpu, streams, current_stream = launcher
+            stream = None
+            if gpu is not None:
                 handle = current_stream(index)
                 stream = streams.get(handle)
                 if stream is None:
                     stream = streams.setdefault(handle, borrowed_stream(gpu, handle))
+            # The common arguments (contiguous tensors of the op's device, 32-bit ints, NumPy
+            # scalars) are packed by the launch itself; anything else by the general rules, which
+            # also say what is wrong.
+            if not launch_tensors(kernel_args, index, tensor_type, scalar_type, grid3, block3, shared_bytes, stream):
+                packed = [_pack(name, a, index, arg, i) for i, arg in enumerate(kernel_args)]
                 launch(packed, grid3, block3, shared_bytes, stream)
         if outputs is None:
             return None
@@ -800,10 +787,12 @@ class _NoGradient(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        raise RuntimeError(
-            f"{ctx.op_name} has no gradient: it is a kernel opkit launches, with no backward formula "
-            "(call it on detached tensors, or wrap it in a torch.autograd.Function of your own)"
-        )
+        raise RuntimeError(_no_gradient(ctx.op_name))
+
+
+def _no_gradient(name: str) -> str:
+    return (f"{name} has no gradient: it is a kernel opkit launches, with no backward formula "
+            "(call it on detached tensors, or wrap it in a torch.autograd.Function of your own)")
 
 
 def _refuse_gradients(name: str, op, run) -> None:
@@ -813,6 +802,8 @@ def _refuse_gradients(name: str, op, run) -> None:
 
     def autograd(keyset, *op_args):
         if any_requires_grad(*op_args) and grad_enabled():
+            if torch._C._are_functorch_transforms_active():  # torch.func.grad & co: refused here, by name
+                raise RuntimeError(_no_gradient(name) + "; torch.func transforms cannot differentiate through it")
             return _NoGradient.apply(name, op, keyset, *op_args)
         direct = own_kernel_next.get(keyset.raw_repr())
         if direct or (direct is None and _own_kernel_is_next(keyset)):
