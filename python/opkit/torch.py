@@ -38,7 +38,7 @@ import torch
 
 from . import _opkit
 from ._arrays import borrowed_stream, release_borrowed_streams, torch_current_stream, torch_raw_stream_lookup
-from ._devices import cuda_device, release_cuda_devices
+from ._devices import _cuda_devices, cuda_device, release_cuda_devices
 from ._kernels import _INT32, _INT32_STRUCT, _POINTER_STRUCT, SourceModule, _Call, _dim3
 
 __all__ = ["decrypt", "encrypt", "kernel_op", "lz4_compress", "lz4_decompress", "sha256", "sha256d"]
@@ -58,15 +58,19 @@ def _stream_of(device: torch.device) -> int:
 # ---- SHA-256 ----
 
 
+_UINT8 = torch.uint8  # dtypes are singletons: `is` compares them in one step
+_current_raw_stream = torch_raw_stream_lookup()  # CUDA device index -> torch's current stream handle
+
+
 def _check_batch(op: str, x: torch.Tensor) -> None:
-    if x.dtype != torch.uint8 or x.dim() != 2:
+    if x.dtype is not _UINT8 or x.dim() != 2:
         raise ValueError(f"{op}: expected a 2-D [N, L] uint8 tensor, got {x.dim()}-D {x.dtype}")
     if not x.is_contiguous():
         raise ValueError(f"{op}: the tensor is not contiguous; pass x.contiguous()")
 
 
 def _check_out(op: str, x: torch.Tensor, out: torch.Tensor, rows: int) -> None:
-    if out.dtype != torch.uint8 or out.shape != (rows, DIGEST_BYTES):
+    if out.dtype is not _UINT8 or out.shape != (rows, DIGEST_BYTES):
         raise ValueError(f"{op}: out must be a [{rows}, 32] uint8 tensor, got {tuple(out.shape)} {out.dtype}")
     if not out.is_contiguous():
         raise ValueError(f"{op}: out is not contiguous")
@@ -79,8 +83,10 @@ def _hash_fixed(algo: str, x: torch.Tensor, out: torch.Tensor) -> None:
     rows, length = x.shape
     index = x.get_device()
     if index >= 0:  # CUDA
-        _opkit.hash_fixed_at(algo, cuda_device(index), x.data_ptr(), rows, length, out.data_ptr(),
-                             torch_current_stream(index))
+        device = _cuda_devices.get(index)  # cuda_device(index), without the call once made
+        if device is None:
+            device = cuda_device(index)
+        _opkit.hash_fixed_at(algo, device, x.data_ptr(), rows, length, out.data_ptr(), _current_raw_stream(index))
     else:
         _opkit.hash_fixed_at(algo, None, x.data_ptr(), rows, length, out.data_ptr(), 0)
 
@@ -140,7 +146,7 @@ def _define(qualified: str, signature: str, kernel, fake):
 
 def _define_hash(algo: str):
     """Registers opkit::<algo>, opkit::<algo>_out and opkit::<algo>_offsets; returns them."""
-    name = f"opkit::{algo}"
+    name, out_name, offsets_name = f"opkit::{algo}", f"opkit::{algo}_out", f"opkit::{algo}_offsets"
 
     def fixed(x):
         _check_batch(name, x)
@@ -153,28 +159,28 @@ def _define_hash(algo: str):
         return x.new_empty((x.shape[0], DIGEST_BYTES))
 
     def fixed_out(x, out):
-        _check_batch(f"{name}_out", x)
-        _check_out(f"{name}_out", x, out, x.shape[0])
+        _check_batch(out_name, x)
+        _check_out(out_name, x, out, x.shape[0])
         _hash_fixed(algo, x, out)
 
     def fixed_out_fake(x, out):
-        _check_batch(f"{name}_out", x)
-        _check_out(f"{name}_out", x, out, x.shape[0])
+        _check_batch(out_name, x)
+        _check_out(out_name, x, out, x.shape[0])
 
     def variable(data, offsets):
-        _check_offsets(f"{name}_offsets", data, offsets)
+        _check_offsets(offsets_name, data, offsets)
         out = torch.empty((offsets.shape[0] - 1, DIGEST_BYTES), dtype=torch.uint8, device=data.device)
         _hash_offsets(algo, data, offsets, out)
         return out
 
     def variable_fake(data, offsets):
-        _check_offsets(f"{name}_offsets", data, offsets)
+        _check_offsets(offsets_name, data, offsets)
         return data.new_empty((offsets.shape[0] - 1, DIGEST_BYTES))
 
     return (
         _define(name, "(Tensor x) -> Tensor", fixed, fixed_fake),
-        _define(f"{name}_out", "(Tensor x, Tensor(a!) out) -> ()", fixed_out, fixed_out_fake),
-        _define(f"{name}_offsets", "(Tensor data, Tensor offsets) -> Tensor", variable, variable_fake),
+        _define(out_name, "(Tensor x, Tensor(a!) out) -> ()", fixed_out, fixed_out_fake),
+        _define(offsets_name, "(Tensor data, Tensor offsets) -> Tensor", variable, variable_fake),
     )
 
 
@@ -567,8 +573,7 @@ class _KernelSource:
         """The launcher for the device of `tensor`, whose get_device() is `index` (-1: the CPU),
         compiled on first use there; kept per device index so that a launch makes no wrapper
         objects (not even a torch.device). A launcher is (kernel.launch_tensors, kernel.launch, the
-        opkit Device of a GPU or None for the CPU, that GPU's borrowed streams by handle, torch's
-        current-stream lookup)."""
+        opkit Device of a GPU or None for the CPU, that GPU's borrowed streams by handle)."""
         launcher = self._kernels.get(index)
         if launcher is not None:
             return launcher
@@ -585,10 +590,8 @@ class _KernelSource:
                 file_name = self.op.replace("::", "_") + ".cu"
                 module = SourceModule(self.source, device=where, options=self.options, name=file_name)
                 kernel = module.get_function(self.kernel)._kernel
-                if device.type == "cuda":
-                    launcher = (kernel.launch_tensors, kernel.launch, where, {}, torch_raw_stream_lookup())
-                else:
-                    launcher = (kernel.launch_tensors, kernel.launch, None, None, None)
+                gpu = where if device.type == "cuda" else None
+                launcher = (kernel.launch_tensors, kernel.launch, gpu, {} if gpu is not None else None)
                 self._kernels[index] = launcher
         return launcher
 
@@ -686,6 +689,7 @@ def kernel_op(
     first = _first_tensor_position(name, schema)
     launchers = code._kernels
     tensor_type, scalar_type = torch.Tensor, np.generic
+    current_stream = _current_raw_stream
 
     def run(*op_args):
         a = op_args[first] if first is not None else _first_tensor(name, op_args)
@@ -717,7 +721,7 @@ def kernel_op(
             launcher = launchers.get(index)
             if launcher is None:
                 launcher = code.on(index, a)
-            launch_tensors, launch, gpu, streams, current_stream = launcher
+            launch_tensors, launch, gpu, streams = launcher
             stream = None
             if gpu is not None:
                 handle = current_stream(index)
