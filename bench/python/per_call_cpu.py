@@ -27,7 +27,8 @@ DOUBLIFY = """
 __global__ void doublify(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] *= 2; }
 """
 TWICE = """
-__global__ void twice(float *y, const float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 2 * a[i]; }
+__global__ void twice(float *y, const float *a, int n)
+{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 2 * a[i]; }
 """
 
 

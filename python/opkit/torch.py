@@ -672,8 +672,9 @@ def kernel_op(
         schema = _inferred_schema(outputs)
     _split_name(name)
     if outputs is not None and torch._C.parse_schema(name + schema).is_mutable:
-        raise ValueError(f"{name}: an op with an outputs rule returns new tensors and writes none of its arguments; "
-                         f"its schema {schema!r} marks one written (a kernel that writes its arguments has outputs=None)")
+        raise ValueError(f"{name}: an op with an outputs rule returns new tensors and writes none of its "
+                         f"arguments; its schema {schema!r} marks one written (a kernel that writes its "
+                         "arguments has outputs=None)")
     code = _KernelSource(name, source, kernel, options)
     returns_tuple = _returns_tuple(schema)
 
