@@ -42,9 +42,17 @@ def test_interpreter_exits_cleanly_after_using_the_ops():
         "x = torch.zeros((2, 8), dtype=torch.uint8)\n"
         "assert ot.sha256(x).shape == (2, 32)\n"
     )
+    if CPU_BACKEND_MISSING is None:  # a kernel op's kept kernel and launch methods, too
+        code += (
+            "op = ot.kernel_op('opkit_exit::twice', '__global__ void twice(float *y, const float *a, int n)"
+            " { int i = threadIdx.x; if (i < n) y[i] = 2 * a[i]; }', kernel='twice',"
+            " outputs=lambda a: torch.empty_like(a), args=lambda y, a: (y, a, a.numel()), grid=1, block=8)\n"
+            "assert op(torch.ones(8)).tolist() == [2.0] * 8\n"
+        )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr, run.stderr
+    assert "leaked" not in run.stderr, run.stderr  # nanobind's report of objects alive at exit
 
 
 # ---- torch.ops.opkit.sha256 / sha256d ----
