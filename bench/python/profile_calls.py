@@ -1,6 +1,7 @@
 """Where the host time of one small opkit call goes: cProfile over back-to-back calls of the
-registered kernel op, the sha256_out op and opkit.RawKernel on a torch CUDA tensor, top functions by
-own time. For tuning per-call overhead (issue 19); not a benchmark.
+registered kernel ops (in place, and with a new output), the sha256_out op and opkit.RawKernel on
+a torch CUDA tensor, top functions by own time. For tuning per-call overhead (issue 19); not a
+benchmark.
 
     python bench/python/profile_calls.py [--calls 20000] [--top 18]
 """
@@ -20,6 +21,10 @@ import opkit.torch as ot
 DOUBLIFY = """
 __global__ void doublify(float *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] *= 2; }
 """
+TWICE = """
+__global__ void twice(float *y, const float *a, int n)
+{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 2 * a[i]; }
+"""
 
 
 def main() -> None:
@@ -34,10 +39,15 @@ def main() -> None:
         "opkit_profile::doublify", DOUBLIFY, kernel="doublify", schema="(Tensor(a!) a) -> ()",
         args=lambda a: (a, a.numel()), grid=1, block=64,
     )
+    twice = ot.kernel_op(
+        "opkit_profile::twice", TWICE, kernel="twice", outputs=lambda a: torch.empty_like(a),
+        args=lambda y, a: (y, a, a.numel()), grid=1, block=64,
+    )
     raw = opkit.RawKernel(DOUBLIFY, "doublify", device="cuda")
     n64 = np.int32(64)
     cases = {
         "kernel_op doublify": lambda: doublify(f),
+        "kernel_op twice (new output)": lambda: twice(f),
         "torch.ops.opkit.sha256_out": lambda: torch.ops.opkit.sha256_out(x, out),
         "opkit.RawKernel on a torch tensor": lambda: raw((1,), (64,), (f, n64)),
     }

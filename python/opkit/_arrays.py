@@ -87,10 +87,11 @@ def to_framework(result, like):
 _torch_raw_stream = None  # torch._C._cuda_getCurrentRawStream, looked up once
 
 
-def torch_current_stream(device_index: int) -> int:
-    """The handle of torch's current stream on CUDA device `device_index`. torch.cuda.current_stream()
-    builds a Stream object per call, microseconds of a small op's time; the raw handle is what
-    torch's own generated code (inductor) reads instead."""
+def torch_raw_stream_lookup():
+    """A function of a CUDA device index giving the handle of torch's current stream there:
+    torch._C._cuda_getCurrentRawStream where torch has it. torch.cuda.current_stream() builds a
+    Stream object per call, microseconds of a small op's time; the raw handle is what torch's own
+    generated code (inductor) reads instead."""
     global _torch_raw_stream
     if _torch_raw_stream is None:
         import torch
@@ -98,7 +99,12 @@ def torch_current_stream(device_index: int) -> int:
         _torch_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
             lambda index: torch.cuda.current_stream(index).cuda_stream
         )
-    return _torch_raw_stream(device_index)
+    return _torch_raw_stream
+
+
+def torch_current_stream(device_index: int) -> int:
+    """The handle of torch's current stream on CUDA device `device_index`."""
+    return (_torch_raw_stream or torch_raw_stream_lookup())(device_index)
 
 
 def torch_cuda_tensor(obj):

@@ -37,8 +37,8 @@ import numpy as np
 import torch
 
 from . import _opkit
-from ._arrays import borrowed_stream, release_borrowed_streams, torch_current_stream
-from ._devices import cuda_device, release_cuda_devices
+from ._arrays import borrowed_stream, release_borrowed_streams, torch_current_stream, torch_raw_stream_lookup
+from ._devices import _cuda_devices, cuda_device, release_cuda_devices
 from ._kernels import _INT32, _INT32_STRUCT, _POINTER_STRUCT, SourceModule, _Call, _dim3
 
 __all__ = ["decrypt", "encrypt", "kernel_op", "lz4_compress", "lz4_decompress", "sha256", "sha256d"]
@@ -58,15 +58,19 @@ def _stream_of(device: torch.device) -> int:
 # ---- SHA-256 ----
 
 
+_UINT8 = torch.uint8  # dtypes are singletons: `is` compares them in one step
+_current_raw_stream = torch_raw_stream_lookup()  # CUDA device index -> torch's current stream handle
+
+
 def _check_batch(op: str, x: torch.Tensor) -> None:
-    if x.dtype != torch.uint8 or x.dim() != 2:
+    if x.dtype is not _UINT8 or x.dim() != 2:
         raise ValueError(f"{op}: expected a 2-D [N, L] uint8 tensor, got {x.dim()}-D {x.dtype}")
     if not x.is_contiguous():
         raise ValueError(f"{op}: the tensor is not contiguous; pass x.contiguous()")
 
 
 def _check_out(op: str, x: torch.Tensor, out: torch.Tensor, rows: int) -> None:
-    if out.dtype != torch.uint8 or out.shape != (rows, DIGEST_BYTES):
+    if out.dtype is not _UINT8 or out.shape != (rows, DIGEST_BYTES):
         raise ValueError(f"{op}: out must be a [{rows}, 32] uint8 tensor, got {tuple(out.shape)} {out.dtype}")
     if not out.is_contiguous():
         raise ValueError(f"{op}: out is not contiguous")
@@ -79,8 +83,10 @@ def _hash_fixed(algo: str, x: torch.Tensor, out: torch.Tensor) -> None:
     rows, length = x.shape
     index = x.get_device()
     if index >= 0:  # CUDA
-        _opkit.hash_fixed_at(algo, cuda_device(index), x.data_ptr(), rows, length, out.data_ptr(),
-                             torch_current_stream(index))
+        device = _cuda_devices.get(index)  # cuda_device(index), without the call once made
+        if device is None:
+            device = cuda_device(index)
+        _opkit.hash_fixed_at(algo, device, x.data_ptr(), rows, length, out.data_ptr(), _current_raw_stream(index))
     else:
         _opkit.hash_fixed_at(algo, None, x.data_ptr(), rows, length, out.data_ptr(), 0)
 
@@ -117,12 +123,17 @@ def _hash_offsets(algo: str, data: torch.Tensor, offsets: torch.Tensor, out: tor
 _libraries: dict = {}  # namespace -> torch.library.Library; an op lives while its library does
 
 
-def _define(qualified: str, signature: str, kernel, fake):
-    """Defines the op namespace::name with `signature` (schema without the name), one kernel for
-    CPU and CUDA tensors and a fake kernel; returns its OpOverload."""
+def _split_name(qualified: str) -> tuple[str, str]:
     namespace, _, op = qualified.partition("::")
     if not namespace or not op.isidentifier():
         raise ValueError(f"an op name is 'namespace::name', got {qualified!r}")
+    return namespace, op
+
+
+def _define(qualified: str, signature: str, kernel, fake):
+    """Defines the op namespace::name with `signature` (schema without the name), one kernel for
+    CPU and CUDA tensors and a fake kernel; returns its OpOverload."""
+    namespace, op = _split_name(qualified)
     library = _libraries.get(namespace)
     if library is None:
         library = _libraries.setdefault(namespace, torch.library.Library(namespace, "FRAGMENT"))
@@ -135,7 +146,7 @@ def _define(qualified: str, signature: str, kernel, fake):
 
 def _define_hash(algo: str):
     """Registers opkit::<algo>, opkit::<algo>_out and opkit::<algo>_offsets; returns them."""
-    name = f"opkit::{algo}"
+    name, out_name, offsets_name = f"opkit::{algo}", f"opkit::{algo}_out", f"opkit::{algo}_offsets"
 
     def fixed(x):
         _check_batch(name, x)
@@ -148,28 +159,28 @@ def _define_hash(algo: str):
         return x.new_empty((x.shape[0], DIGEST_BYTES))
 
     def fixed_out(x, out):
-        _check_batch(f"{name}_out", x)
-        _check_out(f"{name}_out", x, out, x.shape[0])
+        _check_batch(out_name, x)
+        _check_out(out_name, x, out, x.shape[0])
         _hash_fixed(algo, x, out)
 
     def fixed_out_fake(x, out):
-        _check_batch(f"{name}_out", x)
-        _check_out(f"{name}_out", x, out, x.shape[0])
+        _check_batch(out_name, x)
+        _check_out(out_name, x, out, x.shape[0])
 
     def variable(data, offsets):
-        _check_offsets(f"{name}_offsets", data, offsets)
+        _check_offsets(offsets_name, data, offsets)
         out = torch.empty((offsets.shape[0] - 1, DIGEST_BYTES), dtype=torch.uint8, device=data.device)
         _hash_offsets(algo, data, offsets, out)
         return out
 
     def variable_fake(data, offsets):
-        _check_offsets(f"{name}_offsets", data, offsets)
+        _check_offsets(offsets_name, data, offsets)
         return data.new_empty((offsets.shape[0] - 1, DIGEST_BYTES))
 
     return (
         _define(name, "(Tensor x) -> Tensor", fixed, fixed_fake),
-        _define(f"{name}_out", "(Tensor x, Tensor(a!) out) -> ()", fixed_out, fixed_out_fake),
-        _define(f"{name}_offsets", "(Tensor data, Tensor offsets) -> Tensor", variable, variable_fake),
+        _define(out_name, "(Tensor x, Tensor(a!) out) -> ()", fixed_out, fixed_out_fake),
+        _define(offsets_name, "(Tensor data, Tensor offsets) -> Tensor", variable, variable_fake),
     )
 
 
@@ -562,9 +573,10 @@ class _KernelSource:
         _KernelSource._every.add(self)
 
     def on(self, index: int, tensor: torch.Tensor):
-        """(kernel, opkit Device or None for the CPU) for the device of `tensor`, whose
-        get_device() is `index` (-1: the CPU), compiled on first use there; kept per device index
-        so that a launch makes no wrapper objects (not even a torch.device)."""
+        """The launcher for the device of `tensor`, whose get_device() is `index` (-1: the CPU),
+        compiled on first use there; kept per device index so that a launch makes no wrapper
+        objects (not even a torch.device). A launcher is (kernel.launch_tensors, kernel.launch, the
+        opkit Device of a GPU or None for the CPU, that GPU's borrowed streams by handle)."""
         launcher = self._kernels.get(index)
         if launcher is not None:
             return launcher
@@ -581,7 +593,9 @@ class _KernelSource:
                 file_name = self.op.replace("::", "_") + ".cu"
                 module = SourceModule(self.source, device=where, options=self.options, name=file_name)
                 kernel = module.get_function(self.kernel)._kernel
-                launcher = self._kernels[index] = (kernel, where if device.type == "cuda" else None)
+                gpu = where if device.type == "cuda" else None
+                launcher = (kernel.launch_tensors, kernel.launch, gpu, {} if gpu is not None else None)
+                self._kernels[index] = launcher
         return launcher
 
 
@@ -594,6 +608,33 @@ def _as_tuple(value) -> tuple:
     if value is None:
         return ()
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _checked_outputs(op: str, value) -> tuple:
+    outs = _as_tuple(value)
+    for i, out in enumerate(outs):
+        if not isinstance(out, torch.Tensor):
+            raise TypeError(f"{op}: the outputs rule gave a {type(out).__name__} as output #{i}, not a tensor")
+    return outs
+
+
+def _first_tensor_position(qualified: str, schema: str) -> int | None:
+    """The position of the op's first parameter of type Tensor, which every call fills with a
+    tensor (whose device the kernel runs on); None when no positional parameter is one (then the
+    first tensor among a call's arguments is searched for)."""
+    for i, argument in enumerate(torch._C.parse_schema(qualified + schema).arguments):
+        if argument.kwarg_only:
+            return None
+        if isinstance(argument.type, torch._C.TensorType):
+            return i
+    return None
+
+
+def _first_tensor(op: str, op_args):
+    for a in op_args:
+        if isinstance(a, torch.Tensor):
+            return a
+    raise ValueError(f"{op}: needs at least one tensor argument")
 
 
 def kernel_op(
@@ -632,65 +673,157 @@ def kernel_op(
         if outputs is None:
             raise ValueError(f"{name}: an op without an outputs rule needs a schema (e.g. '(Tensor(a!) a) -> ()')")
         schema = _inferred_schema(outputs)
+    _split_name(name)
+    if outputs is not None and torch._C.parse_schema(name + schema).is_mutable:
+        raise ValueError(f"{name}: an op with an outputs rule returns new tensors and writes none of its "
+                         f"arguments; its schema {schema!r} marks one written (a kernel that writes its "
+                         "arguments has outputs=None)")
     code = _KernelSource(name, source, kernel, options)
-
-    def new_outputs(op_args):
-        outs = _as_tuple(outputs(*op_args)) if outputs is not None else ()
-        for i, out in enumerate(outs):
-            if not isinstance(out, torch.Tensor):
-                raise TypeError(f"{name}: the outputs rule gave a {type(out).__name__} as output #{i}, not a tensor")
-        return outs
+    returns_tuple = _returns_tuple(schema)
 
     def result(outs):
         if outputs is None:
             return None
-        return outs if len(outs) != 1 or _returns_tuple(schema) else outs[0]
+        return outs if len(outs) != 1 or returns_tuple else outs[0]
 
-    # A fixed launch shape is checked once here, not on every call.
+    # Everything a call can know in advance is worked out here (the fixed launch shapes, where the
+    # first tensor argument is, the kept launchers), so that a call runs straight through.
     fixed_grid = None if callable(grid) else _launch_shape(name, "grid", grid, ())
     fixed_block = None if callable(block) else _launch_shape(name, "block", block, ())
     shared_bytes = int(shared)
+    first = _first_tensor_position(name, schema)
+    launchers = code._kernels
+    tensor_type, scalar_type = torch.Tensor, np.generic
+    current_stream = _current_raw_stream
 
     def run(*op_args):
-        for a in op_args:
-            if isinstance(a, torch.Tensor):
-                break
+        a = op_args[first] if first is not None else _first_tensor(name, op_args)
+        if outputs is None:
+            outs = ()
         else:
-            raise ValueError(f"{name}: needs at least one tensor argument")
-        outs = new_outputs(op_args)
-        kernel_args = args(*outs, *op_args) if args is not None else (*outs, *op_args)
+            outs = outputs(*op_args)
+            outs = (outs,) if type(outs) is tensor_type else _checked_outputs(name, outs)
+        if args is None:
+            kernel_args = (*outs, *op_args)
+        else:
+            kernel_args = args(*outs, *op_args)
+            if type(kernel_args) is not tuple:
+                kernel_args = tuple(kernel_args)
         index = a.get_device()  # -1 for the CPU: compared as an int, not as a torch.device
-        packed = [_pack(name, a, index, arg, i) for i, arg in enumerate(kernel_args)]
-        grid3 = fixed_grid if fixed_grid is not None else _launch_shape(name, "grid", grid, op_args)
-        if grid3 is not _EMPTY_GRID:
+        if fixed_grid is not None:
+            grid3 = fixed_grid
+        else:
+            shape = grid(*op_args)
+            try:
+                grid3 = _GRID_SEEN[shape]
+            except (KeyError, TypeError):
+                grid3 = _grid3(name, shape)
+        if grid3 is _EMPTY_GRID:  # nothing to launch; the arguments are still checked
+            for i, arg in enumerate(kernel_args):
+                _pack(name, a, index, arg, i)
+        else:
             block3 = fixed_block if fixed_block is not None else _launch_shape(name, "block", block, op_args)
-            kernel, gpu = code.on(index, a)
-            stream = borrowed_stream(gpu, torch_current_stream(index)) if gpu is not None else None
-            kernel.launch(packed, grid3, block3, shared_bytes, stream)
-        return result(outs)
+            launcher = launchers.get(index)
+            if launcher is None:
+                launcher = code.on(index, a)
+            launch_tensors, launch, gpu, streams = launcher
+            stream = None
+            if gpu is not None:
+                handle = current_stream(index)
+                stream = streams.get(handle)
+                if stream is None:
+                    stream = streams.setdefault(handle, borrowed_stream(gpu, handle))
+            # The common arguments (contiguous tensors of the op's device, 32-bit ints, NumPy
+            # scalars) are packed by the launch itself; anything else by the general rules, which
+            # also say what is wrong.
+            if not launch_tensors(kernel_args, index, tensor_type, scalar_type, grid3, block3, shared_bytes, stream):
+                packed = [_pack(name, a, index, arg, i) for i, arg in enumerate(kernel_args)]
+                launch(packed, grid3, block3, shared_bytes, stream)
+        if outputs is None:
+            return None
+        return outs if len(outs) != 1 or returns_tuple else outs[0]
 
     def fake(*op_args):
-        return result(new_outputs(op_args))
+        return result(_checked_outputs(name, outputs(*op_args)) if outputs is not None else ())
 
     op = _define(name, schema, run, fake)
     if outputs is not None:
-        _refuse_gradients(name)
+        _refuse_gradients(name, op, run)
     op._opkit_source = code  # the per-device kernels, for tests
     return op
 
 
-def _refuse_gradients(name: str) -> None:
-    """Makes backward through the op an error naming it: without this, torch only warns, and the
-    op's outputs would silently pass no gradient back."""
+# ---- No gradient, at no cost when none is asked for ----
+#
+# An op without an autograd kernel gets torch's fallback, which lets backward through the op's
+# outputs pass *no* gradient back with only a warning. Ops with outputs therefore have an autograd
+# kernel that refuses: when an input requires grad (and grad mode is on), the outputs get a
+# backward that raises an error naming the op. torch.library.register_autograd would do that too,
+# but its kernel costs ~4 us on every call (CPU tensors, 2-core VM: a dataclass, a context manager,
+# and a redispatch back through the dispatcher into the op's Python kernel). This one, when nothing
+# requires grad, calls the op's own kernel directly, which is exactly where the dispatcher would
+# go next: it checks that from the dispatch key set (no fake or functional tensor, no mode, no
+# subclass: the highest key below autograd is CPU or CUDA, whose kernel is the op's own), a
+# decision kept per key set. Anything else redispatches below autograd, as register_autograd does.
+# It costs ~0.8 us a call more than no autograd kernel (the key set object torch makes for it and
+# reading it), so ops without outputs, which have no gradient to refuse, keep torch's C++ fallback.
 
+_BELOW_AUTOGRAD = torch._C._after_autograd_keyset
+_BELOW_INPLACE_OR_VIEW = torch._C._after_ADInplaceOrView_keyset  # ADInplaceOrView: a fallthrough for these ops
+_OWN_KERNEL_KEYS = (torch._C.DispatchKey.CPU, torch._C.DispatchKey.CUDA)
+_own_kernel_next: dict = {}  # raw key set -> whether below autograd the op's own CPU/CUDA kernel runs
+
+
+def _own_kernel_is_next(keyset) -> bool:
+    raw = keyset.raw_repr()
+    direct = _own_kernel_next.get(raw)
+    if direct is None:
+        direct = (keyset & _BELOW_INPLACE_OR_VIEW).highestPriorityTypeId() in _OWN_KERNEL_KEYS
+        if len(_own_kernel_next) < 256:
+            _own_kernel_next[raw] = direct
+    return direct
+
+
+class _NoGradient(torch.autograd.Function):
+    """The op's forward below autograd; a backward that raises, naming the op."""
+
+    @staticmethod
+    def forward(name, op, keyset, *op_args):
+        with torch._C._AutoDispatchBelowAutograd():
+            return op.redispatch(keyset & _BELOW_AUTOGRAD, *op_args)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.op_name = inputs[0]
+
+    @staticmethod
     def backward(ctx, *grads):
-        raise RuntimeError(
-            f"{name} has no gradient: it is a kernel opkit launches, with no backward formula "
-            "(call it on detached tensors, or wrap it in a torch.autograd.Function of your own)"
-        )
+        raise RuntimeError(_no_gradient(ctx.op_name))
 
-    torch.library.register_autograd(name, backward, setup_context=lambda ctx, inputs, output: None,
-                                    lib=_libraries[name.partition("::")[0]])
+
+def _no_gradient(name: str) -> str:
+    return (f"{name} has no gradient: it is a kernel opkit launches, with no backward formula "
+            "(call it on detached tensors, or wrap it in a torch.autograd.Function of your own)")
+
+
+def _refuse_gradients(name: str, op, run) -> None:
+    """Registers the op's autograd kernel: see above."""
+    any_requires_grad, grad_enabled = torch._C._any_requires_grad, torch._C.is_grad_enabled
+    own_kernel_next = _own_kernel_next
+
+    def autograd(keyset, *op_args):
+        if any_requires_grad(*op_args) and grad_enabled():
+            if torch._C._are_functorch_transforms_active():  # torch.func.grad & co: refused here, by name
+                raise RuntimeError(_no_gradient(name) + "; torch.func transforms cannot differentiate through it")
+            return _NoGradient.apply(name, op, keyset, *op_args)
+        direct = own_kernel_next.get(keyset.raw_repr())
+        if direct or (direct is None and _own_kernel_is_next(keyset)):
+            return run(*op_args)
+        with torch._C._AutoDispatchBelowAutograd():
+            return op.redispatch(keyset & _BELOW_AUTOGRAD, *op_args)
+
+    namespace, op_name = _split_name(name)
+    _libraries[namespace].impl(op_name, autograd, "Autograd", with_keyset=True)
 
 
 def _returns_tuple(schema: str) -> bool:
@@ -699,6 +832,7 @@ def _returns_tuple(schema: str) -> bool:
 
 
 _EMPTY_GRID = (0, 0, 0)  # a grid with a 0 dimension: the launch is skipped
+_GRID_SEEN: dict = {}  # grids of callable rules already checked: (n,) -> (n, 1, 1), or _EMPTY_GRID
 
 
 def _launch_shape(op: str, what: str, rule, op_args):
@@ -707,6 +841,14 @@ def _launch_shape(op: str, what: str, rule, op_args):
     if what == "grid" and any(int(d) == 0 for d in dims):
         return _EMPTY_GRID
     return _dim3(value, f"{op}: {what}")
+
+
+def _grid3(op: str, value):
+    """A callable grid rule's result as (x, y, z), or _EMPTY_GRID; remembered when hashable."""
+    grid3 = _launch_shape(op, "grid", value, ())
+    if type(value) in (int, tuple) and len(_GRID_SEEN) < 4096:
+        _GRID_SEEN[value] = grid3
+    return grid3
 
 
 @atexit.register

@@ -8,6 +8,8 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -69,11 +71,30 @@ std::vector<std::string> kernel_names(const Module& module) {
   return names;
 }
 
+constexpr std::size_t inline_count = 32;  // arguments a launch packs without a heap allocation
+
+void launch_pointers(const Kernel& kernel, void** pointers, const std::size_t* sizes, std::size_t count, Triple grid,
+                     Triple block, std::uint32_t shared_bytes, const Stream* stream) {
+  LaunchConfig config;
+  config.grid = Dim3(std::get<0>(grid), std::get<1>(grid), std::get<2>(grid));
+  config.block = Dim3(std::get<0>(block), std::get<1>(block), std::get<2>(block));
+  config.shared_bytes = shared_bytes;
+  config.stream = stream;
+  // A GPU launch only queues the kernel (the driver blocks at most while its queue is full), so it
+  // needs no interrupt check, only the GIL let go. A CPU-backend launch runs the whole grid here,
+  // so Ctrl-C must reach it (a `while (1)` kernel is stopped).
+  if (kernel.device().is_gpu()) {
+    nb::gil_scoped_release unlocked;
+    kernel.launch_packed(config, pointers, sizes, count);
+    return;
+  }
+  interruptible([&] { kernel.launch_packed(config, pointers, sizes, count); });
+}
+
 // The per-launch path of every Python launch (SourceModule functions, RawKernel, kernel ops), so it
 // makes no heap allocation for up to 32 arguments and takes the stream by pointer (no copy).
 void launch(const Kernel& kernel, const nb::list& args, Triple grid, Triple block, std::uint32_t shared_bytes,
             const Stream* stream) {
-  constexpr std::size_t inline_count = 32;
   const std::size_t count = args.size();
   void* inline_pointers[inline_count];
   std::size_t inline_sizes[inline_count];
@@ -93,21 +114,75 @@ void launch(const Kernel& kernel, const nb::list& args, Triple grid, Triple bloc
     pointers[i] = PyBytes_AS_STRING(arg);
     sizes[i] = static_cast<std::size_t>(PyBytes_GET_SIZE(arg));
   }
-  LaunchConfig config;
-  config.grid = Dim3(std::get<0>(grid), std::get<1>(grid), std::get<2>(grid));
-  config.block = Dim3(std::get<0>(block), std::get<1>(block), std::get<2>(block));
-  config.shared_bytes = shared_bytes;
-  config.stream = stream;
-  // The bytes objects stay alive: `args` holds them. A GPU launch only queues the kernel (the
-  // driver blocks at most while its queue is full), so it needs no interrupt check, only the GIL
-  // let go. A CPU-backend launch runs the whole grid here, so Ctrl-C must reach it (a `while (1)`
-  // kernel is stopped).
-  if (kernel.device().is_gpu()) {
-    nb::gil_scoped_release unlocked;
-    kernel.launch_packed(config, pointers, sizes, count);
-    return;
+  // The bytes objects stay alive: `args` holds them.
+  launch_pointers(kernel, pointers, sizes, count, grid, block, shared_bytes, stream);
+}
+
+// The method names launch_tensors calls, interned once.
+struct TensorMethods {
+  nb::object get_device = nb::steal(PyUnicode_InternFromString("get_device"));
+  nb::object is_contiguous = nb::steal(PyUnicode_InternFromString("is_contiguous"));
+  nb::object data_ptr = nb::steal(PyUnicode_InternFromString("data_ptr"));
+  nb::object tobytes = nb::steal(PyUnicode_InternFromString("tobytes"));
+};
+
+// obj.method() for a method without arguments.
+nb::object call(PyObject* obj, const nb::object& method) {
+  PyObject* result = PyObject_CallMethodNoArgs(obj, method.ptr());
+  if (result == nullptr) throw nb::python_error();
+  return nb::steal(result);
+}
+
+// Kernel ops' launch on torch tensors (opkit.torch.kernel_op), packing in the same pass as it
+// launches, from the Python objects themselves: a tensor of exactly `tensor_type` on the op's
+// device (get_device() == device_index; -1 is the CPU) and contiguous passes its data_ptr(), a
+// Python int of 32 bits an int, an instance of `scalar_type` (numpy.generic) its tobytes(). These
+// are what a Python packing loop gives, without the loop and the bytes objects, which cost a small
+// op about as much as torch's dispatcher does. At any other argument (or a tensor of another
+// device, or a strided one) it launches nothing and returns false: the caller then packs with its
+// general rules, whose errors say what is wrong.
+bool launch_tensors(const Kernel& kernel, const nb::tuple& args, int device_index, nb::handle tensor_type,
+                    nb::handle scalar_type, Triple grid, Triple block, std::uint32_t shared_bytes,
+                    const Stream* stream) {
+  static const TensorMethods* methods = new TensorMethods();  // never freed: outlives every call
+  const std::size_t count = args.size();
+  if (count > inline_count) return false;
+  std::uint64_t values[inline_count];
+  void* pointers[inline_count];
+  std::size_t sizes[inline_count];
+  nb::object scalars[inline_count];  // each numpy scalar's bytes, alive until the launch returns
+  for (std::size_t i = 0; i < count; ++i) {
+    PyObject* arg = PyTuple_GET_ITEM(args.ptr(), static_cast<Py_ssize_t>(i));
+    if (Py_TYPE(arg) == reinterpret_cast<PyTypeObject*>(tensor_type.ptr())) {
+      nb::object device = call(arg, methods->get_device);
+      const long index = PyLong_AsLong(device.ptr());
+      if (index == -1 && PyErr_Occurred() != nullptr) throw nb::python_error();
+      if (index != device_index || call(arg, methods->is_contiguous).ptr() != Py_True) return false;
+      nb::object address = call(arg, methods->data_ptr);
+      values[i] = PyLong_AsUnsignedLongLong(address.ptr());
+      if (PyErr_Occurred() != nullptr) throw nb::python_error();
+      pointers[i] = &values[i];
+      sizes[i] = sizeof(std::uint64_t);
+    } else if (PyLong_CheckExact(arg)) {  // not bool: ambiguous, refused by the general rules
+      int overflow = 0;
+      const long long value = PyLong_AsLongLongAndOverflow(arg, &overflow);
+      if (overflow != 0 || value < INT32_MIN || value > INT32_MAX) return false;
+      const auto narrow = static_cast<std::int32_t>(value);
+      std::memcpy(&values[i], &narrow, sizeof narrow);
+      pointers[i] = &values[i];
+      sizes[i] = sizeof narrow;
+    } else {
+      const int is_scalar = PyObject_IsInstance(arg, scalar_type.ptr());
+      if (is_scalar < 0) throw nb::python_error();
+      if (is_scalar == 0) return false;
+      scalars[i] = call(arg, methods->tobytes);
+      if (!PyBytes_Check(scalars[i].ptr())) return false;
+      pointers[i] = PyBytes_AS_STRING(scalars[i].ptr());
+      sizes[i] = static_cast<std::size_t>(PyBytes_GET_SIZE(scalars[i].ptr()));
+    }
   }
-  interruptible([&] { kernel.launch_packed(config, pointers, sizes, count); });
+  launch_pointers(kernel, pointers, sizes, count, grid, block, shared_bytes, stream);
+  return true;
 }
 
 nb::dict attributes(const Kernel& kernel) {
@@ -158,6 +233,11 @@ void bind_program(nb::module_& m) {
 
   nb::class_<Kernel>(m, "Kernel")
       .def("launch", &launch, "args"_a, "grid"_a, "block"_a, "shared_bytes"_a, "stream"_a.none() = nb::none())
+      .def("launch_tensors", &launch_tensors, "args"_a, "device_index"_a, "tensor_type"_a, "scalar_type"_a, "grid"_a,
+           "block"_a, "shared_bytes"_a, "stream"_a.none() = nb::none(),
+           "Packs and launches in one pass: exact tensor_type tensors of device_index (-1: CPU), contiguous, as "
+           "their data_ptr(); 32-bit Python ints; scalar_type instances as tobytes(). False, launching nothing, "
+           "at any other argument.")
       .def_prop_ro("name", &Kernel::name)
       .def_prop_ro("device", &Kernel::device)
       .def_prop_ro("attributes", &attributes);

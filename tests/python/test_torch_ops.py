@@ -42,9 +42,17 @@ def test_interpreter_exits_cleanly_after_using_the_ops():
         "x = torch.zeros((2, 8), dtype=torch.uint8)\n"
         "assert ot.sha256(x).shape == (2, 32)\n"
     )
+    if CPU_BACKEND_MISSING is None:  # a kernel op's kept kernel and launch methods, too
+        code += (
+            "op = ot.kernel_op('opkit_exit::twice', '__global__ void twice(float *y, const float *a, int n)"
+            " { int i = threadIdx.x; if (i < n) y[i] = 2 * a[i]; }', kernel='twice',"
+            " outputs=lambda a: torch.empty_like(a), args=lambda y, a: (y, a, a.numel()), grid=1, block=8)\n"
+            "assert op(torch.ones(8)).tolist() == [2.0] * 8\n"
+        )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr and "Exception ignored" not in run.stderr, run.stderr
+    assert "leaked" not in run.stderr, run.stderr  # nanobind's report of objects alive at exit
 
 
 # ---- torch.ops.opkit.sha256 / sha256d ----
@@ -328,6 +336,144 @@ def test_kernel_op_has_no_gradient(device):
     a = torch.randn(16, device=device, requires_grad=True)
     with pytest.raises(RuntimeError, match=r"opkit_test::multiply_them has no gradient"):
         multiply_them(a, a).sum().backward()
+
+
+@needs_cpu_backend
+def test_kernel_op_on_inputs_that_require_grad_computes_and_refuses_only_backward():
+    a = torch.randn(300, requires_grad=True)
+    b = torch.randn(300)
+    product = multiply_them(a, b)  # forward is fine: only a gradient through the op is refused
+    assert product.requires_grad and product.grad_fn is not None
+    torch.testing.assert_close(product.detach(), a.detach() * b, rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match=r"opkit_test::multiply_them has no gradient"):
+        torch.autograd.grad(product.sum(), a)
+    with pytest.raises(RuntimeError, match=r"opkit_test::scale has no gradient"):
+        (scale(a, 2.0) * 3).sum().backward()
+
+
+@needs_cpu_backend
+def test_kernel_op_without_grad_gives_plain_outputs():
+    a = torch.randn(64, requires_grad=True)
+    for context in (torch.no_grad, torch.inference_mode):
+        with context():
+            out = multiply_them(a, a)
+        assert not out.requires_grad and out.grad_fn is None
+        torch.testing.assert_close(out, a.detach() * a.detach(), rtol=0, atol=0)
+    out = multiply_them(a.detach(), a.detach())
+    assert not out.requires_grad and out.grad_fn is None
+
+
+@needs_cpu_backend
+def test_kernel_op_refuses_gradient_under_torch_func_and_compile():
+    b = torch.randn(32)
+    with pytest.raises(RuntimeError, match=r"opkit_test::multiply_them has no gradient"):
+        torch.func.grad(lambda x: multiply_them(x, b).sum())(torch.randn(32))
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x, y: multiply_them(x, y) * 2, fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(compiled(b, b), b * b * 2)  # no grad: compiles and runs
+    with pytest.raises(Exception, match=r"opkit_test::multiply_them has no gradient"):
+        compiled(torch.randn(32, requires_grad=True), b).sum().backward()
+
+
+@needs_cpu_backend
+def test_kernel_op_goes_through_dispatch_modes_and_functionalization():
+    # Without grad, an op's autograd kernel calls its kernel directly, but only where the
+    # dispatcher would have gone straight there: a TorchDispatchMode, a fake tensor or
+    # functionalization still sees the op, and plain calls after them still launch.
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen = []
+
+    class Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return func(*args, **(kwargs or {}))
+
+    a = torch.randn(100)
+    with Recorder():
+        out = multiply_them(a, a)
+    assert torch.ops.opkit_test.multiply_them.default in seen
+    torch.testing.assert_close(out, a * a, rtol=0, atol=0)
+    with FakeTensorMode() as mode:
+        fake = multiply_them(mode.from_tensor(a), mode.from_tensor(a))
+    assert type(fake).__name__ == "FakeTensor" and fake.shape == a.shape
+    torch.testing.assert_close(torch.func.functionalize(lambda x: multiply_them(x, x))(a), a * a, rtol=0, atol=0)
+    torch.testing.assert_close(multiply_them(a, a), a * a, rtol=0, atol=0)
+
+
+def test_kernel_op_with_outputs_that_writes_its_arguments_is_refused_at_definition():
+    with pytest.raises(ValueError, match=r"opkit_test::writes_and_returns: an op with an outputs rule .* marks one"):
+        ot.kernel_op(
+            "opkit_test::writes_and_returns",
+            SCALE,
+            kernel="scale",
+            schema="(Tensor(a!) x, float factor) -> Tensor",
+            outputs=lambda x, factor: torch.empty_like(x),
+            grid=1,
+            block=32,
+        )
+    assert not hasattr(torch.ops.opkit_test, "writes_and_returns")
+
+
+@needs_cpu_backend
+def test_kernel_op_arguments_beyond_the_common_kinds_take_the_general_rules():
+    # Tensor subclasses (a Parameter) are packed by the general rules; a Python int past 32 bits
+    # and a bool are refused there, naming the op.
+    weight = torch.nn.Parameter(torch.randn(50))
+    torch.testing.assert_close(multiply_them(weight, weight).detach(), (weight * weight).detach(), rtol=0, atol=0)
+    wide = ot.kernel_op(
+        "opkit_test::wide_n",
+        MULTIPLY_THEM,
+        kernel="multiply_them",
+        outputs=lambda a, b: torch.empty_like(a),
+        args=lambda dest, a, b: (dest, a, b, 1 << 40),
+        grid=1,
+        block=32,
+    )
+    with pytest.raises(OverflowError, match=r"opkit_test::wide_n: argument #3: 1099511627776 does not fit"):
+        wide(torch.ones(4), torch.ones(4))
+    flag = ot.kernel_op(
+        "opkit_test::bool_n",
+        MULTIPLY_THEM,
+        kernel="multiply_them",
+        outputs=lambda a, b: torch.empty_like(a),
+        args=lambda dest, a, b: (dest, a, b, True),
+        grid=1,
+        block=32,
+    )
+    with pytest.raises(TypeError, match=r"opkit_test::bool_n: argument #3: a Python bool is ambiguous"):
+        flag(torch.ones(4), torch.ones(4))
+
+
+@needs_cpu_backend
+def test_launch_tensors_packs_the_common_kinds_and_declines_the_rest():
+    # Kernel.launch_tensors, kernel ops' launch: it launches only when every argument is a
+    # contiguous plain tensor of the given device, a 32-bit Python int or a NumPy scalar.
+    kernel = multiply_them._opkit_source.on(-1, torch.ones(1))[0].__self__
+    a, b = torch.arange(8.0), torch.full((8,), 3.0)
+
+    def launch(*args, device=-1):
+        return kernel.launch_tensors(args, device, torch.Tensor, np.generic, (1, 1, 1), (8, 1, 1), 0, None)
+
+    dest = torch.zeros(8)
+    assert launch(dest, a, b, 8) is True
+    torch.testing.assert_close(dest, a * b, rtol=0, atol=0)
+    dest = torch.zeros(8)
+    assert launch(dest, a, b, np.int32(5)) is True  # a NumPy scalar, by value: only 5 written
+    torch.testing.assert_close(dest, torch.cat([a[:5] * b[:5], torch.zeros(3)]), rtol=0, atol=0)
+    declined = [
+        (dest, torch.arange(16.0)[::2], b, 8),  # strided
+        (dest, a, b, 1 << 31),  # past 32 bits
+        (dest, a, b, True),  # a bool
+        (dest, a, b, 8.0),  # a Python float
+        (torch.nn.Parameter(dest), a, b, 8),  # a tensor subclass
+    ]
+    for args in declined:
+        before = dest.clone()
+        assert launch(*args) is False
+        torch.testing.assert_close(dest, before, rtol=0, atol=0)  # nothing launched
+    assert launch(dest, a, b, 8, device=0) is False  # the tensors are not on CUDA device 0
 
 
 # ---- torch.compile ----
