@@ -86,10 +86,12 @@ bool under_mpi() {
   return false;
 }
 
+// NOLINTNEXTLINE(performance-unnecessary-value-param): the MPI build's signature, which moves its copy on
 int mine_over_ranks(const ops::BitcoinJob&, ops::MineOptions, const MineOutput&) {
   no_mpi();
 }
 
+// NOLINTNEXTLINE(performance-unnecessary-value-param): the MPI build's signature, which moves its copy on
 int mine_over_ranks(const ops::DataJob&, ops::MineOptions, const MineOutput&) {
   no_mpi();
 }
