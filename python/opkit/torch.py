@@ -739,9 +739,7 @@ def kernel_op(
             if not launch_tensors(kernel_args, index, tensor_type, scalar_type, grid3, block3, shared_bytes, stream):
                 packed = [_pack(name, a, index, arg, i) for i, arg in enumerate(kernel_args)]
                 launch(packed, grid3, block3, shared_bytes, stream)
-        if outputs is None:
-            return None
-        return outs if len(outs) != 1 or returns_tuple else outs[0]
+        return result(outs)
 
     def fake(*op_args):
         return result(_checked_outputs(name, outputs(*op_args)) if outputs is not None else ())
@@ -809,15 +807,13 @@ def _no_gradient(name: str) -> str:
 def _refuse_gradients(name: str, op, run) -> None:
     """Registers the op's autograd kernel: see above."""
     any_requires_grad, grad_enabled = torch._C._any_requires_grad, torch._C.is_grad_enabled
-    own_kernel_next = _own_kernel_next
 
     def autograd(keyset, *op_args):
         if any_requires_grad(*op_args) and grad_enabled():
             if torch._C._are_functorch_transforms_active():  # torch.func.grad & co: refused here, by name
                 raise RuntimeError(_no_gradient(name) + "; torch.func transforms cannot differentiate through it")
             return _NoGradient.apply(name, op, keyset, *op_args)
-        direct = own_kernel_next.get(keyset.raw_repr())
-        if direct or (direct is None and _own_kernel_is_next(keyset)):
+        if _own_kernel_is_next(keyset):
             return run(*op_args)
         with torch._C._AutoDispatchBelowAutograd():
             return op.redispatch(keyset & _BELOW_AUTOGRAD, *op_args)
