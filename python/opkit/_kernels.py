@@ -265,12 +265,19 @@ class Function:
         With time_kernel=True, waits and returns the kernel's time in seconds."""
         if block is None:
             raise ValueError("block=(x, y, z) is required")
-        if stream is None and not time_kernel and self._gpu_ordinal is not None:
-            fast = self._torch_fast_pack(args)
-            if fast is not None:
-                packed, torch_stream = fast
-                self._kernel.launch(packed, _dim3(grid, "grid"), _dim3(block, "block"), _shared(shared), torch_stream)
-                return None
+        if time_kernel:
+            return self._general_launch(args, grid, block, shared, stream, time_kernel=True)
+        self._call(args, grid, block, shared, stream)
+        return None
+
+    def _call(self, args: tuple, grid, block, shared, stream) -> None:
+        """An untimed launch (RawKernel's calls come here directly): torch tensors and scalars on
+        torch's current stream through the one-pass launch, anything else through _Call."""
+        if stream is None and self._gpu_ordinal is not None and self._launch_on_torch(args, grid, block, shared):
+            return
+        self._general_launch(args, grid, block, shared, stream, time_kernel=False)
+
+    def _general_launch(self, args: tuple, grid, block, shared, stream, time_kernel: bool):
         device = self._device
         call = _Call(device, _launch_stream(device, stream, args))
         try:
@@ -279,36 +286,28 @@ class Function:
         finally:
             call.release()
 
-    def _torch_fast_pack(self, args):
-        """The packed arguments and torch's current stream of this GPU for the common launch of a
-        CUDA kernel on PyTorch tensors: every argument a contiguous CUDA tensor on this GPU, a NumPy
-        scalar or a 32-bit Python int, no stream given or entered. What _launch_stream and
-        _Call.pack would give, read directly; None for anything else (the general path, with its
-        checks and error messages)."""
+    def _launch_on_torch(self, args: tuple, grid, block, shared) -> bool:
+        """The common launch of a CUDA kernel on PyTorch tensors (every argument a contiguous CUDA
+        tensor on this GPU, a NumPy scalar or a 32-bit Python int, at least one tensor, no stream
+        given or entered) on torch's current stream, packed and launched in one pass by
+        Kernel.launch_tensors: what _launch_stream and _Call.pack would choose, read directly.
+        False, having launched nothing, for anything else (the general path, with its checks and
+        error messages)."""
         torch = sys.modules.get("torch")
         if torch is None or _opkit._entered_stream(self._device) is not None:
-            return None
-        tensor_type, ordinal = torch.Tensor, self._gpu_ordinal
-        packed, handle = [], None
-        for arg in args:
-            kind = type(arg)
-            if kind is int:
-                if not _INT32[0] <= arg <= _INT32[1]:
-                    return None
-                packed.append(_INT32_STRUCT.pack(arg))
-            elif isinstance(arg, tensor_type):
-                if arg.get_device() != ordinal or not arg.is_contiguous():
-                    return None
-                if handle is None:
-                    handle = torch_current_stream(ordinal)
-                packed.append(_POINTER_STRUCT.pack(arg.data_ptr()))
-            elif isinstance(arg, np.generic):
-                packed.append(arg.tobytes())
-            else:
-                return None
-        if handle is None:
-            return None  # no tensor: the legacy default stream, as the general path chooses
-        return packed, borrowed_stream(self._device, handle) if handle else None
+            return False
+        ordinal = self._gpu_ordinal
+        return self._kernel.launch_tensors(
+            args if type(args) is tuple else tuple(args),
+            ordinal,
+            torch.Tensor,
+            np.generic,
+            _dim3(grid, "grid"),
+            _dim3(block, "block"),
+            _shared(shared),
+            torch_current_stream(ordinal),
+            True,
+        )
 
     def _launch(self, call: _Call, packed, grid, block, shared, time_kernel):
         grid3, block3 = _dim3(grid, "grid"), _dim3(block, "block")
@@ -510,7 +509,7 @@ class _RawCall:
     def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None):
         if not isinstance(args, (tuple, list)):
             raise TypeError(f"args must be a tuple of the kernel's arguments, got {type(args).__name__}")
-        return self._function(*args, grid=grid, block=block, shared=shared_mem, stream=stream)
+        self._function._call(args, grid, block, shared_mem, stream)
 
     @property
     def attributes(self) -> dict:

@@ -576,7 +576,7 @@ class _KernelSource:
         """The launcher for the device of `tensor`, whose get_device() is `index` (-1: the CPU),
         compiled on first use there; kept per device index so that a launch makes no wrapper
         objects (not even a torch.device). A launcher is (kernel.launch_tensors, kernel.launch, the
-        opkit Device of a GPU or None for the CPU, that GPU's borrowed streams by handle)."""
+        opkit Device of a GPU or None for the CPU)."""
         launcher = self._kernels.get(index)
         if launcher is not None:
             return launcher
@@ -594,7 +594,7 @@ class _KernelSource:
                 module = SourceModule(self.source, device=where, options=self.options, name=file_name)
                 kernel = module.get_function(self.kernel)._kernel
                 gpu = where if device.type == "cuda" else None
-                launcher = (kernel.launch_tensors, kernel.launch, gpu, {} if gpu is not None else None)
+                launcher = (kernel.launch_tensors, kernel.launch, gpu)
                 self._kernels[index] = launcher
         return launcher
 
@@ -726,19 +726,14 @@ def kernel_op(
             launcher = launchers.get(index)
             if launcher is None:
                 launcher = code.on(index, a)
-            launch_tensors, launch, gpu, streams = launcher
-            stream = None
-            if gpu is not None:
-                handle = current_stream(index)
-                stream = streams.get(handle)
-                if stream is None:
-                    stream = streams.setdefault(handle, borrowed_stream(gpu, handle))
+            launch_tensors, launch, gpu = launcher
+            handle = current_stream(index) if gpu is not None else None
             # The common arguments (contiguous tensors of the op's device, 32-bit ints, NumPy
             # scalars) are packed by the launch itself; anything else by the general rules, which
             # also say what is wrong.
-            if not launch_tensors(kernel_args, index, tensor_type, scalar_type, grid3, block3, shared_bytes, stream):
+            if not launch_tensors(kernel_args, index, tensor_type, scalar_type, grid3, block3, shared_bytes, handle):
                 packed = [_pack(name, a, index, arg, i) for i, arg in enumerate(kernel_args)]
-                launch(packed, grid3, block3, shared_bytes, stream)
+                launch(packed, grid3, block3, shared_bytes, borrowed_stream(gpu, handle) if handle else None)
         return result(outs)
 
     def fake(*op_args):

@@ -133,17 +133,36 @@ nb::object call(PyObject* obj, const nb::object& method) {
   return nb::steal(result);
 }
 
-// Kernel ops' launch on torch tensors (opkit.torch.kernel_op), packing in the same pass as it
-// launches, from the Python objects themselves: a tensor of exactly `tensor_type` on the op's
-// device (get_device() == device_index; -1 is the CPU) and contiguous passes its data_ptr(), a
-// Python int of 32 bits an int, an instance of `scalar_type` (numpy.generic) its tobytes(). These
-// are what a Python packing loop gives, without the loop and the bytes objects, which cost a small
-// op about as much as torch's dispatcher does. At any other argument (or a tensor of another
-// device, or a strided one) it launches nothing and returns false: the caller then packs with its
-// general rules, whose errors say what is wrong.
+// The stream a launch_tensors call names: None (the kernel's default stream), an opkit Stream, or
+// the raw handle of a framework's stream (torch._C._cuda_getCurrentRawStream's int; 0, the legacy
+// default stream, is the default stream too), wrapped for this launch only: a borrowed wrapper owns
+// nothing and costs less than a cache lookup from Python would.
+const Stream* launch_stream(const Kernel& kernel, nb::handle stream, std::optional<Stream>& borrowed) {
+  if (stream.is_none()) return nullptr;
+  if (PyLong_Check(stream.ptr()) != 0) {
+    const auto handle = static_cast<std::uintptr_t>(PyLong_AsUnsignedLongLong(stream.ptr()));
+    if (PyErr_Occurred() != nullptr) throw nb::python_error();
+    if (handle == 0) return nullptr;
+    borrowed.emplace(
+        kernel.device().borrow_stream(reinterpret_cast<void*>(handle)));  // NOLINT(performance-no-int-to-ptr)
+    return &*borrowed;
+  }
+  return nb::cast<const Stream*>(stream);
+}
+
+// The launch on torch tensors of kernel ops (opkit.torch.kernel_op) and of SourceModule functions
+// and RawKernels called with tensors, packing in the same pass as it launches, from the Python
+// objects themselves: a tensor of exactly `tensor_type` on the op's device (get_device() ==
+// device_index; -1 is the CPU) and contiguous passes its data_ptr(), a Python int of 32 bits an
+// int, an instance of `scalar_type` (numpy.generic) its tobytes(). These are what a Python packing
+// loop gives, without the loop and the bytes objects, which cost a small op about as much as
+// torch's dispatcher does. At any other argument (or a tensor of another device, or a strided one),
+// or with no tensor at all when `needs_tensor` (the stream was chosen for a tensor), it launches
+// nothing and returns false: the caller then packs with its general rules, whose errors say what
+// is wrong.
 bool launch_tensors(const Kernel& kernel, const nb::tuple& args, int device_index, nb::handle tensor_type,
-                    nb::handle scalar_type, Triple grid, Triple block, std::uint32_t shared_bytes,
-                    const Stream* stream) {
+                    nb::handle scalar_type, Triple grid, Triple block, std::uint32_t shared_bytes, nb::handle stream,
+                    bool needs_tensor) {
   static const TensorMethods* methods = new TensorMethods();  // never freed: outlives every call
   const std::size_t count = args.size();
   if (count > inline_count) return false;
@@ -151,6 +170,7 @@ bool launch_tensors(const Kernel& kernel, const nb::tuple& args, int device_inde
   void* pointers[inline_count];
   std::size_t sizes[inline_count];
   nb::object scalars[inline_count];  // each numpy scalar's bytes, alive until the launch returns
+  bool saw_tensor = false;
   for (std::size_t i = 0; i < count; ++i) {
     PyObject* arg = PyTuple_GET_ITEM(args.ptr(), static_cast<Py_ssize_t>(i));
     if (Py_TYPE(arg) == reinterpret_cast<PyTypeObject*>(tensor_type.ptr())) {
@@ -163,6 +183,7 @@ bool launch_tensors(const Kernel& kernel, const nb::tuple& args, int device_inde
       if (PyErr_Occurred() != nullptr) throw nb::python_error();
       pointers[i] = &values[i];
       sizes[i] = sizeof(std::uint64_t);
+      saw_tensor = true;
     } else if (PyLong_CheckExact(arg)) {  // not bool: ambiguous, refused by the general rules
       int overflow = 0;
       const long long value = PyLong_AsLongLongAndOverflow(arg, &overflow);
@@ -181,7 +202,9 @@ bool launch_tensors(const Kernel& kernel, const nb::tuple& args, int device_inde
       sizes[i] = static_cast<std::size_t>(PyBytes_GET_SIZE(scalars[i].ptr()));
     }
   }
-  launch_pointers(kernel, pointers, sizes, count, grid, block, shared_bytes, stream);
+  if (needs_tensor && !saw_tensor) return false;
+  std::optional<Stream> borrowed;
+  launch_pointers(kernel, pointers, sizes, count, grid, block, shared_bytes, launch_stream(kernel, stream, borrowed));
   return true;
 }
 
@@ -234,10 +257,11 @@ void bind_program(nb::module_& m) {
   nb::class_<Kernel>(m, "Kernel")
       .def("launch", &launch, "args"_a, "grid"_a, "block"_a, "shared_bytes"_a, "stream"_a.none() = nb::none())
       .def("launch_tensors", &launch_tensors, "args"_a, "device_index"_a, "tensor_type"_a, "scalar_type"_a, "grid"_a,
-           "block"_a, "shared_bytes"_a, "stream"_a.none() = nb::none(),
+           "block"_a, "shared_bytes"_a, "stream"_a.none() = nb::none(), "needs_tensor"_a = false,
            "Packs and launches in one pass: exact tensor_type tensors of device_index (-1: CPU), contiguous, as "
-           "their data_ptr(); 32-bit Python ints; scalar_type instances as tobytes(). False, launching nothing, "
-           "at any other argument.")
+           "their data_ptr(); 32-bit Python ints; scalar_type instances as tobytes(). stream: None, a Stream or "
+           "a raw stream handle (int). False, launching nothing, at any other argument, or with no tensor when "
+           "needs_tensor.")
       .def_prop_ro("name", &Kernel::name)
       .def_prop_ro("device", &Kernel::device)
       .def_prop_ro("attributes", &attributes);

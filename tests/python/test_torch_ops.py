@@ -474,6 +474,15 @@ def test_launch_tensors_packs_the_common_kinds_and_declines_the_rest():
         assert launch(*args) is False
         torch.testing.assert_close(dest, before, rtol=0, atol=0)  # nothing launched
     assert launch(dest, a, b, 8, device=0) is False  # the tensors are not on CUDA device 0
+    # needs_tensor (RawKernel's torch path, whose stream is torch's): no tensor, no launch.
+    null = np.uint64(0)
+    assert kernel.launch_tensors((null, null, null, 8), -1, torch.Tensor, np.generic, (1, 1, 1), (8, 1, 1), 0, None,
+                                 True) is False
+    # A raw stream handle of 0 (the legacy default stream) is the kernel's default stream.
+    dest = torch.zeros(8)
+    assert kernel.launch_tensors((dest, a, b, 8), -1, torch.Tensor, np.generic, (1, 1, 1), (8, 1, 1), 0, 0,
+                                 True) is True
+    torch.testing.assert_close(dest, a * b, rtol=0, atol=0)
 
 
 # ---- torch.compile ----
