@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aes_kernels.hpp"
+#include "batch_verdicts.hpp"
 #include "device_secret.hpp"
 #include "kernels/aes_state.cuh"
 #include "opkit/error.hpp"
@@ -272,7 +273,7 @@ void check_gcm_batch(const BatchCall& call, const BatchLayout& aad_layout, std::
 void gcm_batch_tags(const BatchCall& call, Scratch& scratch, std::size_t first, std::size_t n,
                     BufferView<const std::uint8_t> aad, const BatchLayout& aad_layout,
                     BufferView<const std::uint8_t> data, std::size_t tag_bytes, std::uint8_t* tags_out,
-                    const std::uint8_t* tags_expected, std::uint8_t* verdicts) {
+                    const std::uint8_t* tags_expected, detail::BatchVerdicts* verdicts) {
   const auto* aad_offsets =
       aad_layout.offsets ? reinterpret_cast<const unsigned long long*>(aad_layout.offsets->data()) + first : nullptr;
   const std::uint64_t aad_shift = aad_layout.offsets ? 0 : first * aad_layout.fixed_bytes;
@@ -285,7 +286,8 @@ void gcm_batch_tags(const BatchCall& call, Scratch& scratch, std::size_t first, 
   call.k.tag.launch({.grid = grid_for(n), .block = threads_per_block, .stream = call.stream}, scratch.states(),
                     static_cast<unsigned long long>(n), static_cast<std::uint32_t>(tag_bytes),
                     tags_out ? tags_out + first * tag_bytes : nullptr,
-                    tags_expected ? tags_expected + first * tag_bytes : nullptr, verdicts);
+                    tags_expected ? tags_expected + first * tag_bytes : nullptr,
+                    verdicts ? verdicts->verdicts() + first : nullptr, verdicts ? verdicts->failures() : nullptr);
 }
 
 }  // namespace
@@ -322,7 +324,7 @@ void aes_gcm_seal(const Device& device, std::span<const std::uint8_t> key, std::
   ghash_bulk(k, scratch, aad, out, chunk, stream);
   k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states()), 1ull,
                static_cast<std::uint32_t>(tag.size()), tag.data(), static_cast<const std::uint8_t*>(nullptr),
-               static_cast<std::uint8_t*>(nullptr));
+               static_cast<std::uint8_t*>(nullptr), static_cast<unsigned long long*>(nullptr));
 }
 
 bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key, std::span<const std::uint8_t> iv,
@@ -339,7 +341,7 @@ bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key, std::
     ghash_bulk(k, scratch, aad, in, chunk, stream);
     k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states()), 1ull,
                  static_cast<std::uint32_t>(tag.size()), static_cast<std::uint8_t*>(nullptr), tag.data(),
-                 verdict.data());
+                 verdict.data(), static_cast<unsigned long long*>(nullptr));
     // Decrypt only behind a matching tag: the CTR kernel reads the verdict and writes nothing if 0.
     if (!in.empty()) ctr_bulk(k, scratch, in, out, verdict.data(), stream);
   }
@@ -425,23 +427,21 @@ std::vector<std::size_t> aes_gcm_open_batch(const Device& device, std::size_t ke
                        stream};
   check_gcm_batch(call, aad_layout, iv_bytes, tag_bytes, tags.size());
   (void)layout_bounds(aad_layout, aad.size(), "the AAD layout", device, stream);
-  std::vector<std::size_t> failed;
-  if (layout.count == 0) return failed;
-  DeviceBuffer<std::uint8_t> verdicts =
-      detail::call_scratch<std::uint8_t>(device, std::min(batch_slice, layout.count), stream);
-  std::vector<std::uint8_t> host(verdicts.size());
-  Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
-  for (std::size_t first = 0; first < layout.count; first += batch_slice) {
-    const std::size_t n = std::min(batch_slice, layout.count - first);
-    call.setup(scratch, first, n, Mode::gcm);
-    gcm_batch_tags(call, scratch, first, n, aad, aad_layout, in, tag_bytes, nullptr, tags.data(), verdicts.data());
-    call.ctr(scratch, first, n, verdicts.data());
-    verdicts.view().subview(0, n).copy_to(std::span<std::uint8_t>(host.data(), n), stream);
-    detail::synchronize(device, stream);
-    for (std::size_t i = 0; i < n; ++i)
-      if (host[i] != 1) failed.push_back(first + i);
+  if (layout.count == 0) return {};
+  // One verdict byte per message and a failure count for the whole call: the slices run back to
+  // back, with one wait at the end (BatchVerdicts::failed).
+  detail::BatchVerdicts verdicts(device, layout.count, stream);
+  {
+    Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
+    for (std::size_t first = 0; first < layout.count; first += batch_slice) {
+      const std::size_t n = std::min(batch_slice, layout.count - first);
+      call.setup(scratch, first, n, Mode::gcm);
+      gcm_batch_tags(call, scratch, first, n, aad, aad_layout, in, tag_bytes, nullptr, tags.data(), &verdicts);
+      // Decrypt only behind a matching tag: the CTR kernel writes nothing where the verdict is 0.
+      call.ctr(scratch, first, n, verdicts.verdicts() + first);
+    }
   }
-  return failed;
+  return verdicts.failed(stream);
 }
 
 }  // namespace opkit::ops::aes

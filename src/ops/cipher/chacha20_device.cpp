@@ -10,6 +10,7 @@
 #include <string>
 
 #include "batch_inputs.hpp"
+#include "batch_verdicts.hpp"
 #include "cipher_kernels.hpp"
 #include "device_secret.hpp"
 
@@ -101,25 +102,6 @@ unsigned batch_lanes_log2(std::uint64_t mean_bytes) {
     if (lanes <= blocks && 8 * blocks >= 7 * lanes * ((blocks + lanes - 1) / lanes)) return log2;
   }
   return 0;
-}
-
-// A decryption's failing messages from chacha20_batch's outputs: the 8-byte failure count back
-// and a wait (the call reports its verdict); the count bytes of verdicts only when it is not zero.
-std::vector<std::size_t> failed_messages(const Device& device, const DeviceBuffer<std::uint8_t>& verdicts,
-                                         const DeviceBuffer<std::uint64_t>& failures, std::size_t count,
-                                         const Stream* stream) {
-  std::uint64_t failed_count = 0;
-  failures.view().copy_to(std::span<std::uint64_t>(&failed_count, 1), stream);
-  synchronize(device, stream);
-  std::vector<std::size_t> failed;
-  if (failed_count == 0) return failed;
-  std::vector<std::uint8_t> host(count);
-  verdicts.view().subview(0, count).copy_to(std::span<std::uint8_t>(host), stream);
-  synchronize(device, stream);
-  failed.reserve(failed_count);
-  for (std::size_t i = 0; i < count; ++i)
-    if (host[i] != 1) failed.push_back(i);
-  return failed;
 }
 
 }  // namespace
@@ -225,13 +207,8 @@ std::vector<std::size_t> chacha20_device_batch(const Device& device, bool aead, 
   }
   if (tags_scratch) tags_device = tags_scratch->data();
   // Decryption: a verdict byte per message and the failure count, which the kernel only adds to.
-  std::optional<DeviceBuffer<std::uint8_t>> verdicts;
-  std::optional<DeviceBuffer<std::uint64_t>> failures;
-  if (verify) {
-    verdicts.emplace(call_scratch<std::uint8_t>(device, batch.count, stream));
-    failures.emplace(call_scratch<std::uint64_t>(device, 1, stream));
-    failures->fill(0, stream);
-  }
+  std::optional<BatchVerdicts> verdicts;
+  if (verify) verdicts.emplace(device, batch.count, stream);
 
   const CipherProgram program{
       .source = CipherProgram::Source::chacha20_batch, .aead = aead, .aligned = aligned, .decrypt = verify};
@@ -250,8 +227,8 @@ std::vector<std::size_t> chacha20_device_batch(const Device& device, bool aead, 
               fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets_device.data()), inputs.keys().data(),
               inputs.aad().data(), inputs.aad_offsets(), tags_device, inputs.ivs().data(),
               static_cast<std::uint32_t>(batch.iv_bytes), checked.chacha20_counter, lanes_log2,
-              verdicts ? verdicts->data() : nullptr, failures ? failures->data() : nullptr);
-  if (verify) return failed_messages(device, *verdicts, *failures, batch.count, stream);
+              verdicts ? verdicts->verdicts() : nullptr, verdicts ? verdicts->failures() : nullptr);
+  if (verify) return verdicts->failed(stream);
   if (!aead || tags_out.on_device) {
     finish_call(device, stream);
     return {};
