@@ -350,7 +350,8 @@ bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key, std::
 
 void aes_ctr_xor_batch(const Device& device, std::size_t key_bytes, BufferView<const std::uint8_t> keys,
                        BufferView<const std::uint8_t> counter_blocks, const BatchLayout& layout,
-                       BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out, const Stream* stream) {
+                       BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out, const Stream* stream,
+                       const SliceInputs& ready) {
   check_batch_common(device, key_bytes, keys, block_bytes, counter_blocks, layout, in, out);
   if (layout.count == 0) return;
   const BatchCall call{aes_kernels(device),
@@ -367,6 +368,7 @@ void aes_ctr_xor_batch(const Device& device, std::size_t key_bytes, BufferView<c
   Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
   for (std::size_t first = 0; first < layout.count; first += batch_slice) {
     const std::size_t n = std::min(batch_slice, layout.count - first);
+    if (ready) ready(first, n);
     call.setup(scratch, first, n, Mode::ctr);
     call.ctr(scratch, first, n, nullptr);
   }
@@ -376,7 +378,7 @@ void aes_gcm_seal_batch(const Device& device, std::size_t key_bytes, BufferView<
                         std::size_t iv_bytes, BufferView<const std::uint8_t> ivs, BufferView<const std::uint8_t> aad,
                         const BatchLayout& aad_layout, const BatchLayout& layout, BufferView<const std::uint8_t> in,
                         BufferView<std::uint8_t> out, std::size_t tag_bytes, BufferView<std::uint8_t> tags,
-                        const Stream* stream) {
+                        const Stream* stream, const SliceInputs& ready) {
   check_batch_common(device, key_bytes, keys, iv_bytes, ivs, layout, in, out);
   check_on(device, aad.device(), "the AAD");
   check_on(device, tags.device(), "the tags");
@@ -396,6 +398,7 @@ void aes_gcm_seal_batch(const Device& device, std::size_t key_bytes, BufferView<
   Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
   for (std::size_t first = 0; first < layout.count; first += batch_slice) {
     const std::size_t n = std::min(batch_slice, layout.count - first);
+    if (ready) ready(first, n);
     call.setup(scratch, first, n, Mode::gcm);
     call.ctr(scratch, first, n, nullptr);
     gcm_batch_tags(call, scratch, first, n, aad, aad_layout, out, tag_bytes, tags.data(), nullptr, nullptr);
@@ -408,7 +411,7 @@ std::vector<std::size_t> aes_gcm_open_batch(const Device& device, std::size_t ke
                                             const BatchLayout& aad_layout, const BatchLayout& layout,
                                             BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
                                             std::size_t tag_bytes, BufferView<const std::uint8_t> tags,
-                                            const Stream* stream) {
+                                            const Stream* stream, const SliceInputs& ready) {
   check_batch_common(device, key_bytes, keys, iv_bytes, ivs, layout, in, out);
   check_on(device, aad.device(), "the AAD");
   check_on(device, tags.device(), "the tags");
@@ -427,20 +430,24 @@ std::vector<std::size_t> aes_gcm_open_batch(const Device& device, std::size_t ke
   (void)layout_bounds(aad_layout, aad.size(), "the AAD layout", device, stream);
   std::vector<std::size_t> failed;
   if (layout.count == 0) return failed;
-  DeviceBuffer<std::uint8_t> verdicts =
-      detail::call_scratch<std::uint8_t>(device, std::min(batch_slice, layout.count), stream);
-  std::vector<std::uint8_t> host(verdicts.size());
+  // A verdict byte per message, brought back once after the last slice: a wait per slice would
+  // hold the host, and with it the upload of the next slice's keys (SliceInputs), until the GPU
+  // had caught up.
+  DeviceBuffer<std::uint8_t> verdicts = detail::call_scratch<std::uint8_t>(device, layout.count, stream);
   Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
   for (std::size_t first = 0; first < layout.count; first += batch_slice) {
     const std::size_t n = std::min(batch_slice, layout.count - first);
+    if (ready) ready(first, n);
     call.setup(scratch, first, n, Mode::gcm);
-    gcm_batch_tags(call, scratch, first, n, aad, aad_layout, in, tag_bytes, nullptr, tags.data(), verdicts.data());
-    call.ctr(scratch, first, n, verdicts.data());
-    verdicts.view().subview(0, n).copy_to(std::span<std::uint8_t>(host.data(), n), stream);
-    detail::synchronize(device, stream);
-    for (std::size_t i = 0; i < n; ++i)
-      if (host[i] != 1) failed.push_back(first + i);
+    gcm_batch_tags(call, scratch, first, n, aad, aad_layout, in, tag_bytes, nullptr, tags.data(),
+                   verdicts.data() + first);
+    call.ctr(scratch, first, n, verdicts.data() + first);
   }
+  std::vector<std::uint8_t> host(layout.count);
+  verdicts.view().subview(0, layout.count).copy_to(std::span<std::uint8_t>(host), stream);
+  detail::synchronize(device, stream);
+  for (std::size_t i = 0; i < layout.count; ++i)
+    if (host[i] != 1) failed.push_back(i);
   return failed;
 }
 
