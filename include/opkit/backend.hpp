@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,6 +100,9 @@ struct RuntimeDependency {
 
 class Device : public std::enable_shared_from_this<Device> {
  public:
+  // The alignment of the default allocate_pinned's memory (a cache line).
+  static constexpr std::size_t pinned_alignment = 64;
+
   virtual ~Device() = default;
 
   // The backend that made this device; it outlives the device (backends are never destroyed).
@@ -126,6 +130,15 @@ class Device : public std::enable_shared_from_this<Device> {
     }
     deallocate(ptr);
   }
+  // Page-locked ("pinned") host memory for this device's copies: an asynchronous copy from it (or
+  // into it) runs by DMA while the host goes on, where one from pageable memory goes through the
+  // driver's own staging buffers and holds the host. The defaults are ordinary host memory: right
+  // for a backend whose device memory is host memory (the CPU backend), correct (if slower) for
+  // any other. Null for 0 bytes.
+  virtual void* allocate_pinned(std::size_t bytes) {
+    return bytes == 0 ? nullptr : ::operator new (bytes, std::align_val_t{pinned_alignment});
+  }
+  virtual void deallocate_pinned(void* ptr) noexcept { ::operator delete (ptr, std::align_val_t{pinned_alignment}); }
   // `stream` null: synchronous with respect to the host.
   virtual void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, Stream* stream) = 0;
   virtual void fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count, Stream* stream) = 0;

@@ -106,6 +106,12 @@ class Device {
   void deallocate(void* ptr) const noexcept;
   void* allocate(std::size_t bytes, const Stream& stream) const;
   void deallocate(void* ptr, const Stream& stream) const noexcept;
+  // Page-locked ("pinned") host memory for this device's copies (PinnedBuffer owns it): a copy
+  // from it on a stream runs by DMA while the host goes on, which a copy from pageable memory does
+  // not. The CPU backend's is ordinary memory. Pinning is slow (the driver locks every page): keep
+  // such memory and reuse it.
+  void* allocate_pinned(std::size_t bytes) const;
+  void deallocate_pinned(void* ptr) const noexcept;
   void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, const Stream* stream = nullptr) const;
   // Fills `count` elements of `pattern_bytes` (1, 2 or 4) bytes each with the low bytes of pattern.
   void fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count,

@@ -11,6 +11,7 @@
 #include "opkit/kernel_set.hpp"
 #include "opkit/module.hpp"
 #include "opkit/nvrtc.hpp"
+#include "opkit/pinned_buffer.hpp"
 #include "opkit/program.hpp"
 #include "opkit/registry.hpp"
 #include "opkit/sha256_hasher.hpp"

@@ -196,6 +196,13 @@ void Device::deallocate(void* ptr, const Stream& stream) const noexcept {
   impl_->deallocate_on(ptr, detail::DeviceAccess::impl(stream));
 }
 
+void* Device::allocate_pinned(std::size_t bytes) const {
+  return impl_->allocate_pinned(bytes);
+}
+void Device::deallocate_pinned(void* ptr) const noexcept {
+  impl_->deallocate_pinned(ptr);
+}
+
 void Device::copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, const Stream* stream) const {
   impl_->copy(dst, src, bytes, kind, stream != nullptr ? &detail::DeviceAccess::impl(*stream) : nullptr);
 }

@@ -29,6 +29,7 @@ struct BatchShape {
   bool variable = false;     // random lengths with offsets, else one random fixed length
   std::size_t iv_bytes = 0;  // 0: 16 for CTR and chacha20, 12 for the AEADs
   bool aad = false;          // AAD of random length per message (AEADs)
+  std::size_t count = 0;     // messages; 0: 1 to 40 at random
 };
 
 // A fresh batch: per-message keys, IVs and AAD; fixed length, or random lengths with offsets.
@@ -84,7 +85,8 @@ struct Batch {
 inline Batch random_batch(opkit::ops::Cipher cipher, const BatchShape& shape) {
   using opkit::ops::Cipher;
   const bool aead = opkit::ops::cipher_traits(cipher).aead;
-  Batch b{cipher, 1 + random_below(40), shape.variable ? 0 : random_below(200), {}, {}, {}, {}, {}, {}, 0};
+  const std::size_t count = shape.count != 0 ? shape.count : 1 + random_below(40);
+  Batch b{cipher, count, shape.variable ? 0 : random_below(200), {}, {}, {}, {}, {}, {}, 0};
   b.iv_bytes = shape.iv_bytes != 0 ? shape.iv_bytes : (aead ? 12 : 16);
   std::size_t total = b.count * b.fixed_bytes;
   if (shape.variable) {

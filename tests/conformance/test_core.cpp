@@ -2,9 +2,11 @@
 // errors a user meets before a launch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 #include <utility>
+#include <vector>
 
 #include "conformance/devices.hpp"
 #include "opkit/opkit.hpp"
@@ -45,6 +47,28 @@ TEST_P(Core, CopiesRoundTripRandomDataHostDeviceDevice) {
   auto tail = b.view().subview(data.size() - 10, 10).to_host();
   EXPECT_TRUE(std::equal(tail.begin(), tail.end(), data.end() - 10));
   EXPECT_THROW(b.view().subview(data.size() - 1, 2), opkit::Error);
+}
+
+// Pinned host memory: asynchronous copies on a stream from it and back into it (by DMA on a GPU),
+// seen once the stream is waited for; a move leaves the source empty.
+TEST_P(Core, PinnedBuffersCopyToTheDeviceAndBackOnAStream) {
+  const opkit::Device& device = *target().device;
+  std::mt19937_64 rng(std::random_device{}());
+  opkit::PinnedBuffer<std::uint64_t> pinned(device, 1 << 18);
+  ASSERT_NE(pinned.data(), nullptr);
+  for (auto& v : pinned.span()) v = rng();
+  const std::vector<std::uint64_t> expected(pinned.span().begin(), pinned.span().end());
+  opkit::Stream stream = device.create_stream();
+  auto a = device.alloc<std::uint64_t>(pinned.size());
+  a.copy_from(std::as_const(pinned).span(), &stream);
+  opkit::PinnedBuffer<std::uint64_t> back(device, pinned.size());
+  a.copy_to(back.span(), &stream);
+  stream.synchronize();
+  EXPECT_TRUE(std::equal(back.span().begin(), back.span().end(), expected.begin()));
+  opkit::PinnedBuffer<std::uint64_t> moved = std::move(back);
+  EXPECT_EQ(back.data(), nullptr);  // NOLINT(bugprone-use-after-move): what a move leaves is the point
+  EXPECT_EQ(moved.size(), expected.size());
+  EXPECT_EQ(opkit::PinnedBuffer<std::uint8_t>(device, 0).data(), nullptr);
 }
 
 TEST_P(Core, TypedLaunchPassesScalarsStructsAnd3DGeometry) {

@@ -136,6 +136,12 @@ void encrypt(Cipher cipher, const CipherKey& key, BufferView<const std::uint8_t>
 // entry); anything else is an opkit::Error naming the field and the sizes, never key bytes.
 // Offsets, aad_offsets and (unless the device-tag overload) tags stay host memory.
 //
+// Host keys, IVs and AAD of a batch of more than 2^16 messages stream to the device in chunks
+// through pinned staging on a stream of the call's own, each chunk's upload overlapping the kernels
+// of the chunks before it; such a call reads the caller's bytes and waits for its own uploads (not
+// for its kernels, nor for work queued earlier on its stream) before it returns, and wipes the
+// staging copies then (docs/ciphers.md, "Batches with keys in host memory").
+//
 // Device keys, IVs and AAD are read in place by the call's kernels: no host copy, no staging and
 // no wait, so a CTR or ChaCha20 batch (and an AEAD encryption into device tags) given a stream
 // returns with its work queued. They are stream-ordered like the data: keep them unchanged until

@@ -107,6 +107,9 @@ class CudaDevice final : public backend::Device {
   // pair where the driver or the GPU has no pools.
   void* allocate_on(std::size_t bytes, backend::Stream& stream) override;
   void deallocate_on(void* ptr, backend::Stream& stream) noexcept override;
+  // cuMemHostAlloc (portable: pinned for every context) / cuMemFreeHost.
+  void* allocate_pinned(std::size_t bytes) override;
+  void deallocate_pinned(void* ptr) noexcept override;
   void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, backend::Stream* stream) override;
   void fill(void* dst, std::uint32_t pattern, std::size_t pattern_bytes, std::size_t count,
             backend::Stream* stream) override;

@@ -189,6 +189,25 @@ void CudaDevice::deallocate_on(void* ptr, backend::Stream& stream) noexcept {
   api_.cuMemFreeAsync(device_ptr(ptr), static_cast<CudaStream&>(stream).handle());  // a destructor ignores failures
 }
 
+void* CudaDevice::allocate_pinned(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  make_current();
+  void* ptr = nullptr;
+  const CUresult rc = api_.cuMemHostAlloc(&ptr, bytes, CU_MEMHOSTALLOC_PORTABLE);
+  if (rc == 2 /*OUT_OF_MEMORY*/)
+    throw Error(Errc::memory, "cuMemHostAlloc",
+                "out of page-locked host memory: asked for " + std::to_string(bytes) + " bytes")
+        .with_code(rc, cu_error_name(rc));
+  check_async(rc, "cuMemHostAlloc");
+  return ptr;
+}
+
+void CudaDevice::deallocate_pinned(void* ptr) noexcept {
+  if (ptr == nullptr) return;
+  make_current_for_release();
+  api_.cuMemFreeHost(ptr);  // a destructor ignores failures
+}
+
 void CudaDevice::wait(const char* stage, const std::function<CUresult()>& query,
                       const std::function<CUresult()>& block) {
   if (!interrupt_check_installed()) return check_async(block(), stage);

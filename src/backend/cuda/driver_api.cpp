@@ -43,6 +43,8 @@ LoadedDriver load_driver() {
   l.bind(a.cuMemGetInfo, "cuMemGetInfo_v2", missing);
   l.bind(a.cuMemAlloc, "cuMemAlloc_v2", missing);
   l.bind(a.cuMemFree, "cuMemFree_v2", missing);
+  l.bind(a.cuMemHostAlloc, "cuMemHostAlloc", missing);
+  l.bind(a.cuMemFreeHost, "cuMemFreeHost", missing);
   l.bind(a.cuMemcpyHtoD, "cuMemcpyHtoD_v2", missing);
   l.bind(a.cuMemcpyDtoH, "cuMemcpyDtoH_v2", missing);
   l.bind(a.cuMemcpyDtoD, "cuMemcpyDtoD_v2", missing);

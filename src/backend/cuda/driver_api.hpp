@@ -56,6 +56,7 @@ inline constexpr int CU_FUNC_ATTRIBUTE_NUM_REGS = 4;
 inline constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
 inline constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+inline constexpr unsigned CU_MEMHOSTALLOC_PORTABLE = 1;  // pinned for every context, not only the current one
 inline constexpr unsigned CU_EVENT_DEFAULT = 0;
 
 // One function pointer per entry point; names carry the _v2 suffix where cuda.h maps to it.
@@ -77,6 +78,8 @@ struct DriverApi {
   CUresult (*cuMemGetInfo)(std::size_t*, std::size_t*);
   CUresult (*cuMemAlloc)(CUdeviceptr*, std::size_t);
   CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemHostAlloc)(void**, std::size_t, unsigned);
+  CUresult (*cuMemFreeHost)(void*);
   CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, std::size_t);
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, std::size_t);
   CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, std::size_t);

@@ -96,18 +96,22 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
   const bool gcm = is_gcm(cipher);
   // Keys, IVs (for CTR the counter blocks, which the IVs are) and AAD as the caller laid them out
   // (batch_inputs.hpp): device memory read in place (the kernels load bytes: any alignment), host
-  // memory copied into one secret buffer, no per-message table on the host. A call that waits
-  // (GCM with host tags or decrypting, or no stream) copies host bytes directly; one that returns
-  // with its work queued (CTR, or GCM into device tags, on a stream) stages them.
+  // memory copied into one secret buffer, no per-message table on the host. A large batch streams
+  // host inputs in chunks, each slice of the AES kernels asking for its own (`ready`) so that its
+  // upload overlaps the slices before it. Otherwise a call that waits (GCM with host tags or
+  // decrypting, or no stream) copies host bytes directly; one that returns with its work queued
+  // (CTR, or GCM into device tags, on a stream) stages them.
   const bool call_waits = stream == nullptr || (gcm && !(encrypt && tags_out.on_device));
-  const BatchInputs inputs(device, batch, {.word_bytes = 1, .aad = gcm, .call_waits = call_waits}, stream);
+  BatchInputs inputs(device, batch, {.word_bytes = 1, .aad = gcm, .call_waits = call_waits}, stream);
+  const aes::SliceInputs ready = [&inputs](std::size_t first, std::size_t n) { inputs.require(first, n); };
   const auto keys = inputs.keys(), ivs = inputs.ivs();
   // The bounds this call computed (not the caller's offsets: a CTR batch returns before the GPU
   // reads them).
   const DeviceLayout data = device_layout(device, count, batch.message_bytes, bounds.offsets(), stream);
   std::vector<std::size_t> failed;
   if (!gcm) {
-    aes::aes_ctr_xor_batch(device, key_bytes, keys, ivs, data.layout, in_view, out_view, stream);
+    aes::aes_ctr_xor_batch(device, key_bytes, keys, ivs, data.layout, in_view, out_view, stream, ready);
+    inputs.finish_uploads();
     finish_call(device, stream);
     return failed;
   }
@@ -117,7 +121,8 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
   if (encrypt && tags_out.on_device) {
     aes::aes_gcm_seal_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout, data.layout, in_view,
                             out_view, tag_bytes,
-                            BufferView<std::uint8_t>(device, tags_out.bytes.data(), count * tag_bytes), stream);
+                            BufferView<std::uint8_t>(device, tags_out.bytes.data(), count * tag_bytes), stream, ready);
+    inputs.finish_uploads();
     finish_call(device, stream);
     return failed;
   }
@@ -125,7 +130,8 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
     DeviceBuffer<std::uint8_t> tags = call_scratch<std::uint8_t>(device, count * tag_bytes, stream);
     const auto tags_view = tags.view().subview(0, count * tag_bytes);
     aes::aes_gcm_seal_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout, data.layout, in_view,
-                            out_view, tag_bytes, tags_view, stream);
+                            out_view, tag_bytes, tags_view, stream, ready);
+    inputs.finish_uploads();
     tags_view.copy_to(tags_out.bytes.first(count * tag_bytes), stream);
     synchronize(device, stream);
     return failed;
@@ -139,7 +145,8 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
       uploaded ? first_bytes(*uploaded, expected.size())
                : BufferView<const std::uint8_t>(device, expected.data(), expected.size());
   failed = aes::aes_gcm_open_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout, data.layout,
-                                   in_view, out_view, tag_bytes, tags, stream);
+                                   in_view, out_view, tag_bytes, tags, stream, ready);
+  inputs.finish_uploads();
   synchronize(device, stream);
   return failed;
 }

@@ -352,7 +352,8 @@ bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key, std::
 
 void aes_ctr_xor_batch(const Device& device, std::size_t key_bytes, BufferView<const std::uint8_t> keys,
                        BufferView<const std::uint8_t> counter_blocks, const BatchLayout& layout,
-                       BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out, const Stream* stream) {
+                       BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out, const Stream* stream,
+                       const SliceInputs& ready) {
   check_batch_common(device, key_bytes, keys, block_bytes, counter_blocks, layout, in, out);
   if (layout.count == 0) return;
   const BatchCall call{aes_kernels(device),
@@ -369,6 +370,7 @@ void aes_ctr_xor_batch(const Device& device, std::size_t key_bytes, BufferView<c
   Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
   for (std::size_t first = 0; first < layout.count; first += batch_slice) {
     const std::size_t n = std::min(batch_slice, layout.count - first);
+    if (ready) ready(first, n);
     call.setup(scratch, first, n, Mode::ctr);
     call.ctr(scratch, first, n, nullptr);
   }
@@ -378,7 +380,7 @@ void aes_gcm_seal_batch(const Device& device, std::size_t key_bytes, BufferView<
                         std::size_t iv_bytes, BufferView<const std::uint8_t> ivs, BufferView<const std::uint8_t> aad,
                         const BatchLayout& aad_layout, const BatchLayout& layout, BufferView<const std::uint8_t> in,
                         BufferView<std::uint8_t> out, std::size_t tag_bytes, BufferView<std::uint8_t> tags,
-                        const Stream* stream) {
+                        const Stream* stream, const SliceInputs& ready) {
   check_batch_common(device, key_bytes, keys, iv_bytes, ivs, layout, in, out);
   check_on(device, aad.device(), "the AAD");
   check_on(device, tags.device(), "the tags");
@@ -398,6 +400,7 @@ void aes_gcm_seal_batch(const Device& device, std::size_t key_bytes, BufferView<
   Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
   for (std::size_t first = 0; first < layout.count; first += batch_slice) {
     const std::size_t n = std::min(batch_slice, layout.count - first);
+    if (ready) ready(first, n);
     call.setup(scratch, first, n, Mode::gcm);
     call.ctr(scratch, first, n, nullptr);
     gcm_batch_tags(call, scratch, first, n, aad, aad_layout, out, tag_bytes, tags.data(), nullptr, nullptr);
@@ -410,7 +413,7 @@ std::vector<std::size_t> aes_gcm_open_batch(const Device& device, std::size_t ke
                                             const BatchLayout& aad_layout, const BatchLayout& layout,
                                             BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out,
                                             std::size_t tag_bytes, BufferView<const std::uint8_t> tags,
-                                            const Stream* stream) {
+                                            const Stream* stream, const SliceInputs& ready) {
   check_batch_common(device, key_bytes, keys, iv_bytes, ivs, layout, in, out);
   check_on(device, aad.device(), "the AAD");
   check_on(device, tags.device(), "the tags");
@@ -435,6 +438,7 @@ std::vector<std::size_t> aes_gcm_open_batch(const Device& device, std::size_t ke
     Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
     for (std::size_t first = 0; first < layout.count; first += batch_slice) {
       const std::size_t n = std::min(batch_slice, layout.count - first);
+      if (ready) ready(first, n);
       call.setup(scratch, first, n, Mode::gcm);
       gcm_batch_tags(call, scratch, first, n, aad, aad_layout, in, tag_bytes, nullptr, tags.data(), &verdicts);
       // Decrypt only behind a matching tag: the CTR kernel writes nothing where the verdict is 0.

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -76,11 +77,18 @@ struct BatchLayout {
   std::span<const std::uint64_t> host_offsets = {};
 };
 
+// Called before the kernels of each slice of a batch (messages [first, first + count)) read their
+// keys, IVs and AAD: makes them ready on the stream. The public API's batch path streams host keys
+// in chunks this way (batch_inputs.hpp), so that a slice's upload overlaps the kernels of the
+// slices before it. Empty: they are ready.
+using SliceInputs = std::function<void(std::size_t first, std::size_t count)>;
+
 // Batch CTR: keys holds count * key_bytes bytes (message i's key at i * key_bytes), counter_blocks
 // count * 16 bytes; in and out share `layout` (in place allowed).
 void aes_ctr_xor_batch(const Device& device, std::size_t key_bytes, BufferView<const std::uint8_t> keys,
                        BufferView<const std::uint8_t> counter_blocks, const BatchLayout& layout,
-                       BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out, const Stream* stream = nullptr);
+                       BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out, const Stream* stream = nullptr,
+                       const SliceInputs& ready = {});
 
 // Batch GCM seal: ivs holds count * iv_bytes bytes (iv_bytes >= 1, the same for all messages);
 // message i's AAD is per `aad_layout` in `aad` (aad_layout.count == layout.count; fixed_bytes 0
@@ -89,14 +97,15 @@ void aes_gcm_seal_batch(const Device& device, std::size_t key_bytes, BufferView<
                         std::size_t iv_bytes, BufferView<const std::uint8_t> ivs, BufferView<const std::uint8_t> aad,
                         const BatchLayout& aad_layout, const BatchLayout& layout, BufferView<const std::uint8_t> in,
                         BufferView<std::uint8_t> out, std::size_t tag_bytes, BufferView<std::uint8_t> tags,
-                        const Stream* stream = nullptr);
+                        const Stream* stream = nullptr, const SliceInputs& ready = {});
 
 // Batch GCM open: as aes_gcm_open for every message; returns the indices (ascending) of the
 // messages whose tag did not match. Their `out` bytes are not written; the others are decrypted.
+// One wait, for the verdicts of the whole batch (a byte a message), after its last slice.
 [[nodiscard]] std::vector<std::size_t> aes_gcm_open_batch(
     const Device& device, std::size_t key_bytes, BufferView<const std::uint8_t> keys, std::size_t iv_bytes,
     BufferView<const std::uint8_t> ivs, BufferView<const std::uint8_t> aad, const BatchLayout& aad_layout,
     const BatchLayout& layout, BufferView<const std::uint8_t> in, BufferView<std::uint8_t> out, std::size_t tag_bytes,
-    BufferView<const std::uint8_t> tags, const Stream* stream = nullptr);
+    BufferView<const std::uint8_t> tags, const Stream* stream = nullptr, const SliceInputs& ready = {});
 
 }  // namespace opkit::ops::aes

@@ -183,11 +183,12 @@ std::vector<std::size_t> chacha20_device_batch(const Device& device, bool aead, 
   // The keys, IVs and AAD as the caller laid them out (batch_inputs.hpp): device memory read in
   // place (the kernel loads key and IV words: 4-byte aligned), host memory copied into one secret
   // buffer; the kernel reads each message's key words, counter and nonce from them (no
-  // per-message table on the host). A call that waits (for host tags, for a decryption's
-  // verdicts, or without a stream) copies host bytes directly; one that returns with its work
-  // queued stages them.
+  // per-message table on the host). A large batch streams host inputs in chunks of messages, one
+  // launch a chunk, each chunk's upload overlapping the launches before it. Otherwise a call that
+  // waits (for host tags, for a decryption's verdicts, or without a stream) copies host bytes
+  // directly, and one that returns with its work queued stages them.
   const bool call_waits = stream == nullptr || verify || (aead && !tags_out.on_device);
-  const BatchInputs inputs(device, batch, {.word_bytes = 4, .aad = aead, .call_waits = call_waits}, stream);
+  BatchInputs inputs(device, batch, {.word_bytes = 4, .aad = aead, .call_waits = call_waits}, stream);
 
   // `offsets` is this call's own copy.
   const DeviceBuffer<std::uint64_t> offsets_device = upload_scratch(device, bounds.offsets(), stream);
@@ -216,18 +217,28 @@ std::vector<std::size_t> chacha20_device_batch(const Device& device, bool aead, 
   const unsigned lanes_log2 = batch_lanes_log2(bounds.total() / batch.count);
   const std::uint64_t per_block = block_threads >> lanes_log2;
   const auto shared_bytes = static_cast<std::uint32_t>(aead ? per_block * batch_mac_key_bytes(lanes_log2) : 0);
-  const std::uint64_t* no_offsets = nullptr;
-  cipher_kernel(device, program, "chacha20_batch")
-      .launch({.grid = static_cast<std::uint32_t>((batch.count + per_block - 1) / per_block),
-               .block = block_threads,
-               .shared_bytes = shared_bytes,
-               .stream = stream},
-              in, out, static_cast<unsigned long long>(batch.count),
-              static_cast<unsigned long long>(bounds.fixed_bytes()),
-              fixed ? no_offsets : static_cast<const std::uint64_t*>(offsets_device.data()), inputs.keys().data(),
-              inputs.aad().data(), inputs.aad_offsets(), tags_device, inputs.ivs().data(),
-              static_cast<std::uint32_t>(batch.iv_bytes), checked.chacha20_counter, lanes_log2,
-              verdicts ? verdicts->verdicts() : nullptr, verdicts ? verdicts->failures() : nullptr);
+  const Kernel kernel = cipher_kernel(device, program, "chacha20_batch");
+  const std::uint64_t* offsets = fixed ? nullptr : offsets_device.data();
+  const std::uint64_t* aad_offsets = inputs.aad_offsets();
+  const std::size_t iv_bytes = batch.iv_bytes;
+  // Messages [first, first + n): fixed-length data and every per-message array from message
+  // first; data with offsets from the offsets of message first (they are absolute), as is AAD.
+  for (std::size_t first = 0; first < batch.count; first += inputs.chunk_messages()) {
+    const std::size_t n = std::min(inputs.chunk_messages(), batch.count - first);
+    inputs.require(first, n);
+    const std::uint64_t shift = fixed ? first * bounds.fixed_bytes() : 0;
+    kernel.launch({.grid = static_cast<std::uint32_t>((n + per_block - 1) / per_block),
+                   .block = block_threads,
+                   .shared_bytes = shared_bytes,
+                   .stream = stream},
+                  in + shift, out + shift, static_cast<unsigned long long>(n),
+                  static_cast<unsigned long long>(bounds.fixed_bytes()), offsets ? offsets + first : nullptr,
+                  inputs.keys().data() + first * 32, inputs.aad().data(), aad_offsets ? aad_offsets + first : nullptr,
+                  tags_device ? tags_device + first * aead_tag_bytes : nullptr, inputs.ivs().data() + first * iv_bytes,
+                  static_cast<std::uint32_t>(iv_bytes), checked.chacha20_counter, lanes_log2,
+                  verdicts ? verdicts->verdicts() + first : nullptr, verdicts ? verdicts->failures() : nullptr);
+  }
+  inputs.finish_uploads();
   if (verify) return verdicts->failed(stream);
   if (!aead || tags_out.on_device) {
     finish_call(device, stream);

@@ -1,0 +1,21 @@
+// A test-only backend, "cpu-deferred": the CPU backend's compiler, kernels and memory, with the
+// ordering of a GPU's streams instead of the CPU backend's (which runs work as it is queued).
+// Work queued on a stream (launches, copies, fills, waits for events) runs in the stream's order,
+// but at a time of its own: when something waits for it (the stream's or an event's synchronize,
+// a synchronous copy or fill, which follow the default stream's work, a wait queued on another
+// stream when that one runs, the stream destroyed) or, at random, when more work is queued on its
+// stream. So work on two streams that no event orders runs in either order, as it may on a GPU,
+// and a missing wait shows as a wrong result on a machine without one (more often than not, over
+// many calls). Copies read their source when they run where it is device or pinned memory (a
+// DMA), and when queued where it is pageable host memory (the driver stages it); a copy into
+// pageable host memory returns once its stream has reached it; stream-ordered memory is freed
+// when its stream reaches the free. Registered by the tests that use
+// it; it does not join the conformance suite's targets.
+#pragma once
+
+namespace opkit::test {
+
+// Registers "cpu-deferred" once per process (later calls do nothing).
+void register_cpu_deferred_backend();
+
+}  // namespace opkit::test

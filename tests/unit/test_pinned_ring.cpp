@@ -1,0 +1,206 @@
+// The pinned staging ring of the cipher batches' host keys (src/ops/cipher/pinned_ring.hpp), on a
+// test device whose copies on a stream run only when something waits for them, as a GPU's DMA
+// reads pinned memory when the copy runs, not when it is queued: what arrives is what was copied
+// (a slot refilled before its copy ran would send the new bytes), pieces span slots and the ring
+// wraps, a mark is an event behind the copies before it, every staging byte the ring used is zero
+// after finish() and after the destructor, and the staging memory is kept for the next ring.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "fake_backend.hpp"
+#include "opkit/backend.hpp"
+#include "opkit/device.hpp"
+#include "opkit/stream.hpp"
+#include "ops/cipher/pinned_ring.hpp"
+#include "unit/cipher_test_support.hpp"
+
+namespace {
+
+using cipher_test::Bytes;
+using cipher_test::random_below;
+using cipher_test::random_bytes;
+using opkit::ops::detail::PinnedRing;
+using opkit::ops::detail::PinnedRingSizes;
+
+// A stream whose copies wait in a queue until synchronize() (or an event recorded behind them)
+// runs them: a copy reads its source then, not when it was queued.
+class DeferredStream final : public opkit::backend::Stream {
+ public:
+  struct Copy {
+    void* dst;
+    const void* src;
+    std::size_t bytes;
+  };
+  void synchronize() override { run_to(queued_.size()); }
+  void* native_handle() override { return this; }
+  void queue(const Copy& copy) { queued_.push_back(copy); }
+  std::size_t queued() const { return queued_.size(); }
+  void run_to(std::size_t end) {
+    for (; done_ < end; ++done_) std::memcpy(queued_[done_].dst, queued_[done_].src, queued_[done_].bytes);
+  }
+
+ private:
+  std::vector<Copy> queued_;
+  std::size_t done_ = 0;
+};
+
+class DeferredEvent final : public opkit::backend::Event {
+ public:
+  void record(opkit::backend::Stream& stream) override {
+    stream_ = &static_cast<DeferredStream&>(stream);
+    position_ = stream_->queued();
+  }
+  void synchronize() override {
+    if (stream_ != nullptr) stream_->run_to(position_);
+  }
+  float elapsed_ms_since(opkit::backend::Event&) override { return 0; }
+
+ private:
+  DeferredStream* stream_ = nullptr;
+  std::size_t position_ = 0;
+};
+
+// Host memory for "device" and pinned memory alike; pinned allocations are counted and the last
+// one remembered, so that a test can read what the ring left in its staging slots.
+class DeferredDevice final : public opkit::backend::Device {
+ public:
+  opkit::backend::Backend& backend() const override { return opkit_test::FakeBackend::instance(); }
+  const opkit::DeviceInfo& info() const override { return info_; }
+  std::shared_ptr<opkit::backend::Module> load(const opkit::CompiledProgram&) override { return nullptr; }
+  void* allocate(std::size_t bytes) override { return std::malloc(std::max<std::size_t>(bytes, 1)); }
+  void deallocate(void* ptr) noexcept override { std::free(ptr); }
+  void* allocate_pinned(std::size_t bytes) override {
+    ++pinned_allocations;
+    auto* memory = static_cast<std::uint8_t*>(std::calloc(bytes, 1));  // zero: what the ring leaves shows
+    pinned = {memory, bytes};
+    return memory;
+  }
+  void deallocate_pinned(void* ptr) noexcept override { std::free(ptr); }
+  void copy(void* dst, const void* src, std::size_t bytes, opkit::CopyKind, opkit::backend::Stream* stream) override {
+    if (stream == nullptr) {
+      std::memcpy(dst, src, bytes);
+      return;
+    }
+    static_cast<DeferredStream*>(stream)->queue({dst, src, bytes});
+  }
+  void fill(void* dst, std::uint32_t pattern, std::size_t, std::size_t count, opkit::backend::Stream*) override {
+    std::memset(dst, static_cast<int>(pattern), count);
+  }
+  std::size_t free_memory() override { return 0; }
+  std::shared_ptr<opkit::backend::Stream> default_stream() override { return default_; }
+  std::shared_ptr<opkit::backend::Stream> create_stream() override { return std::make_shared<DeferredStream>(); }
+  std::shared_ptr<opkit::backend::Stream> borrow_stream(void*) override { return default_; }
+  std::shared_ptr<opkit::backend::Event> create_event() override { return std::make_shared<DeferredEvent>(); }
+  void synchronize() override { default_->synchronize(); }
+
+  int pinned_allocations = 0;
+  std::span<const std::uint8_t> pinned;
+
+ private:
+  opkit::DeviceInfo info_ = [] {
+    opkit::DeviceInfo info;
+    info.backend = "fake";
+    info.name = "deferred copies";
+    return info;
+  }();
+  std::shared_ptr<DeferredStream> default_ = std::make_shared<DeferredStream>();
+};
+
+struct Deferred {
+  std::shared_ptr<DeferredDevice> impl = std::make_shared<DeferredDevice>();
+  opkit::Device device{impl};
+};
+
+bool all_zero(std::span<const std::uint8_t> bytes) {
+  return std::all_of(bytes.begin(), bytes.end(), [](std::uint8_t b) { return b == 0; });
+}
+
+// Random nonzero bytes (so that a wipe shows).
+Bytes nonzero_bytes(std::size_t n) {
+  Bytes bytes = random_bytes(n);
+  for (std::uint8_t& b : bytes) b |= 1;
+  return bytes;
+}
+
+TEST(PinnedRing, PiecesOfAnySizeArriveWholeThroughSlotsThatWrapAround) {
+  for (const PinnedRingSizes sizes :
+       {PinnedRingSizes{.slot_bytes = 1, .slots = 1}, PinnedRingSizes{.slot_bytes = 7, .slots = 3},
+        PinnedRingSizes{.slot_bytes = 64, .slots = 2}}) {
+    Deferred d;
+    const Bytes source = nonzero_bytes(5000);
+    Bytes target(source.size(), 0);
+    {
+      PinnedRing ring(d.device, sizes);
+      for (std::size_t at = 0; at < source.size();) {
+        const std::size_t n = std::min<std::size_t>(random_below(90), source.size() - at);
+        Bytes piece(source.begin() + static_cast<std::ptrdiff_t>(at),
+                    source.begin() + static_cast<std::ptrdiff_t>(at + n));
+        ring.copy(piece, target.data() + at);
+        std::fill(piece.begin(), piece.end(), 0);  // the caller's memory is free once copy() returns
+        if (random_below(4) == 0) (void)ring.mark();
+        at += n;
+      }
+      ring.finish();
+    }
+    EXPECT_EQ(target, source) << "slots of " << sizes.slot_bytes << " bytes, " << sizes.slots << " of them";
+  }
+}
+
+TEST(PinnedRing, AMarkIsAnEventBehindEveryCopyBeforeIt) {
+  Deferred d;
+  const Bytes first = nonzero_bytes(100), second = nonzero_bytes(100);
+  Bytes target(200, 0);
+  PinnedRing ring(d.device, {.slot_bytes = 32, .slots = 8});
+  ring.copy(first, target.data());
+  const opkit::Event& mark = ring.mark();
+  EXPECT_TRUE(all_zero(target)) << "the copies ran before anything waited for them: the test device defers nothing";
+  mark.synchronize();
+  EXPECT_EQ(Bytes(target.begin(), target.begin() + 100), first);
+  ring.copy(second, target.data() + 100);
+  ring.mark().synchronize();
+  EXPECT_EQ(Bytes(target.begin() + 100, target.end()), second);
+}
+
+TEST(PinnedRing, FinishWaitsForTheCopiesAndWipesEveryStagingByte) {
+  Deferred d;
+  const Bytes secret = nonzero_bytes(300);
+  Bytes target(secret.size(), 0);
+  PinnedRing ring(d.device, {.slot_bytes = 64, .slots = 3});
+  ring.copy(secret, target.data());
+  ASSERT_FALSE(all_zero(d.impl->pinned)) << "the ring staged nothing";
+  ring.finish();
+  EXPECT_EQ(target, secret);
+  EXPECT_TRUE(all_zero(d.impl->pinned)) << "key bytes left in pinned staging after finish()";
+}
+
+TEST(PinnedRing, TheDestructorWipesWhatFinishWasNotCalledFor) {
+  Deferred d;
+  const Bytes secret = nonzero_bytes(100);
+  Bytes target(secret.size(), 0);
+  {
+    PinnedRing ring(d.device, {.slot_bytes = 64, .slots = 4});
+    ring.copy(secret, target.data());
+  }
+  EXPECT_EQ(target, secret);
+  EXPECT_TRUE(all_zero(d.impl->pinned)) << "key bytes left in pinned staging after the ring went";
+}
+
+TEST(PinnedRing, TheNextRingReusesTheStagingMemory) {
+  Deferred d;
+  Bytes target(64, 0);
+  for (int i = 0; i < 3; ++i) {
+    PinnedRing ring(d.device, {.slot_bytes = 16, .slots = 4});
+    ring.copy(nonzero_bytes(64), target.data());
+  }
+  EXPECT_EQ(d.impl->pinned_allocations, 1);
+}
+
+}  // namespace
