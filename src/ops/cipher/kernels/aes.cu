@@ -301,24 +301,14 @@ __device__ __forceinline__ void aes_ctr_xor_chunks(const unsigned char* in, unsi
   }
 }
 
-// Thread u covers 32 blocks of one message. stride 1: blocks 32 v .. 32 v + 31 of the message's
-// unit v (batch). stride 32: a warp covers 1024 consecutive blocks and lane t of it the blocks
-// t, t + 32, ... (bulk: each store instruction of a warp writes 512 consecutive bytes).
-// Messages use units_per_message units each, or unit_starts[m] .. unit_starts[m + 1] - 1.
-// verdicts (GCM open): messages whose verdict is 0 are skipped (not written). Masked: the round
-// keys come from aes_setup's precomputed masks, else from the key bytes of the state.
-template <bool Masked>
-__device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsigned char* in, unsigned char* out,
-                                             const unsigned long long* offsets, unsigned long long fixed_bytes,
-                                             unsigned long long count, unsigned long long units_per_message,
-                                             const unsigned long long* unit_starts, unsigned long long total_units,
-                                             unsigned int stride, const unsigned char* verdicts,
-                                             const aes_word* masks) {
-  const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (u >= total_units) return;
-  unsigned long long m, v;
+// Thread u's message m and its unit v there: units_per_message units each, or unit_starts[m] ..
+// unit_starts[m + 1] - 1 (the last m with unit_starts[m] <= u, by binary search).
+__device__ __forceinline__ void aes_unit_of(unsigned long long u, unsigned long long count,
+                                            unsigned long long units_per_message,
+                                            const unsigned long long* unit_starts, unsigned long long& m,
+                                            unsigned long long& v) {
   if (unit_starts != nullptr) {
-    unsigned long long lo = 0, hi = count;  // the last m with unit_starts[m] <= u
+    unsigned long long lo = 0, hi = count;
     while (hi - lo > 1) {
       const unsigned long long mid = (lo + hi) / 2;
       if (unit_starts[mid] <= u)
@@ -332,15 +322,17 @@ __device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsig
     m = u / units_per_message;
     v = u % units_per_message;
   }
-  if (verdicts != nullptr && verdicts[m] == 0) return;
-  unsigned long long start, length;
-  aes_message_span(offsets, fixed_bytes, m, start, length);
-  const unsigned long long blocks = (length + 15) / 16;
-  const unsigned long long first = stride == 1 ? 32 * v : 1024 * (v >> 5) + (v & 31);
-  if (first >= blocks) return;
-  const AesState& st = states[m];
+}
+
+// The keystream of blocks first, first + stride, .., first + 31 stride of the message of st, but
+// for the last AddRoundKey (the caller XORs the last round key's words in, the same for every
+// block), transposed: s[32 g + k] is little-endian word g of block k. Masked: the round keys come
+// from aes_setup's precomputed masks of the message, else from the key bytes of the state.
+template <bool Masked>
+__device__ __forceinline__ void aes_ctr_keystream(const AesState& st, const aes_word* masks, unsigned long long first,
+                                                  unsigned int stride, aes_word* s) {
   AesKeyBits key_bits{st.round_keys};
-  AesKeyMasks key_masks{masks + (Masked ? m * AES_MASK_WORDS : 0)};
+  AesKeyMasks key_masks{masks};
 
   // Counter of block `first`: the message's first counter plus `first`, modulo 2^counter_bits.
   unsigned int c[4] = {st.counter[0], st.counter[1], st.counter[2], st.counter[3]};
@@ -386,7 +378,6 @@ __device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsig
     fw[g] = aes_bswap32(flip[g]);
   }
   const bool lanes_low = stride == 1;  // lane numbers at counter bits 0..4 (else 5..9)
-  aes_word s[128];
   aes_word carry = 0;
 #pragma unroll
   for (int p = 0; p < 10; ++p) {
@@ -419,6 +410,34 @@ __device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsig
   else
     aes_encrypt_rounds<false>(s, key_bits, static_cast<int>(st.rounds));
   aes_transpose_state(s);
+}
+
+// Thread u covers 32 blocks of one message. stride 1: blocks 32 v .. 32 v + 31 of the message's
+// unit v (batch). stride 32: a warp covers 1024 consecutive blocks and lane t of it the blocks
+// t, t + 32, ... (bulk: each store instruction of a warp writes 512 consecutive bytes).
+// Messages use units_per_message units each, or unit_starts[m] .. unit_starts[m + 1] - 1.
+// verdicts (GCM open): messages whose verdict is 0 are skipped (not written). Masked: the round
+// keys come from aes_setup's precomputed masks, else from the key bytes of the state.
+template <bool Masked>
+__device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsigned char* in, unsigned char* out,
+                                             const unsigned long long* offsets, unsigned long long fixed_bytes,
+                                             unsigned long long count, unsigned long long units_per_message,
+                                             const unsigned long long* unit_starts, unsigned long long total_units,
+                                             unsigned int stride, const unsigned char* verdicts,
+                                             const aes_word* masks) {
+  const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (u >= total_units) return;
+  unsigned long long m, v;
+  aes_unit_of(u, count, units_per_message, unit_starts, m, v);
+  if (verdicts != nullptr && verdicts[m] == 0) return;
+  unsigned long long start, length;
+  aes_message_span(offsets, fixed_bytes, m, start, length);
+  const unsigned long long blocks = (length + 15) / 16;
+  const unsigned long long first = stride == 1 ? 32 * v : 1024 * (v >> 5) + (v & 31);
+  if (first >= blocks) return;
+  const AesState& st = states[m];
+  aes_word s[128];
+  aes_ctr_keystream<Masked>(st, masks + (Masked ? m * AES_MASK_WORDS : 0), first, stride, s);
   // The last AddRoundKey, left out above: word g of every block gets the last round key's word g.
   const unsigned int* last_key = st.round_keys + 4 * st.rounds;
   const aes_word k0 = last_key[0], k1 = last_key[1], k2 = last_key[2], k3 = last_key[3];
