@@ -21,6 +21,9 @@
 //                "decrypt+verify-devkeys-devtags"; chacha20 also with 12-byte nonces, whose IVs
 //                need no device-side counter check, "-devkeys-nonce12")
 //   --ciphers A,B  only these ciphers' bulk and batch rows (names as cipher_from_name takes them)
+//   --aes-batch-io staged,direct  the AES batch rows once per batch CTR IO (aes_batch_io.hpp:
+//                staged, aes_ctr_batch through shared memory; direct, aes_ctr), each shape
+//                marked "-staged" / "-direct"; without it, the default IO (OPKIT_AES_BATCH_IO)
 //   --poly1305-chains 1,16  only ChaCha20-Poly1305 encrypt and decrypt, once per
 //                POLY1305_CHAINS variant of chacha20_bulk.cu
 //   --cubins DIR only write the kernels' sm_90 cubins there for tools/sass_count.py (aes.cu;
@@ -39,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "cipher/aes_batch_io.hpp"
 #include "cipher/aes_kernels.hpp"
 #include "cipher/chacha20_device.hpp"
 #include "cipher/cipher_kernels.hpp"
@@ -178,7 +182,8 @@ struct Bench {
     all_ok = all_ok && enc_ok && dec_ok;
   }
 
-  void batch(ops::Cipher cipher, std::size_t count, std::size_t length) {
+  // shape_suffix marks the rows (the AES batch IO they ran with, --aes-batch-io).
+  void batch(ops::Cipher cipher, std::size_t count, std::size_t length, const std::string& shape_suffix = "") {
     const auto& t = ops::cipher_traits(cipher);
     const std::size_t total = count * length, iv_bytes = t.aead ? 12 : 16;
     const Bytes host_in = random_bytes(total, 21), keys = random_bytes(count * t.key_bytes, 22);
@@ -198,7 +203,7 @@ struct Bench {
     const double dec =
         median_ms(gpu, stream, reps, [&] { ops::decrypt_batch(cipher, b, sealed, back.view(), tags, options()); });
     const bool dec_ok = back.to_host() == host_in;
-    const std::string shape = std::to_string(count) + "x" + std::to_string(length);
+    const std::string shape = std::to_string(count) + "x" + std::to_string(length) + shape_suffix;
     row(std::string(t.name), shape, "encrypt", total, enc, enc_ok);
     row(std::string(t.name), shape, t.aead ? "decrypt+verify" : "decrypt", total, dec, dec_ok);
     all_ok = all_ok && enc_ok && dec_ok;
@@ -389,6 +394,7 @@ int run(int argc, char** argv) {
   bool batch_only = false;     // --batch-only 1: the batch rows only
   std::vector<int> chains;     // --poly1305-chains 1,16: only the ChaCha20-Poly1305 rows of those variants
   std::vector<ops::Cipher> ciphers(ops::all_ciphers().begin(), ops::all_ciphers().end());  // --ciphers A,B
+  std::vector<ops::aes::BatchIo> aes_ios;  // --aes-batch-io staged,direct: AES batch rows once per IO
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--device") {
@@ -430,6 +436,15 @@ int run(int argc, char** argv) {
       }
       continue;
     }
+    if (a == "--aes-batch-io") {
+      std::stringstream names(argv[i + 1]);
+      for (std::string name; std::getline(names, name, ',');) {
+        if (name != "staged" && name != "direct")
+          throw std::invalid_argument("--aes-batch-io: " + name + " is neither staged nor direct");
+        aes_ios.push_back(name == "staged" ? ops::aes::BatchIo::staged : ops::aes::BatchIo::direct);
+      }
+      continue;
+    }
     if (a == "--chacha20-schedules") {
       schedules = int_list(argv[i + 1]);
       continue;
@@ -464,8 +479,19 @@ int run(int argc, char** argv) {
       bench.host_data(cipher, host_in);
     bench.all_ok = host_path_rows(host_in, 3) && bench.all_ok;
   }
-  for (std::size_t length : {small, packet})
-    for (ops::Cipher cipher : ciphers) bench.batch(cipher, batch, length);
+  for (std::size_t length : {small, packet}) {
+    for (ops::Cipher cipher : ciphers) {
+      const bool aes = ops::cipher_traits(cipher).name.substr(0, 3) == "aes";
+      if (!aes || aes_ios.empty()) {
+        bench.batch(cipher, batch, length);
+        continue;
+      }
+      for (ops::aes::BatchIo io : aes_ios) {
+        ops::aes::set_batch_io(io);
+        bench.batch(cipher, batch, length, io == ops::aes::BatchIo::staged ? "-staged" : "-direct");
+      }
+    }
+  }
   return bench.all_ok ? 0 : 1;
 }
 

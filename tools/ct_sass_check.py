@@ -11,7 +11,12 @@ slots (spills), along the control-flow graph to a fixed point. A violation is
   - an indexed constant load (c[bank][R]) with a tainted index.
 Kernel parameters (constant bank 0: pointers, lengths, counts) and special registers (thread and
 block indices) are public, and so is what is loaded through a pointer derived only from the
-parameters named by --public-param (a batch's offset tables). A predicated instruction that is not
+parameters named by --public-param (a batch's offset tables), or through a pointer derived from
+the parameter named by --public-field at an immediate offset inside its byte range (the public
+fields of a per-message record that also holds secrets: the pointer is taken to point at the
+record's start, so a field whose offset the compiler folds into the register counts as secret).
+An asynchronous copy to shared memory (LDGSTS) is a memory access with two addresses; shared
+memory is not followed (what a load from it reads is secret, as every load's is). A predicated instruction that is not
 a memory access or branch merges taint (a select), so masked, branch-free code passes; a value
 written under @P from public sources is public for the instructions under the same @P (@!P being
 the other sense), and one written public under @P and then under @!P (a select's two arms) is
@@ -22,6 +27,7 @@ IMAD.WIDE's addend, F64) is read and written whole, and a subroutine returns to 
 An opcode it does not model makes it refuse rather than guess.
 
 usage: ct_sass_check.py KERNELS.cubin [--kernel SUBSTRING ...] [--public-param OFFSET ...]
+                       [--public-field OFFSET:FROM:TO ...]
   exit 0: every checked kernel passes; 1: a violation (listed); 2: no cuobjdump, or no kernels in
   its output; 3: an opcode the checker does not model (listed; nothing is vouched for then).
   Needs cuobjdump ($CUOBJDUMP, or on PATH) and the nvdisasm it runs.
@@ -36,17 +42,19 @@ from sass_listing import disassemble, functions  # noqa: E402  (same folder: the
 
 TOKEN = re.compile(r"\bU?R(?:Z|\d+)\b|\bU?P(?:T|\d)\b|\bPR\b")
 
-MEMORY = {"LDG", "STG", "LDS", "STS", "LD", "ST", "ATOM", "ATOMS", "ATOMG", "RED", "REDG", "LDL", "STL", "LDSM"}
+MEMORY = {"LDG", "STG", "LDS", "STS", "LD", "ST", "ATOM", "ATOMS", "ATOMG", "RED", "REDG", "LDL", "STL", "LDSM",
+          "LDGSTS"}
 LOADS = {"LDG", "LDS", "LD", "LDL", "ATOM", "ATOMS", "ATOMG", "LDSM"}
 STORES = {"STG", "STS", "ST", "STL", "RED", "REDG"}
 LOCAL = {"LDL", "STL"}
 BRANCHES = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT"}
 NO_DEST = {"BRA", "BRX", "JMP", "JMX", "RET", "EXIT", "BAR", "BSSY", "BSYNC", "WARPSYNC", "NOP", "YIELD", "MEMBAR",
-           "ERRBAR", "DEPBAR", "CCTL", "FENCE", "CALL", "ENDCOLLECTIVE", "BPT", "KILL", "NANOSLEEP", "ACQBULK"}
+           "ERRBAR", "DEPBAR", "CCTL", "FENCE", "CALL", "ENDCOLLECTIVE", "BPT", "KILL", "NANOSLEEP", "ACQBULK",
+           "LDGSTS", "LDGDEPBAR"}
 # Instructions whose first two operands are both predicates they write.
 TWO_PREDICATE_DESTS = {"ISETP", "FSETP", "DSETP", "HSETP2", "PSETP", "UISETP", "PLOP3", "UPLOP3"}
 KNOWN = (MEMORY | BRANCHES | NO_DEST | TWO_PREDICATE_DESTS | {
-    "IADD3", "UIADD3", "IMAD", "UIMAD", "IMUL", "VIADD", "IABS", "IMNMX", "VIMNMX", "LOP3", "ULOP3", "LOP", "SHF", "USHF",
+    "IADD3", "UIADD3", "IMAD", "UIMAD", "IMUL", "VIADD", "IABS", "IMNMX", "VIMNMX", "VIADDMNMX", "LOP3", "ULOP3", "LOP", "SHF", "USHF",
     "SHL", "SHR", "LEA", "ULEA", "PRMT", "UPRMT", "SEL", "USEL", "FSEL", "MOV", "UMOV", "MOV32I", "S2R", "S2UR",
     "CS2R", "LDC", "ULDC", "R2UR", "R2P", "P2R", "BREV", "UBREV", "FLO", "UFLO", "POPC", "UPOPC", "BMSK", "UBMSK",
     "SGXT", "USGXT", "I2F", "F2I", "I2FP", "F2IP", "MUFU", "FADD", "FMUL", "FFMA", "HFMA2", "HADD2", "HMUL2", "DADD",
@@ -114,12 +122,16 @@ class Instruction:
         span = width(op, mods)
         self.address_regs = set()  # registers inside [] of a memory access (its address)
         self.pointer_regs = set()  # the same less the memory descriptor (desc[UR4]): the pointer
+        self.offset = 0  # the address's immediate offset ([R2.64+0xf0])
         for o in ops:
             if "[" in o and (op in MEMORY):
                 for inner in re.findall(r"\[([^\]]*)\]", o):
                     self.address_regs |= names(inner, 1)
                 for inner in re.findall(r"(?<!desc)\[([^\]]*)\]", o):
                     self.pointer_regs |= names(inner, 1)
+                    m = re.search(r"\+\s*(-?)0x([0-9a-f]+)\s*$", inner)
+                    if m:
+                        self.offset = (-1 if m.group(1) else 1) * int(m.group(2), 16)
         # A kernel parameter read (LDC / ULDC c[0x0][offset]): its offset.
         m = re.search(r"(?<![A-Za-z])c\[0x0\]\[(0x[0-9a-f]+)\]", operands) if op in ("LDC", "ULDC") else None
         self.param = int(m.group(1), 16) if m else None
@@ -136,7 +148,8 @@ class Instruction:
         else:
             count = 2 if op in TWO_PREDICATE_DESTS else 1
             # Leading predicate outputs (LOP3 P0, R2, ...; SHFL PT, R5, ...) before the register,
-            # and carry-out predicates right after it (IADD3 R2, P0, ...; LEA R2, P1, ...).
+            # and carry-out predicates right after it (IADD3 R2, P0, ...; LEA R2, P1, ...;
+            # IMAD.WIDE R8, P0, ...).
             i = 0
             if count == 1:
                 while i < len(ops) and re.fullmatch(r"U?P(?:T|\d)", ops[i]):
@@ -145,7 +158,8 @@ class Instruction:
                 if i < len(ops):
                     self.dests |= names(ops[i], span)
                     i += 1
-                if op in ("IADD3", "UIADD3", "LEA", "ULEA"):
+                # (IMAD.WIDE / IMAD.HI with a carry out: IMAD.WIDE.U32 R8, P0, R9, R0, R8.)
+                if op in ("IADD3", "UIADD3", "LEA", "ULEA", "IMAD", "UIMAD"):
                     while i < len(ops) and re.fullmatch(r"U?P(?:T|\d)", ops[i]):
                         self.dests |= names(ops[i], 1)
                         i += 1
@@ -218,9 +232,21 @@ class State:
         return register in self.tainted and not (condition and (register, condition) in self.public_if)
 
 
-def step(ins, state, public_params=frozenset()):
+def public_load(ins, from_params, public_params, public_fields):
+    """Whether a load through a pointer derived from the parameters `from_params` reads public
+    data: only public parameters, or a public field's bytes of a record (FROM <= offset and
+    offset + the load's bytes <= TO)."""
+    if public_params and from_params and from_params <= public_params:
+        return True
+    size = 4 * width(ins.op, ins.mods)
+    return any(param in from_params and lo <= ins.offset and ins.offset + size <= hi
+               for param, lo, hi in public_fields)
+
+
+def step(ins, state, public_params=frozenset(), public_fields=()):
     """The state after `ins`. A load through a pointer derived only from parameters in
-    `public_params` (and public values) reads public data: batch offsets and lengths."""
+    `public_params` (and public values) reads public data: batch offsets and lengths; so does one
+    of a field in `public_fields` ((parameter, from, to), public_load)."""
     tainted, public_if, local = set(state.tainted), set(state.public_if), dict(state.local)
     pointers = {(r, p) for r, p in state.pointers if r not in ins.dests}
     derived = state.derived_from(ins.sources) | ({ins.param} if ins.param is not None else set())
@@ -239,13 +265,16 @@ def step(ins, state, public_params=frozenset()):
         if ins.op == "LDL" and ins.local_slots is not None and not any_tainted:
             loaded = any(local.get(slot, True) for slot in ins.local_slots)
         elif ins.op in LOADS:
-            from_params = state.derived_from(ins.pointer_regs)
-            loaded = not (public_params and from_params and from_params <= public_params)
+            loaded = not public_load(ins, state.derived_from(ins.pointer_regs), public_params, public_fields)
         else:
             loaded = False
         dest_tainted = loaded or any_tainted
-        for d in ins.dests:
-            public_if = {(r, p) for r, p in public_if if r != d}
+        # A public value written under a guard leaves a register public wherever it was (under
+        # any condition it now holds the old public value or the new one); other writes void
+        # what was known of it.
+        if dest_tainted or guard is None:
+            for d in ins.dests:
+                public_if = {(r, p) for r, p in public_if if r != d}
         if dest_tainted:
             tainted |= ins.dests
         elif guard is None:
@@ -268,7 +297,7 @@ class Unmodeled(Exception):
     """An opcode whose reads and writes this checker does not know."""
 
 
-def check(code, public_params=frozenset()):
+def check(code, public_params=frozenset(), public_fields=()):
     """Violations (strings) of one kernel, by a forward taint analysis to a fixed point."""
     unknown = sorted({i.op for i in code if i.op not in KNOWN})
     if unknown:
@@ -294,7 +323,7 @@ def check(code, public_params=frozenset()):
     work = [0]
     while work:
         k = work.pop()
-        out = step(code[k], states[k], public_params)
+        out = step(code[k], states[k], public_params, public_fields)
         for s in successors[k]:
             merged = out if states[s] is None else states[s].join(out)
             if states[s] is None or merged.key() != states[s].key():
@@ -321,6 +350,14 @@ def check(code, public_params=frozenset()):
     return violations, checked
 
 
+def field(text):
+    """OFFSET:FROM:TO -> (offset, from, to)."""
+    parts = [int(x, 0) for x in text.split(":")]
+    if len(parts) != 3 or parts[1] >= parts[2]:
+        raise argparse.ArgumentTypeError(f"{text}: want OFFSET:FROM:TO with FROM < TO")
+    return tuple(parts)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cubin")
@@ -328,6 +365,10 @@ def main():
     parser.add_argument("--public-param", action="append", default=[], type=lambda x: int(x, 0),
                         help="the offset in constant bank 0 (0x210 is the first parameter on sm_90) of a pointer "
                              "parameter whose data is public (a batch's offsets): loads through it are not secret")
+    parser.add_argument("--public-field", action="append", default=[], type=field,
+                        help="OFFSET:FROM:TO: bytes [FROM, TO) of the records a pointer parameter (at OFFSET in "
+                             "constant bank 0) points at are public (a per-message state's counter and round count "
+                             "beside its keys): loads of them, at those immediate offsets, are not secret")
     args = parser.parse_args()
     found = kernels(disassemble(args.cubin, "ct_sass_check"))
     if not found:
@@ -338,7 +379,7 @@ def main():
         if args.kernel and not any(k in name for k in args.kernel):
             continue
         try:
-            violations, checked = check(code, frozenset(args.public_param))
+            violations, checked = check(code, frozenset(args.public_param), tuple(args.public_field))
         except Unmodeled as e:
             print(f"{name}: opcodes this checker does not model: {e}")
             print("ct_sass_check: cannot check")

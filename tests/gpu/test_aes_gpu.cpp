@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "gpu/gpu_test.hpp"
+#include "unit/test_aes_batch_edges.hpp"
 #include "unit/test_aes_reference.hpp"
 
 namespace {
@@ -44,6 +45,11 @@ TEST(AesGpu, BatchesMatchOpenSslAndReportFailingTags) {
   check_batch(gpu, 20000, false, 1500, 16, 12, 13);
   check_batch(gpu, 3000, true, 0, 32, 12, 14);
   check_batch(gpu, 500, true, 0, 24, 7, 15);
+}
+
+TEST(AesGpu, BatchesAtEdgeLengthsAndPlacementsMatchOpenSslThroughBothIos) {
+  OPKIT_SKIP_WITHOUT_GPU();
+  check_batch_edges(gpu, 3000, 16);
 }
 
 }  // namespace

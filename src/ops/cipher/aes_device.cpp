@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "aes_batch_io.hpp"
 #include "aes_kernels.hpp"
 #include "batch_verdicts.hpp"
 #include "device_secret.hpp"
+#include "kernels/aes_batch_layout.cuh"
 #include "kernels/aes_state.cuh"
 #include "opkit/error.hpp"
 #include "opkit/kernel.hpp"
@@ -22,6 +24,7 @@ namespace {
 
 constexpr const char* stage = "aes";
 constexpr std::uint32_t threads_per_block = 128;
+static_assert(threads_per_block == AES_BATCH_THREADS, "aes_ctr_batch sizes its shared memory for these blocks");
 // Batches run in slices of this many messages, which bounds the scratch state (312 bytes each:
 // 82 MB a slice). 2^18 messages are ~4 waves of the GHASH kernel (one thread a message) and ~8 of
 // the setup kernel: launches that fill the GPU, and 4 slices (16 launches) for 10^6 messages.
@@ -228,12 +231,23 @@ struct BatchCall {
     }
     if (total == 0) return;
     const std::uint64_t shift = data_shift(first);
+    const auto* starts = unit_table ? reinterpret_cast<const unsigned long long*>(unit_table->data()) : nullptr;
+    if (staged_batch_io(device)) {
+      k.ctr_batch.launch({.grid = grid_for(total),
+                          .block = threads_per_block,
+                          .shared_bytes = AES_BATCH_STAGE_BYTES,
+                          .stream = stream},
+                         scratch.states(), in.data() + shift, out.data() + shift, offsets(first),
+                         static_cast<unsigned long long>(layout.fixed_bytes), static_cast<unsigned long long>(n),
+                         static_cast<unsigned long long>(per_message), starts, static_cast<unsigned long long>(total),
+                         verdicts);
+      return;
+    }
     k.ctr.launch({.grid = grid_for(total), .block = threads_per_block, .stream = stream}, scratch.states(),
                  in.data() + shift, out.data() + shift, offsets(first),
                  static_cast<unsigned long long>(layout.fixed_bytes), static_cast<unsigned long long>(n),
-                 static_cast<unsigned long long>(per_message),
-                 unit_table ? reinterpret_cast<const unsigned long long*>(unit_table->data()) : nullptr,
-                 static_cast<unsigned long long>(total), 1u, verdicts);
+                 static_cast<unsigned long long>(per_message), starts, static_cast<unsigned long long>(total), 1u,
+                 verdicts);
   }
 };
 

@@ -12,6 +12,7 @@ struct AesKernels {
   Kernel setup;         // aes_setup: key schedules, GCM H / J0 / E_K(J0) / powers of H
   Kernel setup_blocks;  // aes_setup_blocks: GCM batches' H and E_K(J0), 16 messages per thread
   Kernel ctr;           // aes_ctr: bitsliced counter-mode keystream XOR, round keys from key bytes
+  Kernel ctr_batch;     // aes_ctr_batch: aes_ctr for batches, the IO staged through shared memory
   Kernel ctr_masked;    // aes_ctr_masked: the same with precomputed round-key masks (bulk)
   Kernel ghash;         // aes_ghash: GHASH over AAD || C || lengths
   Kernel tag;           // aes_gcm_tag: tag out, or constant-time tag check

@@ -2,9 +2,11 @@
 //   aes_setup   one thread per message: key schedule, GCM's H, J0, E_K(J0) and hash-key powers;
 //   aes_setup_blocks  GCM batches: H and E_K(J0) of 16 messages per thread, bitsliced across them;
 //   aes_ctr     32 blocks per thread: counter blocks built bitsliced, encrypted, XORed with data;
+//   aes_ctr_batch  aes_ctr for batches, the data fetched early and moved through shared memory;
 //   aes_ghash   GHASH over AAD || C || lengths, in chunks of blocks combined with powers of H;
 //   aes_gcm_tag one thread per message: tag = E_K(J0) ^ GHASH, written or compared.
 // Positions, lengths and verdicts are public and may steer branches; keys, data and H never do.
+#include "aes_batch_stage.cuh"
 #include "aes_gf128.cuh"
 #include "aes_key.cuh"
 #include "aes_state.cuh"
@@ -301,24 +303,13 @@ __device__ __forceinline__ void aes_ctr_xor_chunks(const unsigned char* in, unsi
   }
 }
 
-// Thread u covers 32 blocks of one message. stride 1: blocks 32 v .. 32 v + 31 of the message's
-// unit v (batch). stride 32: a warp covers 1024 consecutive blocks and lane t of it the blocks
-// t, t + 32, ... (bulk: each store instruction of a warp writes 512 consecutive bytes).
-// Messages use units_per_message units each, or unit_starts[m] .. unit_starts[m + 1] - 1.
-// verdicts (GCM open): messages whose verdict is 0 are skipped (not written). Masked: the round
-// keys come from aes_setup's precomputed masks, else from the key bytes of the state.
-template <bool Masked>
-__device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsigned char* in, unsigned char* out,
-                                             const unsigned long long* offsets, unsigned long long fixed_bytes,
-                                             unsigned long long count, unsigned long long units_per_message,
-                                             const unsigned long long* unit_starts, unsigned long long total_units,
-                                             unsigned int stride, const unsigned char* verdicts,
-                                             const aes_word* masks) {
-  const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (u >= total_units) return;
-  unsigned long long m, v;
+// Thread u's message m and its unit v there: units_per_message units each, or unit_starts[m] ..
+// unit_starts[m + 1] - 1 (the last m with unit_starts[m] <= u, by binary search).
+__device__ __forceinline__ void aes_unit_of(unsigned long long u, unsigned long long count,
+                                            unsigned long long units_per_message, const unsigned long long* unit_starts,
+                                            unsigned long long& m, unsigned long long& v) {
   if (unit_starts != nullptr) {
-    unsigned long long lo = 0, hi = count;  // the last m with unit_starts[m] <= u
+    unsigned long long lo = 0, hi = count;
     while (hi - lo > 1) {
       const unsigned long long mid = (lo + hi) / 2;
       if (unit_starts[mid] <= u)
@@ -332,15 +323,17 @@ __device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsig
     m = u / units_per_message;
     v = u % units_per_message;
   }
-  if (verdicts != nullptr && verdicts[m] == 0) return;
-  unsigned long long start, length;
-  aes_message_span(offsets, fixed_bytes, m, start, length);
-  const unsigned long long blocks = (length + 15) / 16;
-  const unsigned long long first = stride == 1 ? 32 * v : 1024 * (v >> 5) + (v & 31);
-  if (first >= blocks) return;
-  const AesState& st = states[m];
+}
+
+// The keystream of blocks first, first + stride, .., first + 31 stride of the message of st, but
+// for the last AddRoundKey (the caller XORs the last round key's words in, the same for every
+// block), transposed: s[32 g + k] is little-endian word g of block k. Masked: the round keys come
+// from aes_setup's precomputed masks of the message, else from the key bytes of the state.
+template <bool Masked>
+__device__ __forceinline__ void aes_ctr_keystream(const AesState& st, const aes_word* masks, unsigned long long first,
+                                                  unsigned int stride, aes_word* s) {
   AesKeyBits key_bits{st.round_keys};
-  AesKeyMasks key_masks{masks + (Masked ? m * AES_MASK_WORDS : 0)};
+  AesKeyMasks key_masks{masks};
 
   // Counter of block `first`: the message's first counter plus `first`, modulo 2^counter_bits.
   unsigned int c[4] = {st.counter[0], st.counter[1], st.counter[2], st.counter[3]};
@@ -386,7 +379,6 @@ __device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsig
     fw[g] = aes_bswap32(flip[g]);
   }
   const bool lanes_low = stride == 1;  // lane numbers at counter bits 0..4 (else 5..9)
-  aes_word s[128];
   aes_word carry = 0;
 #pragma unroll
   for (int p = 0; p < 10; ++p) {
@@ -419,6 +411,34 @@ __device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsig
   else
     aes_encrypt_rounds<false>(s, key_bits, static_cast<int>(st.rounds));
   aes_transpose_state(s);
+}
+
+// Thread u covers 32 blocks of one message. stride 1: blocks 32 v .. 32 v + 31 of the message's
+// unit v (batch). stride 32: a warp covers 1024 consecutive blocks and lane t of it the blocks
+// t, t + 32, ... (bulk: each store instruction of a warp writes 512 consecutive bytes).
+// Messages use units_per_message units each, or unit_starts[m] .. unit_starts[m + 1] - 1.
+// verdicts (GCM open): messages whose verdict is 0 are skipped (not written). Masked: the round
+// keys come from aes_setup's precomputed masks, else from the key bytes of the state.
+template <bool Masked>
+__device__ __forceinline__ void aes_ctr_body(const AesState* states, const unsigned char* in, unsigned char* out,
+                                             const unsigned long long* offsets, unsigned long long fixed_bytes,
+                                             unsigned long long count, unsigned long long units_per_message,
+                                             const unsigned long long* unit_starts, unsigned long long total_units,
+                                             unsigned int stride, const unsigned char* verdicts,
+                                             const aes_word* masks) {
+  const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (u >= total_units) return;
+  unsigned long long m, v;
+  aes_unit_of(u, count, units_per_message, unit_starts, m, v);
+  if (verdicts != nullptr && verdicts[m] == 0) return;
+  unsigned long long start, length;
+  aes_message_span(offsets, fixed_bytes, m, start, length);
+  const unsigned long long blocks = (length + 15) / 16;
+  const unsigned long long first = stride == 1 ? 32 * v : 1024 * (v >> 5) + (v & 31);
+  if (first >= blocks) return;
+  const AesState& st = states[m];
+  aes_word s[128];
+  aes_ctr_keystream<Masked>(st, masks + (Masked ? m * AES_MASK_WORDS : 0), first, stride, s);
   // The last AddRoundKey, left out above: word g of every block gets the last round key's word g.
   const unsigned int* last_key = st.round_keys + 4 * st.rounds;
   const aes_word k0 = last_key[0], k1 = last_key[1], k2 = last_key[2], k3 = last_key[3];
@@ -483,6 +503,56 @@ extern "C" __global__ void __launch_bounds__(128)
                    const aes_word* masks) {
   aes_ctr_body<true>(states, in, out, offsets, fixed_bytes, count, units_per_message, unit_starts, total_units, stride,
                      verdicts, masks);
+}
+
+// Batch CTR (aes_ctr's stride 1) with its IO staged through shared memory (aes_batch_stage.cuh):
+// each warp's byte range is fetched while the keystream is computed, and loaded and stored by
+// consecutive lanes on consecutive chunks. Launch: AES_BATCH_THREADS threads per block and
+// AES_BATCH_STAGE_BYTES of dynamic shared memory. verdicts (GCM open): messages whose verdict is
+// 0 are not written. Every thread reaches every barrier: threads past total_units, of empty units
+// or of failed messages take part in the IO without a keystream.
+extern "C" __global__ void __launch_bounds__(AES_BATCH_THREADS)
+    aes_ctr_batch(const AesState* states, const unsigned char* in, unsigned char* out,
+                  const unsigned long long* offsets, unsigned long long fixed_bytes, unsigned long long count,
+                  unsigned long long units_per_message, const unsigned long long* unit_starts,
+                  unsigned long long total_units, const unsigned char* verdicts) {
+  extern __shared__ uint4 aes_stage_slots[];
+  const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  // The lane's bytes [begin, begin + n) of in and out: its unit's 512 or fewer.
+  AesLaneFacts facts = {0, 0, false};
+  unsigned long long m = 0, v = 0;
+  if (u < total_units) {
+    unsigned long long start, length;
+    aes_unit_of(u, count, units_per_message, unit_starts, m, v);
+    aes_message_span(offsets, fixed_bytes, m, start, length);
+    const unsigned long long at = 512 * v < length ? 512 * v : length;
+    facts.begin = start + at;
+    facts.n = static_cast<unsigned int>(length - at < 512 ? length - at : 512);
+    facts.failed = verdicts != nullptr && verdicts[m] == 0;
+  }
+  const AesWarp warp = AesWarp::of(facts);
+  // The warp's range: from its first lane's bytes to the end of its last lane with a unit.
+  const unsigned long long warp_first = u - warp.lane;
+  const unsigned int last = warp_first + 31 < total_units ? 31u
+                            : warp_first < total_units    ? static_cast<unsigned int>(total_units - 1 - warp_first)
+                                                          : 0u;
+  const AesStage stage = aes_stage_of(aes_stage_slots + (threadIdx.x >> 5) * AES_WARP_SLOTS, in, out, warp.begin_of(0),
+                                      warp.begin_of(last) + warp.n_of(last));
+  aes_stage_fetch(stage, warp);
+  const bool keyed = facts.n > 0 && !facts.failed;
+  aes_word s[128];
+  unsigned int last_key[4] = {0, 0, 0, 0};
+  if (keyed) {
+    const AesState& st = states[m];
+    aes_ctr_keystream<false>(st, nullptr, 32 * v, 1, s);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) last_key[q] = st.round_keys[4 * st.rounds + q];
+  }
+  aes_copy_async_wait();
+  warp.sync();
+  if (keyed) aes_stage_xor(stage, aes_stage_at(stage, facts.begin), facts.n, s, last_key);
+  warp.sync();
+  aes_stage_store(stage, warp);
 }
 
 // GHASH block i of message m's stream AAD || 0-pad || C || 0-pad || [8 len(A)]_64 [8 len(C)]_64.

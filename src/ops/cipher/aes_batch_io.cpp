@@ -1,0 +1,44 @@
+// The batch AES-CTR IO switch (aes_batch_io.hpp).
+#include "aes_batch_io.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+namespace opkit::ops::aes {
+namespace {
+
+std::atomic<BatchIo>& choice() {
+  static std::atomic<BatchIo> io = [] {
+    const char* env = std::getenv("OPKIT_AES_BATCH_IO");
+    return env != nullptr && std::string_view(env) == "direct" ? BatchIo::direct : BatchIo::staged;
+  }();
+  return io;
+}
+
+// The number of a CUDA arch name ("sm_90" -> 90), 0 if it is none.
+int sm_number(const std::string& arch) {
+  if (arch.rfind("sm_", 0) != 0) return 0;
+  int n = 0;
+  for (std::size_t i = 3; i < arch.size() && arch[i] >= '0' && arch[i] <= '9'; ++i) n = 10 * n + (arch[i] - '0');
+  return n;
+}
+
+}  // namespace
+
+BatchIo batch_io() noexcept {
+  return choice().load(std::memory_order_relaxed);
+}
+
+void set_batch_io(BatchIo io) noexcept {
+  choice().store(io, std::memory_order_relaxed);
+}
+
+bool staged_batch_io(const Device& device) {
+  if (batch_io() != BatchIo::staged) return false;
+  const DeviceInfo& info = device.info();
+  return info.backend != "cuda" || sm_number(info.arch) >= 80;
+}
+
+}  // namespace opkit::ops::aes

@@ -1,0 +1,24 @@
+// Which IO batch AES-CTR runs (the CTR pass of aes_ctr_xor_batch and of the GCM batches): the
+// staged kernel (aes_ctr_batch: a block's bytes fetched into shared memory while its keystream
+// is computed, then moved by consecutive threads on consecutive 16-byte chunks) or the direct one
+// (aes_ctr at stride 1: each thread loads and stores its own 512 bytes), kept for A/B
+// measurements. Both give the same bytes.
+#pragma once
+
+#include "opkit/device.hpp"
+
+namespace opkit::ops::aes {
+
+enum class BatchIo { staged, direct };
+
+// The process-wide choice: `staged` unless set_batch_io chose otherwise or, before that, the
+// environment variable OPKIT_AES_BATCH_IO said "direct" (read at the first call of either).
+BatchIo batch_io() noexcept;
+void set_batch_io(BatchIo io) noexcept;
+
+// Whether batch CTR on `device` runs the staged kernel: the choice above, where the device can
+// (the CPU backend, and CUDA GPUs from sm_80: cp.async, and more than 64 KiB of shared memory a
+// block, which sm_75 lacks).
+bool staged_batch_io(const Device& device);
+
+}  // namespace opkit::ops::aes
