@@ -206,11 +206,19 @@ struct BatchCall {
 
   void setup(Scratch& scratch, std::size_t first, std::size_t n, Mode mode) const {
     const bool lanes = mode == Mode::gcm && iv_bytes == 12;
-    k.setup.launch({.grid = grid_for(n), .block = threads_per_block, .stream = stream}, scratch.states(),
-                   keys.data() + first * key_bytes, static_cast<std::uint32_t>(key_bytes),
-                   ivs.data() + first * iv_bytes, static_cast<std::uint32_t>(iv_bytes),
-                   static_cast<std::uint32_t>(lanes ? Mode::gcm_lanes : mode), static_cast<unsigned long long>(n), 0ull,
-                   static_cast<std::uint32_t*>(nullptr), static_cast<AesGf128*>(nullptr));
+    const auto grid = grid_for(n);
+    const std::uint8_t* key_bytes_at = keys.data() + first * key_bytes;
+    const std::uint8_t* ivs_at = ivs.data() + first * iv_bytes;
+    if (mode == Mode::ctr || lanes)  // key schedules and counters only: the light kernel
+      k.setup_batch.launch({.grid = grid, .block = threads_per_block, .stream = stream}, scratch.states(), key_bytes_at,
+                           static_cast<std::uint32_t>(key_bytes), ivs_at, static_cast<std::uint32_t>(iv_bytes),
+                           static_cast<std::uint32_t>(lanes ? Mode::gcm_lanes : mode),
+                           static_cast<unsigned long long>(n));
+    else
+      k.setup.launch({.grid = grid, .block = threads_per_block, .stream = stream}, scratch.states(), key_bytes_at,
+                     static_cast<std::uint32_t>(key_bytes), ivs_at, static_cast<std::uint32_t>(iv_bytes),
+                     static_cast<std::uint32_t>(mode), static_cast<unsigned long long>(n), 0ull,
+                     static_cast<std::uint32_t*>(nullptr), static_cast<AesGf128*>(nullptr));
     if (lanes)
       k.setup_blocks.launch({.grid = grid_for((n + 15) / 16), .block = threads_per_block, .stream = stream},
                             scratch.states(), static_cast<unsigned long long>(n));

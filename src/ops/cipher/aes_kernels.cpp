@@ -18,8 +18,9 @@ Program aes_program() {
 AesKernels aes_kernels(const Device& device) {
   const detail::CipherProgram aes{.source = detail::CipherProgram::Source::aes};
   auto kernel = [&](const char* name) { return detail::cipher_kernel(device, aes, name); };
-  return AesKernels{kernel("aes_setup"),      kernel("aes_setup_blocks"), kernel("aes_ctr"),    kernel("aes_ctr_batch"),
-                    kernel("aes_ctr_masked"), kernel("aes_ghash"),        kernel("aes_gcm_tag")};
+  return AesKernels{kernel("aes_setup"), kernel("aes_setup_batch"), kernel("aes_setup_blocks"),
+                    kernel("aes_ctr"),   kernel("aes_ctr_batch"),   kernel("aes_ctr_masked"),
+                    kernel("aes_ghash"), kernel("aes_gcm_tag")};
 }
 
 }  // namespace opkit::ops::aes

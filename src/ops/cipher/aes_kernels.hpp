@@ -10,6 +10,7 @@ namespace opkit::ops::aes {
 
 struct AesKernels {
   Kernel setup;         // aes_setup: key schedules, GCM H / J0 / E_K(J0) / powers of H
+  Kernel setup_batch;   // aes_setup_batch: batches' key schedules and counters (CTR, GCM with 12-byte IVs)
   Kernel setup_blocks;  // aes_setup_blocks: GCM batches' H and E_K(J0), 16 messages per thread
   Kernel ctr;           // aes_ctr: bitsliced counter-mode keystream XOR, round keys from key bytes
   Kernel ctr_batch;     // aes_ctr_batch: aes_ctr for batches, the IO staged through shared memory

@@ -77,6 +77,39 @@ __device__ __forceinline__ void aes_message_span(const unsigned long long* offse
 // Precomputed round-key masks of one message (bulk): 128 words for each of up to 15 round keys.
 #define AES_MASK_WORDS (128 * 15)
 
+// The part of a message's setup that needs no AES block: its round keys and its counter (CTR: the
+// 16-byte counter block; AES_MODE_GCM_LANES: J0 + 1 from a 12-byte IV, whose H and E_K(J0)
+// aes_setup_blocks computes). Returns the number of rounds.
+__device__ __forceinline__ int aes_setup_keys(AesState& st, const unsigned char* key, unsigned int key_bytes,
+                                              const unsigned char* iv, unsigned int mode) {
+  const int rounds = aes_expand_key(key, key_bytes, st.round_keys);
+  st.rounds = static_cast<unsigned int>(rounds);
+  if (mode == AES_MODE_CTR) {
+    st.counter_bits = 128;
+    for (int i = 0; i < 4; ++i) st.counter[i] = aes_load_be32(iv + 4 * i);
+    return rounds;
+  }
+  st.counter_bits = 32;
+  st.ghash.lo = st.ghash.hi = 0;
+  if (mode == AES_MODE_GCM_LANES) {  // J0 = IV || 00 00 00 01; the data starts at inc32(J0)
+    for (int i = 0; i < 3; ++i) st.counter[i] = aes_load_be32(iv + 4 * i);
+    st.counter[3] = 2;
+  }
+  return rounds;
+}
+
+// Batches in AES_MODE_CTR or AES_MODE_GCM_LANES, one thread a message: aes_setup_keys only. A kernel
+// of its own: aes_setup's single-block AES (a 128-word bitsliced state) would give it 255 registers
+// and 8 warps an SM for a step that needs neither.
+extern "C" __global__ void __launch_bounds__(128) aes_setup_batch(AesState* states, const unsigned char* keys,
+                                                                 unsigned int key_bytes, const unsigned char* ivs,
+                                                                 unsigned int iv_bytes, unsigned int mode,
+                                                                 unsigned long long count) {
+  const unsigned long long m = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (m >= count) return;
+  aes_setup_keys(states[m], keys + m * key_bytes, key_bytes, ivs + m * iv_bytes, mode);
+}
+
 // mode AES_MODE_CTR: ivs holds 16-byte counter blocks. AES_MODE_GCM: ivs holds iv_bytes-byte IVs,
 // and ghash_chunk_blocks > 0 asks for the powers H^(chunk_blocks * 2^s) of bulk GHASH (to powers,
 // AES_GHASH_POWERS per message); masks, if not null, receives each message's round keys as masks
@@ -88,26 +121,14 @@ extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys
   const unsigned long long m = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (m >= count) return;
   AesState& st = states[m];
-  const int rounds = aes_expand_key(keys + m * key_bytes, key_bytes, st.round_keys);
-  st.rounds = static_cast<unsigned int>(rounds);
+  const unsigned char* iv = ivs + m * iv_bytes;
+  const int rounds = aes_setup_keys(st, keys + m * key_bytes, key_bytes, iv, mode);
   if (masks != nullptr) {
     const AesKeyBits bits{st.round_keys};
     for (int r = 0; r <= rounds; ++r)
       for (int j = 0; j < 128; ++j) masks[m * AES_MASK_WORDS + 128 * r + j] = bits.mask(r, j);
   }
-  const unsigned char* iv = ivs + m * iv_bytes;
-  if (mode == AES_MODE_CTR) {
-    st.counter_bits = 128;
-    for (int i = 0; i < 4; ++i) st.counter[i] = aes_load_be32(iv + 4 * i);
-    return;
-  }
-  st.counter_bits = 32;
-  st.ghash.lo = st.ghash.hi = 0;
-  if (mode == AES_MODE_GCM_LANES) {  // J0 = IV || 00 00 00 01; the data starts at inc32(J0)
-    for (int i = 0; i < 3; ++i) st.counter[i] = aes_load_be32(iv + 4 * i);
-    st.counter[3] = 2;
-    return;
-  }
+  if (mode != AES_MODE_GCM) return;
   const unsigned int zero[4] = {0, 0, 0, 0};
   unsigned int w[4];
   aes_encrypt_block(st.round_keys, rounds, zero, w);
