@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "../cpu_wrapper_backend.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/cpu_backend.hpp"
 #include "opkit/error.hpp"
@@ -21,12 +22,6 @@
 
 namespace opkit::test {
 namespace {
-
-backend::Backend& cpu() {
-  backend::Backend* cpu = find_backend("cpu");
-  if (cpu == nullptr) throw Error(Errc::unavailable, "cpu-deferred backend", "this build of opkit has no CPU backend");
-  return *cpu;
-}
 
 class DeferredStream final : public backend::Stream, public std::enable_shared_from_this<DeferredStream> {
  public:
@@ -255,41 +250,11 @@ class DeferredDevice final : public backend::Device {
   std::vector<std::weak_ptr<DeferredStream>> created_;
 };
 
-class DeferredBackend final : public backend::Backend {
- public:
-  std::string name() const override { return "cpu-deferred"; }
-  bool is_gpu() const override { return false; }
-  int dlpack_device_type() const override { return 1; }  // kDLCPU: its memory is host memory
-  std::string kernel_language() const override { return "cuda"; }
-
-  bool available() override { return cpu().available(); }
-  std::string unavailable_reason() override { return cpu().unavailable_reason(); }
-  int device_count() override { return available() ? 1 : 0; }
-  std::shared_ptr<backend::Device> device(int ordinal) override {
-    if (ordinal != 0)
-      throw Error(
-          Errc::unavailable, "cpu-deferred backend",
-          "there is one cpu-deferred device, ordinal 0; ordinal " + std::to_string(ordinal) + " does not exist");
-    std::call_once(once_, [this] { device_ = std::make_shared<DeferredDevice>(*this); });
-    return device_;
-  }
-
-  // The same binaries as the CPU backend's: the cache shares them.
-  CompiledProgram compile(const ProgramSpec& spec, const std::string& arch) override {
-    return cpu().compile(spec, arch);
-  }
-  std::string compiler_identity(const std::string& arch) override { return cpu().compiler_identity(arch); }
-
- private:
-  std::once_flag once_;
-  std::shared_ptr<backend::Device> device_;
-};
-
 }  // namespace
 
 void register_cpu_deferred_backend() {
   static std::once_flag once;
-  std::call_once(once, [] { register_backend(std::make_shared<DeferredBackend>()); });
+  std::call_once(once, [] { register_backend(std::make_shared<CpuWrapperBackend<DeferredDevice>>("cpu-deferred")); });
 }
 
 }  // namespace opkit::test

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "../cpu_wrapper_backend.hpp"
 #include "opkit/backend.hpp"
 #include "opkit/cpu_backend.hpp"
 #include "opkit/error.hpp"
@@ -13,13 +14,6 @@
 
 namespace opkit::test {
 namespace {
-
-// The CPU backend, which compiles for this backend too: its kernel objects are what we load.
-backend::Backend& cpu() {
-  backend::Backend* cpu = find_backend("cpu");
-  if (cpu == nullptr) throw Error(Errc::unavailable, "cpu-serial backend", "this build of opkit has no CPU backend");
-  return *cpu;
-}
 
 class SerialDevice final : public backend::Device {
  public:
@@ -57,40 +51,11 @@ class SerialDevice final : public backend::Device {
   DeviceInfo info_;
 };
 
-class SerialBackend final : public backend::Backend {
- public:
-  std::string name() const override { return "cpu-serial"; }
-  bool is_gpu() const override { return false; }
-  int dlpack_device_type() const override { return 1; }  // kDLCPU: its memory is host memory
-  std::string kernel_language() const override { return "cuda"; }
-
-  bool available() override { return cpu().available(); }
-  std::string unavailable_reason() override { return cpu().unavailable_reason(); }
-  int device_count() override { return available() ? 1 : 0; }
-  std::shared_ptr<backend::Device> device(int ordinal) override {
-    if (ordinal != 0)
-      throw Error(Errc::unavailable, "cpu-serial backend",
-                  "there is one cpu-serial device, ordinal 0; ordinal " + std::to_string(ordinal) + " does not exist");
-    std::call_once(once_, [this] { device_ = std::make_shared<SerialDevice>(*this); });
-    return device_;
-  }
-
-  // The same binaries as the CPU backend's: the cache shares them.
-  CompiledProgram compile(const ProgramSpec& spec, const std::string& arch) override {
-    return cpu().compile(spec, arch);
-  }
-  std::string compiler_identity(const std::string& arch) override { return cpu().compiler_identity(arch); }
-
- private:
-  std::once_flag once_;
-  std::shared_ptr<backend::Device> device_;
-};
-
 }  // namespace
 
 void register_cpu_serial_backend() {
   static std::once_flag once;
-  std::call_once(once, [] { register_backend(std::make_shared<SerialBackend>()); });
+  std::call_once(once, [] { register_backend(std::make_shared<CpuWrapperBackend<SerialDevice>>("cpu-serial")); });
 }
 
 }  // namespace opkit::test
