@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
 #include "opkit/ops/cipher.hpp"
 #include "unit/cipher_test_support.hpp"
@@ -200,5 +202,18 @@ inline void expect_forged_zeroed(const Batch& b, const Bytes& opened, const std:
         << what << " message " << i << (bad ? " (forged) not zeroed" : " wrong");
   }
 }
+
+// Bytes on a device, `shift` bytes into a buffer of their own (shift 1..3: not 4-byte aligned).
+struct OnDevice {
+  opkit::DeviceBuffer<std::uint8_t> buffer;
+  std::size_t size, shift;
+
+  OnDevice(const opkit::Device& device, const Bytes& bytes, std::size_t shift_by = 0)
+      : buffer(device.alloc<std::uint8_t>(bytes.size() + shift_by + 1)), size(bytes.size()), shift(shift_by) {
+    if (!bytes.empty()) buffer.view().subview(shift, size).copy_from(bytes);
+  }
+  opkit::BufferView<const std::uint8_t> view() const { return std::as_const(buffer).view().subview(shift, size); }
+  opkit::BufferView<std::uint8_t> view() { return buffer.view().subview(shift, size); }
+};
 
 }  // namespace cipher_test

@@ -27,18 +27,6 @@ namespace ops = opkit::ops;
 
 OPKIT_CONFORMANCE_OPERATOR_SUITE(CipherDeviceKeys, opkit::ops::cipher_support());
 
-// Bytes on a device, `shift` bytes into a buffer of their own (shift 1..3: not 4-byte aligned).
-struct OnDevice {
-  opkit::DeviceBuffer<std::uint8_t> buffer;
-  std::size_t size, shift;
-
-  OnDevice(const opkit::Device& device, const Bytes& bytes, std::size_t shift_by = 0)
-      : buffer(device.alloc<std::uint8_t>(bytes.size() + shift_by + 1)), size(bytes.size()), shift(shift_by) {
-    if (!bytes.empty()) buffer.view().subview(shift, size).copy_from(bytes);
-  }
-  opkit::BufferView<const std::uint8_t> view() const { return std::as_const(buffer).view().subview(shift, size); }
-};
-
 // A batch's keys, IVs and AAD on the device, each `shift` bytes into a buffer of its own.
 struct DeviceInputs {
   OnDevice keys, ivs, aad;

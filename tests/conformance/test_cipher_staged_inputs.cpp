@@ -58,19 +58,6 @@ SmallStages random_small_stages(std::string& what) {
   return {chunk, slot_bytes, slots};
 }
 
-// Bytes on a device, `shift` bytes into a buffer of their own.
-struct OnDevice {
-  opkit::DeviceBuffer<std::uint8_t> buffer;
-  std::size_t size, shift;
-
-  OnDevice(const opkit::Device& device, const Bytes& bytes, std::size_t shift_by = 0)
-      : buffer(device.alloc<std::uint8_t>(bytes.size() + shift_by + 1)), size(bytes.size()), shift(shift_by) {
-    if (!bytes.empty()) buffer.view().subview(shift, size).copy_from(bytes);
-  }
-  opkit::BufferView<const std::uint8_t> view() const { return std::as_const(buffer).view().subview(shift, size); }
-  opkit::BufferView<std::uint8_t> view() { return buffer.view().subview(shift, size); }
-};
-
 std::string describe(const Batch& b) {
   return name(b.cipher) + " iv " + std::to_string(b.iv_bytes) + (b.offsets.empty() ? " fixed" : " offsets") +
          (b.aad.empty() ? "" : " aad") + ", " + std::to_string(b.count) + " messages";

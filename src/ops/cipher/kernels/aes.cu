@@ -101,10 +101,9 @@ __device__ __forceinline__ int aes_setup_keys(AesState& st, const unsigned char*
 // Batches in AES_MODE_CTR or AES_MODE_GCM_LANES, one thread a message: aes_setup_keys only. A kernel
 // of its own: aes_setup's single-block AES (a 128-word bitsliced state) would give it 255 registers
 // and 8 warps an SM for a step that needs neither.
-extern "C" __global__ void __launch_bounds__(128) aes_setup_batch(AesState* states, const unsigned char* keys,
-                                                                 unsigned int key_bytes, const unsigned char* ivs,
-                                                                 unsigned int iv_bytes, unsigned int mode,
-                                                                 unsigned long long count) {
+extern "C" __global__ void __launch_bounds__(128)
+    aes_setup_batch(AesState* states, const unsigned char* keys, unsigned int key_bytes, const unsigned char* ivs,
+                    unsigned int iv_bytes, unsigned int mode, unsigned long long count) {
   const unsigned long long m = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (m >= count) return;
   aes_setup_keys(states[m], keys + m * key_bytes, key_bytes, ivs + m * iv_bytes, mode);
@@ -302,13 +301,8 @@ __device__ __forceinline__ void aes_ctr_xor_chunks(const unsigned char* in, unsi
       int from, to;
       const bool whole = cipher_chunk_bounds(c, n, mis, from, to);
       if (!whole && from >= to) continue;
-      unsigned int lo[4], hi[4], y[4];
-#pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        lo[w] = c > 0 ? s[32 * w + c - 1] : 0u;
-        hi[w] = c < 32 ? s[32 * w + c] : 0u;
-      }
-      cipher_extract16(lo, hi, o, y);
+      unsigned int y[4];
+      aes_keystream_chunk(s, c, o, y);
       if (whole) {
 #pragma unroll
         for (int w = 0; w < 4; ++w) y[w] ^= x[i][w] ^ key[w];

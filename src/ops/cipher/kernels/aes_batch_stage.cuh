@@ -192,6 +192,20 @@ __device__ __forceinline__ void aes_stage_xor_part(uint4* slot, int from, int to
   }
 }
 
+// Keystream chunk c (0..32) of a range that starts mis = 16 - o bytes into a 16-byte chunk: the
+// bytes at offset o of block c - 1 || block c of the transposed state s (32 blocks, s[32 w + k] word
+// w of block k; the blocks before 0 and after 31 read as zero). The direct and the staged CTR IO
+// both XOR their chunks with it.
+__device__ __forceinline__ void aes_keystream_chunk(const aes_word* s, int c, unsigned int o, unsigned int* y) {
+  unsigned int lo[4], hi[4];
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    lo[w] = c > 0 ? s[32 * w + c - 1] : 0u;
+    hi[w] = c < 32 ? s[32 * w + c] : 0u;
+  }
+  cipher_extract16(lo, hi, o, y);
+}
+
 // The lane's n bytes (0 < n <= 512) at byte `at` of the stage (aes_stage_at), XORed with its 32
 // keystream blocks (the transposed state s, aes_ctr_keystream) and the last round key k, as
 // aes_ctr_xor_chunks does in global memory: chunk c = 0..32 of the lane's bytes takes the
@@ -217,13 +231,8 @@ __device__ __forceinline__ void aes_stage_xor(const AesStage& st, unsigned int a
     for (int i = 0; i < 8; ++i) {
       const unsigned int c = g + i;
       if (c > 32 || 16u * c >= end) break;
-      unsigned int lo[4], hi[4], y[4];
-#pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        lo[w] = c > 0 ? s[32 * w + c - 1] : 0u;
-        hi[w] = c < 32 ? s[32 * w + c] : 0u;
-      }
-      cipher_extract16(lo, hi, o, y);
+      unsigned int y[4];
+      aes_keystream_chunk(s, static_cast<int>(c), o, y);
       uint4* slot = st.slots + aes_stage_slot(first + c);
       if ((c > 0 || mis == 0) && 16u * c + 16u <= end) {
         // One three-input XOR a word: data, keystream, key.
