@@ -21,6 +21,7 @@
 #include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
 #include "opkit/stream.hpp"
+#include "parts_over_cores.hpp"
 
 namespace opkit::ops::detail {
 
@@ -139,13 +140,7 @@ class DeviceSecret {
   // f(from, n) over [0, bytes) in 1 MiB pieces, on several cores from 8 MiB on.
   template <class F>
   static void parallel_chunks(std::size_t bytes, F&& f) {
-    constexpr std::size_t piece = std::size_t{1} << 20;
-    const auto pieces = static_cast<std::ptrdiff_t>((bytes + piece - 1) / piece);
-#pragma omp parallel for schedule(static) if (bytes >= 8 * piece)
-    for (std::ptrdiff_t p = 0; p < pieces; ++p) {
-      const std::size_t from = static_cast<std::size_t>(p) * piece;
-      f(from, std::min(piece, bytes - from));
-    }
+    parts_over_cores(bytes, std::size_t{1} << 20, 8, f);
   }
 
   void store_by_parameter(std::span<const std::uint8_t> host, std::size_t at) {

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <utility>
 
+#include "parts_over_cores.hpp"
+
 namespace opkit::ops::detail {
 namespace {
 
@@ -59,17 +61,10 @@ class PinnedPool {
   std::vector<PinnedBuffer<std::uint8_t>> kept_;
 };
 
-// f(from, n) over [0, bytes) in 64 KiB parts, on several cores from 256 KiB on: one core's
-// copy does not keep up with the bus.
+// f(from, n) over [0, bytes) in 64 KiB parts, on several cores from 256 KiB on.
 template <class F>
 void over_cores(std::size_t bytes, F&& f) {
-  constexpr std::size_t part = std::size_t{64} << 10;
-  const auto parts = static_cast<std::ptrdiff_t>((bytes + part - 1) / part);
-#pragma omp parallel for schedule(static) if (bytes >= 4 * part)
-  for (std::ptrdiff_t p = 0; p < parts; ++p) {
-    const std::size_t from = static_cast<std::size_t>(p) * part;
-    f(from, std::min(part, bytes - from));
-  }
+  parts_over_cores(bytes, std::size_t{64} << 10, 4, f);
 }
 
 void cleanse_over_cores(std::uint8_t* bytes, std::size_t n) {
