@@ -128,9 +128,9 @@ Module Device::load(const CompiledProgram& program) const {
 Module Device::load_file(const std::string& path) const {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error))
-    throw Error(error || std::filesystem::exists(path, error) ? Errc::io : Errc::not_found, "Device::load_file",
-                std::filesystem::exists(path, error) ? "'" + path + "' is not a regular file"
-                                                     : "no file '" + path + "'");
+    throw Error(
+        error || std::filesystem::exists(path, error) ? Errc::io : Errc::not_found, "Device::load_file",
+        std::filesystem::exists(path, error) ? "'" + path + "' is not a regular file" : "no file '" + path + "'");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
   std::vector<std::uint8_t> bytes(size > 0 ? static_cast<std::size_t>(size) : 0);
