@@ -34,6 +34,13 @@ inline std::string sass_tools_missing() {
 struct SassCheck {
   int status = -1;
   std::string output;
+
+  // tools/ct_sass_check.py's summary line of one kernel, "NAME: N instructions, M violation(s)";
+  // empty when the output has none (the kernel was not checked).
+  std::string summary(const std::string& kernel) const {
+    const std::size_t at = output.find(kernel + ": ");
+    return at == std::string::npos ? std::string() : output.substr(at, output.find('\n', at) - at);
+  }
 };
 
 // tools/<script> on the cubin of `compiled`, with `arguments` after the cubin's path.

@@ -94,16 +94,11 @@ TEST(Chacha20Sass, TheCheckerCatchesLookupsAndBranchesOnLoadedData) {
   if (check.output.find("ct_sass_check: cannot check") != std::string::npos)
     GTEST_SKIP() << "this NVRTC emits SASS the checker does not model: " << check.output;
   EXPECT_NE(check.status, 0) << check.output;
-  // The summary line of one kernel: "NAME: N instructions, M violation(s)".
-  const auto summary = [&](const std::string& kernel) {
-    const std::size_t at = check.output.find(kernel + ": ");
-    return at == std::string::npos ? std::string() : check.output.substr(at, check.output.find('\n', at) - at);
-  };
   for (const char* kernel : {"table_lookup", "shared_lookup", "branch"}) {
-    EXPECT_FALSE(summary(kernel).empty()) << kernel << " unchecked\n" << check.output;
-    EXPECT_EQ(summary(kernel).find(", 0 violation"), std::string::npos) << check.output;
+    EXPECT_FALSE(check.summary(kernel).empty()) << kernel << " unchecked\n" << check.output;
+    EXPECT_EQ(check.summary(kernel).find(", 0 violation"), std::string::npos) << check.output;
   }
-  EXPECT_NE(summary("select").find(", 0 violation"), std::string::npos) << check.output;
+  EXPECT_NE(check.summary("select").find(", 0 violation"), std::string::npos) << check.output;
   EXPECT_NE(check.output.find("address from loaded data"), std::string::npos) << check.output;
   EXPECT_NE(check.output.find("predicated on loaded data"), std::string::npos) << check.output;
 }
