@@ -203,6 +203,17 @@ inline void expect_forged_zeroed(const Batch& b, const Bytes& opened, const std:
   }
 }
 
+// Every cipher with its default IV size (0), plus the other IV forms: chacha20's 12-byte nonce
+// with a counter, GCM with a random short (1..11 bytes) and long (13..64 bytes) nonce.
+inline std::vector<std::pair<opkit::ops::Cipher, std::size_t>> every_iv_form() {
+  std::vector<std::pair<opkit::ops::Cipher, std::size_t>> forms;
+  for (opkit::ops::Cipher cipher : opkit::ops::all_ciphers()) forms.emplace_back(cipher, 0);
+  forms.emplace_back(opkit::ops::Cipher::chacha20, 12);
+  forms.emplace_back(opkit::ops::Cipher::aes_128_gcm, 1 + random_below(11));
+  forms.emplace_back(opkit::ops::Cipher::aes_256_gcm, 13 + random_below(52));
+  return forms;
+}
+
 // Bytes on a device, `shift` bytes into a buffer of their own (shift 1..3: not 4-byte aligned).
 struct OnDevice {
   opkit::DeviceBuffer<std::uint8_t> buffer;

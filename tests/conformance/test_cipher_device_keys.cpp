@@ -70,12 +70,7 @@ std::string describe(const Batch& b, const BatchShape& shape, const std::string&
 // 12 bytes and another nonce length), fixed and variable layouts, AAD, in place or not.
 TEST_P(CipherDeviceKeys, BatchesMatchOpenSslForEveryCipherIvFormAndLayout) {
   OPKIT_DEVICE_OR_SKIP(device, "device memory for keys");
-  std::vector<std::pair<Cipher, std::size_t>> forms;
-  for (Cipher cipher : ops::all_ciphers()) forms.emplace_back(cipher, 0);
-  forms.emplace_back(Cipher::chacha20, 12);
-  forms.emplace_back(Cipher::aes_128_gcm, 1 + random_below(11));
-  forms.emplace_back(Cipher::aes_256_gcm, 13 + random_below(52));
-  for (const auto& [cipher, iv_bytes] : forms) {
+  for (const auto& [cipher, iv_bytes] : every_iv_form()) {
     for (bool variable : {false, true}) {
       const BatchShape shape{.variable = variable, .iv_bytes = iv_bytes, .aad = aead(cipher)};
       const Batch b = random_batch(cipher, shape);

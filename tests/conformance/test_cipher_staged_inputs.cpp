@@ -84,12 +84,7 @@ void expect_round_trip(const opkit::Device& device, const Batch& b, const ops::C
 // bytes and other nonce lengths), fixed and variable layouts, AAD for the AEADs, host and device
 // tags, in place or not.
 void batches_over_many_chunks(const opkit::Device& device) {
-  std::vector<std::pair<Cipher, std::size_t>> forms;
-  for (Cipher cipher : ops::all_ciphers()) forms.emplace_back(cipher, 0);
-  forms.emplace_back(Cipher::chacha20, 12);
-  forms.emplace_back(Cipher::aes_128_gcm, 1 + random_below(11));
-  forms.emplace_back(Cipher::aes_256_gcm, 13 + random_below(52));
-  for (const auto& [cipher, iv_bytes] : forms) {
+  for (const auto& [cipher, iv_bytes] : every_iv_form()) {
     for (bool variable : {false, true}) {
       const Batch b = random_batch(
           cipher, {.variable = variable, .iv_bytes = iv_bytes, .aad = aead(cipher), .count = 20 + random_below(60)});
