@@ -565,7 +565,7 @@ extern "C" __global__ void __launch_bounds__(AES_BATCH_THREADS)
   }
   aes_copy_async_wait();
   warp.sync();
-  if (keyed) aes_stage_xor(stage, aes_stage_at(stage, facts.begin), facts.n, s, last_key);
+  if (keyed) aes_stage_xor(stage, warp.lane, aes_stage_at(stage, facts.begin), facts.n, s, last_key);
   warp.sync();
   aes_stage_store(stage, warp);
 }

@@ -212,21 +212,25 @@ __device__ __forceinline__ void aes_keystream_chunk(const aes_word* s, int c, un
 // keystream at offset 16 - mis of block c - 1 || block c. Eight slots are read before the first of
 // their writes, so that one read at a time does not wait 33 times. The reads are unconditional,
 // at addresses from arithmetic alone (no predicated address that tools/ct_sass_check.py could not
-// follow): a slot that is not the lane's whole (its first or last chunk, or past its bytes) is
-// read and not used. Those reads stay in the warp's slots: a lane starts at most 31 * 512 bytes
-// into the range, so its chunks end by chunk 1024 (slot 1056).
-__device__ __forceinline__ void aes_stage_xor(const AesStage& st, unsigned int at, unsigned int n, const aes_word* s,
-                                              const unsigned int* k) {
+// follow). A chunk that is not the lane's whole (its first or last chunk, or past its bytes) is
+// another lane's too, written by it meanwhile: the read goes to the lane's own pad slot instead
+// (slot 33 l + 32, which no chunk has) and is not used.
+__device__ __forceinline__ void aes_stage_xor(const AesStage& st, unsigned int lane, unsigned int at, unsigned int n,
+                                              const aes_word* s, const unsigned int* k) {
   const unsigned int mis = at & 15u, o = 16u - mis, end = mis + n;  // the bytes are [mis, end) of chunks 0..
   const unsigned int first = at >> 4;
+  const unsigned int whole_lo = mis != 0u ? 1u : 0u, whole_hi = end >> 4;  // the lane's whole chunks
+  const unsigned int pad = 33u * lane + 32u;
   unsigned int key[4];
   cipher_extract16(k, k, o, key);
 #pragma unroll
   for (int g = 0; g <= 32; g += 8) {
     uint4 x[8];
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
-      if (g + i <= 32) x[i] = st.slots[aes_stage_slot(first + g + i)];
+    for (int i = 0; i < 8; ++i) {
+      const unsigned int c = g + i;
+      if (c <= 32) x[i] = st.slots[c >= whole_lo && c < whole_hi ? aes_stage_slot(first + c) : pad];
+    }
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const unsigned int c = g + i;
@@ -234,7 +238,7 @@ __device__ __forceinline__ void aes_stage_xor(const AesStage& st, unsigned int a
       unsigned int y[4];
       aes_keystream_chunk(s, static_cast<int>(c), o, y);
       uint4* slot = st.slots + aes_stage_slot(first + c);
-      if ((c > 0 || mis == 0) && 16u * c + 16u <= end) {
+      if (c >= whole_lo && c < whole_hi) {
         // One three-input XOR a word: data, keystream, key.
         *slot =
             make_uint4(x[i].x ^ y[0] ^ key[0], x[i].y ^ y[1] ^ key[1], x[i].z ^ y[2] ^ key[2], x[i].w ^ y[3] ^ key[3]);
