@@ -166,10 +166,16 @@ struct Lz4HashTable {
   Lz4TableStorage* storage;
   int small;  // 16-bit positions, 4-byte hash
 
-  __device__ unsigned int hash(const Lz4Source& src, unsigned int i) const {
-    if (small) return __umulhi(src.read32(i) * 2654435761u, LZ4K_SMALL_TABLE_ENTRIES);
-    return (unsigned int)(((src.read64(i) << 24) * 889523592379ull) >> (64 - 12));
+  // The bytes from i that the hash reads: 4 (small) or 8 (of which it uses 5); the low 32 bits are
+  // read32(i) either way.
+  __device__ unsigned long long key(const Lz4Source& src, unsigned int i) const {
+    return small ? (unsigned long long)src.read32(i) : src.read64(i);
   }
+  __device__ unsigned int hash_key(unsigned long long key) const {
+    if (small) return __umulhi((unsigned int)key * 2654435761u, LZ4K_SMALL_TABLE_ENTRIES);
+    return (unsigned int)(((key << 24) * 889523592379ull) >> (64 - 12));
+  }
+  __device__ unsigned int hash(const Lz4Source& src, unsigned int i) const { return hash_key(key(src, i)); }
   __device__ int in_window(unsigned int match, unsigned int position) const {
     return small || match + LZ4K_DISTANCE_MAX >= position;
   }
@@ -392,6 +398,15 @@ __device__ unsigned int lz4k_match_length(const Lz4Source& src, unsigned int a, 
   }
 }
 
+// Where this thread looks in a search round from ip after `searched` positions without a match:
+// ip + t * stride, or ip itself past the last position a match may start at (the lane's result is
+// dropped then).
+__device__ __forceinline__ unsigned int lz4k_search_at(unsigned int ip, unsigned int searched,
+                                                       unsigned int mflimit_plus_one) {
+  const unsigned int position = ip + threadIdx.x * ((searched >> LZ4K_SKIP_TRIGGER) + 1u);
+  return position < mflimit_plus_one ? position : ip;
+}
+
 // Compresses src[0, n) into dst with all threads of the block; returns the compressed size, or n
 // when that would be n or more (then nothing past the sequences is written: the caller stores the
 // block raw).
@@ -402,25 +417,37 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
     const unsigned int mflimit_plus_one = n - LZ4K_MFLIMIT + 1u;  // a match starts before it
     const unsigned int match_limit = n - LZ4K_LASTLITERALS;
     unsigned int ip = 0, searched = 0;  // positions looked up since the last match
+    // A round's own bytes are read before it: the first round's here, a round after a match beside
+    // the match's ip - 2, a round after one without a match during that round (its positions are
+    // known then; if the round finds a match the read is dropped). So a round waits on two
+    // dependent reads (the table, then the candidate's bytes), not three.
+    unsigned long long key = table.key(src, lz4k_search_at(0u, 0u, mflimit_plus_one));
     for (;;) {
       // One round: position ip + t * stride for thread t.
       const unsigned int stride = (searched >> LZ4K_SKIP_TRIGGER) + 1u;
       const unsigned int position = ip + threadIdx.x * stride;
       const bool live = position < mflimit_plus_one;
+      // The next round's bytes if this round finds no match (a lane's own position when there is
+      // no next round: any position of the block will do).
+      const unsigned int next_ip = ip + blockDim.x * stride;
+      const unsigned int next_at = next_ip < mflimit_plus_one
+                                       ? lz4k_search_at(next_ip, searched + blockDim.x, mflimit_plus_one)
+                                       : lz4k_search_at(ip, searched, mflimit_plus_one);
+      const unsigned long long next_key = table.key(src, next_at);
       // A lane past the end looks up ip instead (its result is dropped): no branch around the
       // lookup. The candidate's bytes are read whatever it is: every table entry is a position of
       // the block, with 8 bytes after it in the block.
-      const unsigned int at = live ? position : ip;
-      const unsigned int h = table.hash(src, at);
+      const unsigned int h = table.hash_key(key);
       const unsigned int candidate = table.get(h);
       const bool matches = live & (candidate < position) & table.in_window(candidate, position) &
-                           (src.read32(candidate) == src.read32(at));
+                           (src.read32(candidate) == (unsigned int)key);
       const unsigned int winner = lanes.first(matches, candidate);
       lanes.put_latest(table, live && lanes.through_first(winner), h, position);
       if (lanes.none(winner)) {
         searched += blockDim.x;
-        ip += blockDim.x * stride;
+        ip = next_ip;
         if (ip >= mflimit_plus_one) break;
+        key = next_key;
         lanes.sync_table();  // the round's updates before the next round's lookups
         continue;
       }
@@ -449,6 +476,7 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
       if (ip >= mflimit_plus_one) break;
       // As liblz4: the position two before the match's end goes in, after the round's updates (it
       // is later than any of them); the next round looks up ip itself first.
+      key = table.key(src, lz4k_search_at(ip, 0u, mflimit_plus_one));
       lanes.put_one(table, table.hash(src, ip - 2), ip - 2);
       lanes.sync_table();
     }
