@@ -50,7 +50,7 @@ TEST(Lz4Gpu, FramesRoundTripNearTheHostEngineAndRepeat) {
 std::pair<std::vector<std::uint32_t>, Bytes> compressed_blocks(const opkit::Device& device, const Bytes& data,
                                                                std::size_t block_bytes, unsigned threads) {
   namespace lz4 = opkit::ops::lz4;
-  const lz4::DeviceLz4 engine(device, 12, threads);
+  const lz4::DeviceLz4 engine(device, lz4::DeviceLz4::default_small_table_entries, threads);
   auto in = device.alloc<std::uint8_t>(data.size());
   in.copy_from(data);
   std::vector<unsigned long long> in_at;
@@ -72,13 +72,14 @@ std::pair<std::vector<std::uint32_t>, Bytes> compressed_blocks(const opkit::Devi
 // lz4_compress.cu exchanges through warp intrinsics on a GPU and through shared memory on the CPU
 // backend, with the same parse: the GPU's blocks (one warp each) are the CPU backend's at 32
 // threads a block, byte for byte (the unit tests check the two forms against each other on the
-// CPU backend, with the intrinsics emulated; this checks the real ones).
+// CPU backend, with the intrinsics emulated; this checks the real ones). 1021-byte blocks: more
+// than DeviceLz4::full_table_max_blocks of them, so the smaller table's kernel.
 TEST(Lz4Gpu, CompressorBlocksAreTheCpuBackendsAtThirtyTwoThreads) {
   OPKIT_SKIP_WITHOUT_GPU();
   const opkit::Device cpu = opkit::Device::cpu();
   using Generator = Bytes (*)(std::size_t, std::uint32_t);
   for (Generator gen : {random_bytes, text_bytes, periodic_bytes, binary_bytes})
-    for (std::size_t block : {std::size_t{65536}, std::size_t{65533}, std::size_t{262144}}) {
+    for (std::size_t block : {std::size_t{65536}, std::size_t{65533}, std::size_t{262144}, std::size_t{1021}}) {
       const Bytes data = gen((std::size_t{1} << 20) + 333, static_cast<std::uint32_t>(block));
       const auto theirs = compressed_blocks(cpu, data, block, 32);
       const auto ours = compressed_blocks(gpu, data, block, 0);

@@ -322,7 +322,10 @@ std::pair<std::vector<std::uint32_t>, Bytes> compressor_output(const Bytes& data
   opkit::Program program = lz4::kernel_program("lz4_compress.cu")
                                .header("lz4_warp_emulation.h", warp_emulation)
                                .define("LZ4K_WARP_EMULATION")
-                               .define("LZ4K_SMALL_TABLE_ENTRIES", small_only ? table_entries : 8192u);
+                               .define("LZ4K_SMALL_TABLE_ENTRIES",
+                                       small_only && blocks.count > lz4::DeviceLz4::full_table_max_blocks
+                                           ? table_entries
+                                           : 8192u);
   if (small_only) program.define("LZ4K_SMALL_BLOCKS_ONLY");
   auto slots = cpu.alloc<std::uint8_t>(c.slots.size());
   auto words = cpu.alloc<std::uint32_t>(std::max<std::size_t>(blocks.count, 1));
@@ -336,8 +339,9 @@ std::pair<std::vector<std::uint32_t>, Bytes> compressor_output(const Bytes& data
 }
 
 // The GPU's parse is the CPU backend's: with the warp intrinsics emulated, the warp form gives
-// the same bytes as the shared-memory form, for every kind of data, both tables, both variants
-// of the kernel, and blocks of 32, 7 and 1 threads.
+// the same bytes as the shared-memory form, for every kind of data, both tables (the smaller one
+// where a call has more than DeviceLz4::full_table_max_blocks blocks), both variants of the
+// kernel, and blocks of 32, 7 and 1 threads.
 TEST(Lz4Kernels, WarpFormMakesTheSameParseAsTheSharedMemoryForm) {
   const std::size_t k = 65536;
   for (Generator gen : every_kind_of_data)
@@ -346,8 +350,10 @@ TEST(Lz4Kernels, WarpFormMakesTheSameParseAsTheSharedMemoryForm) {
         std::size_t n, block;
         unsigned table_entries;
       };
-      for (const Case& c : {Case{3 * k + 999, k, 3072}, Case{2 * k + 5, k, 8192}, Case{k + 11 + 300, k + 11, 8192},
-                            Case{300 * 1024, 256 * 1024, 8192}, Case{100, 4 << 20, 4096}, Case{13, 4 << 20, 3072}}) {
+      // 1100 blocks of 64 bytes: more than DeviceLz4::full_table_max_blocks, so the smaller table.
+      for (const Case& c : {Case{3 * k + 999, k, 3072}, Case{1100 * 64, 64, 3072}, Case{2 * k + 5, k, 8192},
+                            Case{k + 11 + 300, k + 11, 8192}, Case{300 * 1024, 256 * 1024, 8192},
+                            Case{100, 4 << 20, 4096}, Case{13, 4 << 20, 3072}}) {
         const Bytes data = gen(c.n, static_cast<std::uint32_t>(c.n + threads));
         const auto ours = compressor_output(data, c.block, threads, c.table_entries, false);
         const auto warp = compressor_output(data, c.block, threads, c.table_entries, true);

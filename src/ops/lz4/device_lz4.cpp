@@ -45,7 +45,7 @@ Program kernel_program(const std::string& file) {
 }
 
 struct DeviceKernels {
-  Kernel compress, compress_small, decompress, xxh32, gather, scatter, frame_scan;
+  Kernel compress, compress_small, compress_few_small, decompress, xxh32, gather, scatter, frame_scan;
   Kernel scan_head, scan_tiles, scan_index, scan_link, scan_round, scan_emit, scan_tail;
 };
 
@@ -83,6 +83,7 @@ DeviceKernels kernels_for(const Device& device, unsigned small_table_entries) {
   const KernelSet<Lz4Params>& set = kernel_set();
   return {set.kernel(device, {"lz4_compress.cu", 8192, false}, "lz4_compress"),
           set.kernel(device, {"lz4_compress.cu", small_table_entries, true}, "lz4_compress"),
+          set.kernel(device, {"lz4_compress.cu", 8192, true}, "lz4_compress"),
           set.kernel(device, {"lz4_decompress.cu"}, "lz4_decompress"),
           set.kernel(device, {"lz4_xxh32.cu"}, "lz4_xxh32"),
           set.kernel(device, {"lz4_gather.cu"}, "lz4_gather"),
@@ -136,7 +137,12 @@ DeviceLz4::Compressed DeviceLz4::compress(const Blocks& blocks, bool block_check
                block_checksums};
   if (count == 0) return c;
   // Blocks under 64 KiB + 11 bytes need only the 16-bit table (less shared memory per block).
-  const Kernel& kernel = blocks.largest < small_block_limit ? k_->compress_small : k_->compress;
+  // The table is cut below liblz4's 8192 entries only where that lets more blocks run at once: a
+  // few blocks run in one wave at any size and get liblz4's table (and its ratio). The choice
+  // depends on the block count alone, so every device makes the same frame of the same input.
+  const Kernel& kernel = blocks.largest >= small_block_limit ? k_->compress
+                         : count <= full_table_max_blocks    ? k_->compress_few_small
+                                                             : k_->compress_small;
   kernel.launch({.grid = static_cast<std::uint32_t>(count), .block = compress_threads_, .stream = stream}, blocks.base,
                 blocks.in_at, blocks.in_len, c.slots, static_cast<unsigned long long>(c.slot_bytes), c.words);
   if (block_checksums) {

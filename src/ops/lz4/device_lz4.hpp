@@ -24,15 +24,21 @@ struct DeviceKernels;
 class DeviceLz4 {
  public:
   // The kernel set compiles the kernels on the device's first use. small_table_entries: the
-  // compressor's 16-bit table entries for blocks under 64 KiB + 11 bytes (a multiple of 8 from
-  // 1024 to 8192). The default, 3072 (6 KiB of shared memory: 32 resident blocks per SM, so a
+  // compressor's 16-bit table entries for blocks under 64 KiB + 11 bytes when a call has more
+  // than full_table_max_blocks of them (a multiple of 8 from 1024 to 8192; fewer blocks get
+  // liblz4's 8192). The default, 3072 (6 KiB of shared memory: 32 resident blocks per SM, so a
   // 256 MiB input's 4096 blocks run in one wave, against 13 blocks at liblz4's 8192), measured
   // 1.17-1.38x faster than 4096 entries on an H100 for 0.6-0.9% of ratio (docs/lz4.md);
   // bench/lz4_bench.cpp compares it with 8192. compress_threads: the compressor's
   // threads per LZ4 block (1..32; 0: the device's choice, 32 on a GPU, 1 on the CPU backend,
   // whose threads of a block run one after another, so that more of them only add fiber
   // switches at the parse's barriers).
-  explicit DeviceLz4(Device device, unsigned small_table_entries = 3072, unsigned compress_threads = 0);
+  static constexpr unsigned default_small_table_entries = 3072;
+  // Up to this many blocks a call, the 16-bit table has liblz4's 8192 entries (16 KiB: 13 blocks
+  // an SM on sm_90, so 1024 blocks still run in one wave on a GPU of 80 SMs or more).
+  static constexpr std::size_t full_table_max_blocks = 1024;
+  explicit DeviceLz4(Device device, unsigned small_table_entries = default_small_table_entries,
+                     unsigned compress_threads = 0);
   const Device& device() const { return device_; }
 
   // Blocks to compress: block i is base[in_at[i], + in_len[i]), at most 4 MiB each.
