@@ -1,6 +1,7 @@
 // The constant-time check of the AES kernels' machine code: the embedded AES source compiles
 // under NVRTC for sm_90, and tools/aes_sass_check.py finds no shared or local memory access (but
-// in aes_ctr_batch, which stages its IO through shared memory), no register-indexed constant load,
+// in aes_ctr_batch and aes_setup_batch, which stage their IO through shared memory), no
+// register-indexed constant load,
 // and no load in the AES rounds whose address could depend on the state (docs/ciphers-aes.md
 // explains the rules); tools/ct_sass_check.py follows every loaded value of aes_ctr_batch and finds
 // no address or branch that depends on a secret one. The SASS part needs cuobjdump ($CUOBJDUMP or
@@ -49,6 +50,25 @@ TEST(AesSass, BatchKernelHasNoAddressOrBranchThatDependsOnKeysOrData) {
     GTEST_SKIP() << "this NVRTC emits SASS the checker does not model: " << check.output;
   EXPECT_EQ(check.status, 0) << check.output;
   EXPECT_NE(check.output.find("aes_ctr_batch: "), std::string::npos) << check.output;
+  EXPECT_NE(check.output.find("ct_sass_check: ok"), std::string::npos) << check.output;
+}
+
+// aes_setup_batch expands keys into shared memory and stores the block's states from there. Its
+// parameters on sm_90: states 0x210, keys 0x218, key_bytes 0x220, ivs 0x228, iv_bytes 0x230, mode
+// 0x234, count 0x238. The sizes, the mode and the count are public; the keys, and the IVs with
+// them, stay secret: no address or branch may depend on them.
+TEST(AesSass, SetupKernelHasNoAddressOrBranchThatDependsOnKeys) {
+  OPKIT_REQUIRE_NVRTC();
+  if (const std::string missing = opkit::test::sass_tools_missing(); !missing.empty()) GTEST_SKIP() << missing;
+  const opkit::CompiledProgram compiled = opkit::compile(opkit::ops::aes::aes_program(), opkit::Target::cuda("sm_90"));
+  std::string arguments = "--kernel aes_setup_batch";
+  for (const char* param : {"0x220", "0x230", "0x234", "0x238", "0x23c"})
+    arguments += std::string(" --public-param ") + param;
+  const opkit::test::SassCheck check = opkit::test::run_sass_check("ct_sass_check.py", compiled, arguments);
+  if (check.output.find("ct_sass_check: cannot check") != std::string::npos)
+    GTEST_SKIP() << "this NVRTC emits SASS the checker does not model: " << check.output;
+  EXPECT_EQ(check.status, 0) << check.output;
+  EXPECT_NE(check.output.find("aes_setup_batch: "), std::string::npos) << check.output;
   EXPECT_NE(check.output.find("ct_sass_check: ok"), std::string::npos) << check.output;
 }
 

@@ -25,6 +25,7 @@ namespace {
 constexpr const char* stage = "aes";
 constexpr std::uint32_t threads_per_block = 128;
 static_assert(threads_per_block == AES_BATCH_THREADS, "aes_ctr_batch sizes its shared memory for these blocks");
+static_assert(threads_per_block == AES_SETUP_BATCH_THREADS, "aes_setup_batch stages this many states");
 // Batches run in slices of this many messages, which bounds the scratch state (312 bytes each:
 // 82 MB a slice). 2^18 messages are ~4 waves of the GHASH kernel (one thread a message) and ~8 of
 // the setup kernel: launches that fill the GPU, and 4 slices (16 launches) for 10^6 messages.

@@ -100,13 +100,34 @@ __device__ __forceinline__ int aes_setup_keys(AesState& st, const unsigned char*
 
 // Batches in AES_MODE_CTR or AES_MODE_GCM_LANES, one thread a message: aes_setup_keys only. A kernel
 // of its own: aes_setup's single-block AES (a 128-word bitsliced state) would give it 255 registers
-// and 8 warps an SM for a step that needs neither.
-extern "C" __global__ void __launch_bounds__(128)
+// and 8 warps an SM for a step that needs neither. Launch: AES_SETUP_BATCH_THREADS threads a block.
+// Each thread builds its message's state in shared memory, and the block then stores its
+// messages' states (consecutive in `states`) as one contiguous range, consecutive threads on
+// consecutive 8-byte words: a thread storing its own 312-byte state put each warp store on 32
+// sectors 312 bytes apart, a quarter of each written, and the kernel ran at ~10x its instruction
+// count (230 us for 2^18 messages on an H100, 15% of an AES-128-CTR batch call).
+static_assert(sizeof(AesState) % 8 == 0, "aes_setup_batch stores states as 8-byte words");
+extern "C" __global__ void __launch_bounds__(AES_SETUP_BATCH_THREADS)
     aes_setup_batch(AesState* states, const unsigned char* keys, unsigned int key_bytes, const unsigned char* ivs,
                     unsigned int iv_bytes, unsigned int mode, unsigned long long count) {
-  const unsigned long long m = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (m >= count) return;
-  aes_setup_keys(states[m], keys + m * key_bytes, key_bytes, ivs + m * iv_bytes, mode);
+  __shared__ AesState staged[AES_SETUP_BATCH_THREADS];
+  const unsigned long long first = static_cast<unsigned long long>(blockIdx.x) * AES_SETUP_BATCH_THREADS;
+  const unsigned long long m = first + threadIdx.x;
+  if (m < count) {
+    AesState& st = staged[threadIdx.x];
+    aes_setup_keys(st, keys + m * key_bytes, key_bytes, ivs + m * iv_bytes, mode);
+    // The fields that this setup leaves alone are stored too: zero, not whatever was there.
+    for (int i = 0; i < 4; ++i) st.tag_mask[i] = 0;
+    st.h.lo = st.h.hi = 0;
+    if (mode == AES_MODE_CTR) st.ghash.lo = st.ghash.hi = 0;
+  }
+  __syncthreads();
+  const unsigned long long left = count - first;
+  const unsigned int messages = left < AES_SETUP_BATCH_THREADS ? static_cast<unsigned int>(left) : AES_SETUP_BATCH_THREADS;
+  const unsigned int words = messages * static_cast<unsigned int>(sizeof(AesState) / 8);
+  const unsigned long long* from = reinterpret_cast<const unsigned long long*>(staged);
+  unsigned long long* to = reinterpret_cast<unsigned long long*>(states + first);
+  for (unsigned int i = threadIdx.x; i < words; i += AES_SETUP_BATCH_THREADS) to[i] = from[i];
 }
 
 // mode AES_MODE_CTR: ivs holds 16-byte counter blocks. AES_MODE_GCM: ivs holds iv_bytes-byte IVs,

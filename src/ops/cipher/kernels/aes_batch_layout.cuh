@@ -2,6 +2,8 @@
 // for the launch: plain macros, included by the host code as well.
 #pragma once
 
+// Threads per block of aes_setup_batch, whose static shared memory holds a block's states.
+#define AES_SETUP_BATCH_THREADS 128
 // Threads per block of aes_ctr_batch, each covering up to 32 blocks (512 bytes) of one message.
 #define AES_BATCH_THREADS 128
 // A warp's units cover at most 32 * 512 contiguous bytes: at any alignment, 1025 aligned chunks.
