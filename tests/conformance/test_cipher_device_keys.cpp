@@ -273,6 +273,9 @@ TEST_P(CipherDeviceKeys, DeviceTagsOpenOnTheStreamThatSealedThem) {
                        {.stream = &stream});
     ops::decrypt_batch(cipher, inputs.view(b), sealed_view, opened.view().subview(0, bytes), std::as_const(tags).view(),
                        {.stream = &stream});
+    // The decryption waited for its verdicts only: the plaintext is still being written on
+    // `stream`, which the copies to the host (default stream, not blocking it) do not wait for.
+    stream.synchronize();
     ASSERT_EQ(bytes == 0 ? Bytes{} : opened.view().subview(0, bytes).to_host(), b.data) << name(cipher);
     ASSERT_EQ(tags.to_host(), reference_seal(b, tag_bytes).tag) << name(cipher);
     const std::size_t victim = random_below(b.count);
@@ -286,6 +289,7 @@ TEST_P(CipherDeviceKeys, DeviceTagsOpenOnTheStreamThatSealedThem) {
     } catch (const ops::AuthenticationError& e) {
       EXPECT_EQ(e.failed_indices(), std::vector<std::size_t>{victim}) << name(cipher);
     }
+    stream.synchronize();
     expect_forged_zeroed(b, bytes == 0 ? Bytes{} : opened.view().subview(0, bytes).to_host(), {victim}, name(cipher));
   }
 }

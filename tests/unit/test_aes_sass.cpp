@@ -8,6 +8,9 @@
 // PATH) and python3, and skips without them.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+#include <string>
+
 #include "nvrtc_required.hpp"
 #include "opkit/target.hpp"
 #include "ops/cipher/aes_kernels.hpp"
@@ -29,6 +32,24 @@ TEST(AesSass, KernelsCompileForSm90AndTheirSassHasNoDataDependentLoads) {
   EXPECT_NE(check.output.find("aes_sass_check: ok"), std::string::npos) << check.output;
 }
 
+// Runs tools/ct_sass_check.py on `kernel` of the AES program for sm_90, its parameters at the
+// constant-bank offsets `public_params` (and `public_fields`, loads through a parameter) public,
+// everything else it loads secret, and expects no address or branch that depends on a secret.
+void expect_no_secret_address_or_branch(const std::string& kernel, std::initializer_list<const char*> public_params,
+                                        const std::string& public_fields = "") {
+  if (const std::string missing = opkit::test::sass_tools_missing(); !missing.empty()) GTEST_SKIP() << missing;
+  const opkit::CompiledProgram compiled = opkit::compile(opkit::ops::aes::aes_program(), opkit::Target::cuda("sm_90"));
+  std::string arguments = "--kernel " + kernel;
+  if (!public_fields.empty()) arguments += " --public-field " + public_fields;
+  for (const char* param : public_params) arguments += std::string(" --public-param ") + param;
+  const opkit::test::SassCheck check = opkit::test::run_sass_check("ct_sass_check.py", compiled, arguments);
+  if (check.output.find("ct_sass_check: cannot check") != std::string::npos)
+    GTEST_SKIP() << "this NVRTC emits SASS the checker does not model: " << check.output;
+  EXPECT_EQ(check.status, 0) << check.output;
+  EXPECT_NE(check.output.find(kernel + ": "), std::string::npos) << check.output;
+  EXPECT_NE(check.output.find("ct_sass_check: ok"), std::string::npos) << check.output;
+}
+
 // aes_ctr_batch's parameters on sm_90 (constant bank 0 from 0x210, eight bytes each): states
 // 0x210, in 0x218, out 0x220, offsets 0x228, fixed_bytes 0x230, count 0x238, units_per_message
 // 0x240, unit_starts 0x248, total_units 0x250, verdicts 0x258. The lengths and counts, the offset
@@ -39,18 +60,10 @@ TEST(AesSass, KernelsCompileForSm90AndTheirSassHasNoDataDependentLoads) {
 // (the data and the keystream) stay secret.
 TEST(AesSass, BatchKernelHasNoAddressOrBranchThatDependsOnKeysOrData) {
   OPKIT_REQUIRE_NVRTC();
-  if (const std::string missing = opkit::test::sass_tools_missing(); !missing.empty()) GTEST_SKIP() << missing;
-  const opkit::CompiledProgram compiled = opkit::compile(opkit::ops::aes::aes_program(), opkit::Target::cuda("sm_90"));
-  std::string arguments = "--kernel aes_ctr_batch --public-field 0x210:0xf0:0x108";
-  for (const char* param :
-       {"0x228", "0x230", "0x234", "0x238", "0x23c", "0x240", "0x244", "0x248", "0x250", "0x254", "0x258"})
-    arguments += std::string(" --public-param ") + param;
-  const opkit::test::SassCheck check = opkit::test::run_sass_check("ct_sass_check.py", compiled, arguments);
-  if (check.output.find("ct_sass_check: cannot check") != std::string::npos)
-    GTEST_SKIP() << "this NVRTC emits SASS the checker does not model: " << check.output;
-  EXPECT_EQ(check.status, 0) << check.output;
-  EXPECT_NE(check.output.find("aes_ctr_batch: "), std::string::npos) << check.output;
-  EXPECT_NE(check.output.find("ct_sass_check: ok"), std::string::npos) << check.output;
+  expect_no_secret_address_or_branch(
+      "aes_ctr_batch",
+      {"0x228", "0x230", "0x234", "0x238", "0x23c", "0x240", "0x244", "0x248", "0x250", "0x254", "0x258"},
+      "0x210:0xf0:0x108");
 }
 
 // aes_setup_batch expands keys into shared memory and stores the block's states from there. Its
@@ -59,17 +72,7 @@ TEST(AesSass, BatchKernelHasNoAddressOrBranchThatDependsOnKeysOrData) {
 // them, stay secret: no address or branch may depend on them.
 TEST(AesSass, SetupKernelHasNoAddressOrBranchThatDependsOnKeys) {
   OPKIT_REQUIRE_NVRTC();
-  if (const std::string missing = opkit::test::sass_tools_missing(); !missing.empty()) GTEST_SKIP() << missing;
-  const opkit::CompiledProgram compiled = opkit::compile(opkit::ops::aes::aes_program(), opkit::Target::cuda("sm_90"));
-  std::string arguments = "--kernel aes_setup_batch";
-  for (const char* param : {"0x220", "0x230", "0x234", "0x238", "0x23c"})
-    arguments += std::string(" --public-param ") + param;
-  const opkit::test::SassCheck check = opkit::test::run_sass_check("ct_sass_check.py", compiled, arguments);
-  if (check.output.find("ct_sass_check: cannot check") != std::string::npos)
-    GTEST_SKIP() << "this NVRTC emits SASS the checker does not model: " << check.output;
-  EXPECT_EQ(check.status, 0) << check.output;
-  EXPECT_NE(check.output.find("aes_setup_batch: "), std::string::npos) << check.output;
-  EXPECT_NE(check.output.find("ct_sass_check: ok"), std::string::npos) << check.output;
+  expect_no_secret_address_or_branch("aes_setup_batch", {"0x220", "0x230", "0x234", "0x238", "0x23c"});
 }
 
 // Asynchronous copies to shared memory (cp.async: LDGSTS) are memory accesses to the checker:

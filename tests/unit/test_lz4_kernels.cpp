@@ -319,13 +319,12 @@ std::pair<std::vector<std::uint32_t>, Bytes> compressor_output(const Bytes& data
   lz4::DeviceLz4::Compressed c = engine.compress(blocks, false);
   if (!warp_form) return {c.host_words, stored_bytes(c.host_words, c.slots.to_host(), c.slot_bytes)};
   const bool small_only = blocks.largest < 65536 + 11;
-  opkit::Program program = lz4::kernel_program("lz4_compress.cu")
-                               .header("lz4_warp_emulation.h", warp_emulation)
-                               .define("LZ4K_WARP_EMULATION")
-                               .define("LZ4K_SMALL_TABLE_ENTRIES",
-                                       small_only && blocks.count > lz4::DeviceLz4::full_table_max_blocks
-                                           ? table_entries
-                                           : 8192u);
+  opkit::Program program =
+      lz4::kernel_program("lz4_compress.cu")
+          .header("lz4_warp_emulation.h", warp_emulation)
+          .define("LZ4K_WARP_EMULATION")
+          .define("LZ4K_SMALL_TABLE_ENTRIES",
+                  small_only && blocks.count > lz4::DeviceLz4::full_table_max_blocks ? table_entries : 8192u);
   if (small_only) program.define("LZ4K_SMALL_BLOCKS_ONLY");
   auto slots = cpu.alloc<std::uint8_t>(c.slots.size());
   auto words = cpu.alloc<std::uint32_t>(std::max<std::size_t>(blocks.count, 1));

@@ -123,7 +123,8 @@ extern "C" __global__ void __launch_bounds__(AES_SETUP_BATCH_THREADS)
   }
   __syncthreads();
   const unsigned long long left = count - first;
-  const unsigned int messages = left < AES_SETUP_BATCH_THREADS ? static_cast<unsigned int>(left) : AES_SETUP_BATCH_THREADS;
+  const unsigned int messages =
+      left < AES_SETUP_BATCH_THREADS ? static_cast<unsigned int>(left) : AES_SETUP_BATCH_THREADS;
   const unsigned int words = messages * static_cast<unsigned int>(sizeof(AesState) / 8);
   const unsigned long long* from = reinterpret_cast<const unsigned long long*>(staged);
   unsigned long long* to = reinterpret_cast<unsigned long long*>(states + first);
