@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "cipher_kernels.hpp"
+#include "host_bytes_in_flight.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
 #include "opkit/stream.hpp"
-#include "parts_over_cores.hpp"
 
 namespace opkit::ops::detail {
 
@@ -47,13 +47,12 @@ DeviceBuffer<T> call_scratch(const Device& device, std::size_t count, const Stre
   return device.alloc<T>(std::max<std::size_t>(count, 1), call_stream(device, stream));
 }
 
-// Host elements (bytes, offset tables) copied into call scratch of their own. `host` must be
-// memory the call owns or the caller keeps unchanged until the call's work has run (see
-// DeviceSecret::upload for the reason).
+// Host elements (bytes, offset tables) copied into call scratch of their own; the caller's memory
+// is free once this returns (the copy reads a parked copy of its own: host_bytes_in_flight.hpp).
 template <class T>
 DeviceBuffer<T> upload_scratch(const Device& device, std::span<const T> host, const Stream* stream) {
   DeviceBuffer<T> buffer = call_scratch<T>(device, host.size(), stream);
-  if (!host.empty()) buffer.view().subview(0, host.size()).copy_from(host, stream);
+  if (!host.empty()) upload_in_flight(buffer.view().subview(0, host.size()), host, device, call_stream(device, stream));
   return buffer;
 }
 
@@ -87,22 +86,12 @@ class DeviceSecret {
   // returns. A run of at most parameter_bytes (every key, IV and ChaCha20 state of a bulk call)
   // travels as the parameter of the secret_store kernel: no host-to-device copy, so a bulk call
   // on a stream that a CUDA graph is capturing is captured whole (the graph holds the key, as it
-  // must to replay the call). A longer run (a batch's keys) goes through a pageable copy of this
-  // call's own, which the driver reads before the copy call returns (pageable memory cannot be
-  // read by DMA later) and which is then wiped.
-  // The staging memory is this thread's, kept between calls (a fresh 32 MB vector per call spent
-  // more time faulting its pages in than copying), and copied into and wiped over the cores.
+  // must to replay the call). A longer run (a batch's keys) is copied from a parked copy of the
+  // call's own, kept until the copy has run and then wiped (host_bytes_in_flight.hpp).
   void upload(std::span<const std::uint8_t> host, std::size_t at = 0) {
     if (host.empty()) return;
     if (host.size() <= parameter_bytes) return store_by_parameter(host, at);
-    Staging& staging = staging_area();
-    staging.bytes.resize(std::max(staging.bytes.size(), host.size()));
-    const std::span<std::uint8_t> staged(staging.bytes.data(), host.size());
-    parallel_chunks(host.size(),
-                    [&](std::size_t from, std::size_t n) { std::copy_n(host.data() + from, n, staged.data() + from); });
-    upload_owned(staged, at);
-    parallel_chunks(staged.size(), [&](std::size_t from, std::size_t n) { OPENSSL_cleanse(staged.data() + from, n); });
-    staging.release_if_large();
+    upload_in_flight(buffer_.view().subview(at, host.size()), host, device_, call_stream(device_, stream_));
   }
   // The caller's bytes copied as they are, without staging: only for a call that waits for its
   // work (the copy included) before it returns, so that the caller's memory is not read later.
@@ -117,32 +106,10 @@ class DeviceSecret {
     if (from.empty()) return;
     buffer_.view().subview(at, from.size()).copy_from(from, stream_);
   }
-  // upload() of pageable host bytes that the call itself owns (and wipes afterwards): no staging.
-  void upload_owned(std::span<const std::uint8_t> owned, std::size_t at = 0) {
-    if (owned.empty()) return;
-    if (owned.size() <= parameter_bytes) return store_by_parameter(owned, at);
-    buffer_.view().subview(at, owned.size()).copy_from(owned, stream_);
-  }
+  // upload() of host bytes that the call itself owns and wipes once this returns.
+  void upload_owned(std::span<const std::uint8_t> owned, std::size_t at = 0) { upload(owned, at); }
 
  private:
-  // Staging memory of one host thread; more than max_kept bytes are given back after use.
-  struct Staging {
-    static constexpr std::size_t max_kept = std::size_t{256} << 20;
-    std::vector<std::uint8_t> bytes;
-    void release_if_large() {
-      if (bytes.size() > max_kept) std::vector<std::uint8_t>().swap(bytes);
-    }
-  };
-  static Staging& staging_area() {
-    thread_local Staging staging;
-    return staging;
-  }
-  // f(from, n) over [0, bytes) in 1 MiB pieces, on several cores from 8 MiB on.
-  template <class F>
-  static void parallel_chunks(std::size_t bytes, F&& f) {
-    parts_over_cores(bytes, std::size_t{1} << 20, 8, f);
-  }
-
   void store_by_parameter(std::span<const std::uint8_t> host, std::size_t at) {
     struct Parameter {
       std::uint8_t bytes[parameter_bytes];

@@ -185,12 +185,6 @@ class DeferredDevice final : public backend::Device {
       return;
     }
     DeferredStream& s = deferred(*stream);
-    if (kind == CopyKind::host_to_device && !pinned(src)) {  // pageable: read now
-      auto staged = std::make_shared<std::vector<std::uint8_t>>(static_cast<const std::uint8_t*>(src),
-                                                                static_cast<const std::uint8_t*>(src) + bytes);
-      s.queue([dst, staged] { std::memcpy(dst, staged->data(), staged->size()); });
-      return;
-    }
     if (kind == CopyKind::device_to_host && !pinned(dst)) {  // pageable: returns once written
       s.synchronize();
       std::memcpy(dst, src, bytes);

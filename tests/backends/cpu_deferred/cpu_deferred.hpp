@@ -6,8 +6,10 @@
 // stream when that one runs, the stream destroyed) or, at random, when more work is queued on its
 // stream. So work on two streams that no event orders runs in either order, as it may on a GPU,
 // and a missing wait shows as a wrong result on a machine without one (more often than not, over
-// many calls). Copies read their source when they run where it is device or pinned memory (a
-// DMA), and when queued where it is pageable host memory (the driver stages it); a copy into
+// many calls). A copy on a stream reads its source when it runs, pageable host memory too: CUDA
+// documents that the driver stages pageable memory before an asynchronous copy returns, but on an
+// H100 (driver 580) a call that freed its table right after queueing its copy sent other bytes
+// (src/ops/cipher/host_bytes_in_flight.hpp); a copy into
 // pageable host memory returns once its stream has reached it; stream-ordered memory is freed
 // when its stream reaches the free. Registered by the tests that use
 // it; it does not join the conformance suite's targets.
