@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <vector>
 
 #include "opkit/error.hpp"
 #include "opkit/sha256_hasher.hpp"
@@ -73,6 +74,10 @@ struct ChunkSlot {
   DeviceBuffer<std::uint8_t> digests;
   Stream stream;
   std::size_t first = 0, count = 0;  // messages held, for the download
+  // The chunk's offsets on the host, which its queued copy reads: the slot's own, unchanged until
+  // the slot's work has been downloaded (a GPU may read pageable memory when the copy runs, not
+  // when it is queued: src/ops/cipher/host_bytes_in_flight.hpp).
+  std::vector<std::uint64_t> host_offsets;
 };
 
 ChunkSlot make_slot(const Device& device, std::size_t data_bytes, std::size_t max_count, bool with_offsets) {
@@ -154,13 +159,13 @@ void gpu_variable(const Device& device, HashAlgo algo, std::span<const std::uint
   const std::size_t total = offsets[count] - offsets[0];
   const std::size_t slot_bytes = std::max(std::min(chunk_bytes, total), longest);
   const std::size_t slot_count = std::min(count, std::max<std::size_t>(1, chunk_bytes / 64));
-  std::vector<std::uint64_t> rebased;
   pipeline(device, count, slot_bytes, slot_count, true, digests, [&](ChunkSlot& slot, std::size_t first) {
     // As many messages as fit in the slot's data and digest buffers.
     std::size_t n = 0;
     while (first + n < count && n < slot_count && offsets[first + n + 1] - offsets[first] <= slot_bytes) ++n;
     const std::uint64_t base = offsets[first];
     const std::size_t bytes = offsets[first + n] - base;
+    std::vector<std::uint64_t>& rebased = slot.host_offsets;
     rebased.resize(n + 1);
     for (std::size_t i = 0; i <= n; ++i) rebased[i] = offsets[first + i] - base;
     auto in = slot.data.view().subview(0, bytes);
