@@ -30,15 +30,17 @@ inline Stream call_stream(const Device& device, const Stream* stream) {
   return stream != nullptr ? *stream : device.default_stream();
 }
 
-// Waits for the work queued on `stream` (nullptr: the device's default stream).
+// Waits for the work queued on `stream` (nullptr: the device's default stream); then the host
+// bytes its copies read are wiped and freed.
 inline void synchronize(const Device& device, const Stream* stream) {
   call_stream(device, stream).synchronize();
+  release_copied();
 }
 
 // The end of a call whose results stay on the device: with a stream the work stays queued (the
 // caller orders what follows on it); without one the call waits, as a synchronous call does.
 inline void finish_call(const Device& device, const Stream* stream) {
-  if (stream == nullptr) device.default_stream().synchronize();
+  if (stream == nullptr) synchronize(device, nullptr);
 }
 
 // Scratch of `count` elements (at least one, so that empty views have a home) on the call's stream.

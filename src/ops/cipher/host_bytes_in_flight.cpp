@@ -35,13 +35,8 @@ bool passed(const Parked& p) {
   }
 }
 
-}  // namespace
-
-void park_until_copied(std::vector<std::uint8_t> bytes, const Device& device, const Stream& stream) {
-  Event copied = device.create_event();
-  copied.record(stream);
-  Parking& p = parking();
-  const std::lock_guard<std::mutex> lock(p.mutex);
+// Wipes and frees what has been copied (the caller holds the lock).
+void release_passed(Parking& p) {
   for (auto it = p.parked.begin(); it != p.parked.end();) {
     if (!passed(*it)) {
       ++it;
@@ -50,7 +45,23 @@ void park_until_copied(std::vector<std::uint8_t> bytes, const Device& device, co
     OPENSSL_cleanse(it->bytes.data(), it->bytes.size());
     it = p.parked.erase(it);
   }
+}
+
+}  // namespace
+
+void park_until_copied(std::vector<std::uint8_t> bytes, const Device& device, const Stream& stream) {
+  Event copied = device.create_event();
+  copied.record(stream);
+  Parking& p = parking();
+  const std::lock_guard<std::mutex> lock(p.mutex);
+  release_passed(p);
   p.parked.push_back({std::move(copied), std::move(bytes)});
+}
+
+void release_copied() {
+  Parking& p = parking();
+  const std::lock_guard<std::mutex> lock(p.mutex);
+  if (!p.parked.empty()) release_passed(p);
 }
 
 }  // namespace opkit::ops::detail

@@ -25,6 +25,10 @@ namespace opkit::ops::detail {
 // wipes and frees whatever earlier calls parked that their streams have passed.
 void park_until_copied(std::vector<std::uint8_t> bytes, const Device& device, const Stream& stream);
 
+// Wipes and frees the parked bytes whose streams have passed their copies (every call that waits
+// for its work does this after the wait, so that no key copy outlives a synchronous call).
+void release_copied();
+
 // Queues a copy of `host` (copied first: the caller's memory is free once this returns) to `to`
 // on `stream`.
 template <class T>

@@ -77,7 +77,7 @@ struct ChunkSlot {
   // The chunk's offsets on the host, which its queued copy reads: the slot's own, unchanged until
   // the slot's work has been downloaded (a GPU may read pageable memory when the copy runs, not
   // when it is queued: src/ops/cipher/host_bytes_in_flight.hpp).
-  std::vector<std::uint64_t> host_offsets;
+  std::vector<std::uint64_t> host_offsets{};
 };
 
 ChunkSlot make_slot(const Device& device, std::size_t data_bytes, std::size_t max_count, bool with_offsets) {
