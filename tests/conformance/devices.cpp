@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "cpu_deferred.hpp"
 #include "cpu_serial.hpp"
 #include "opkit/error.hpp"
 #include "opkit/registry.hpp"
@@ -67,7 +68,8 @@ TargetSelection select_targets(const std::string& request) {
 const TargetSelection& selected_targets() {
   // Never destroyed: its devices must outlive every static that GoogleTest destroys at exit.
   static const auto* selection = [] {
-    register_cpu_serial_backend();  // the test-only backend joins the suite like any other
+    register_cpu_serial_backend();  // the test-only backends join the suite like any other
+    register_cpu_deferred_backend();
     const char* request = std::getenv("OPKIT_TEST_DEVICES");
     return new TargetSelection(select_targets(request != nullptr ? request : ""));
   }();

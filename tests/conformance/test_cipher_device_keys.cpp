@@ -16,7 +16,6 @@
 
 #include "conformance/cipher_batch.hpp"
 #include "conformance/devices.hpp"
-#include "cpu_deferred.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/ops/cipher.hpp"
 
@@ -258,7 +257,8 @@ TEST_P(CipherDeviceKeys, ForgedMessagesAgainstDeviceTagsAreReportedByIndexAndZer
 // Device tags written by an encryption are read by a decryption queued behind it on the same
 // stream, with no wait between the calls (the decryption waits for its verdicts); a tag forged on
 // the device afterwards fails that message alone.
-void device_tags_open_on_the_stream_that_sealed_them(const opkit::Device& device) {
+TEST_P(CipherDeviceKeys, DeviceTagsOpenOnTheStreamThatSealedThem) {
+  OPKIT_DEVICE_OR_SKIP(device, "device memory for tags");
   opkit::Stream stream = device.create_stream();
   for (const auto& [cipher, tag_bytes] : aead_tag_forms) {
     const Batch b = random_batch(cipher, {.variable = true, .aad = true});
@@ -292,18 +292,6 @@ void device_tags_open_on_the_stream_that_sealed_them(const opkit::Device& device
     stream.synchronize();
     expect_forged_zeroed(b, bytes == 0 ? Bytes{} : opened.view().subview(0, bytes).to_host(), {victim}, name(cipher));
   }
-}
-
-TEST_P(CipherDeviceKeys, DeviceTagsOpenOnTheStreamThatSealedThem) {
-  OPKIT_DEVICE_OR_SKIP(device, "device memory for tags");
-  device_tags_open_on_the_stream_that_sealed_them(device);
-}
-
-// The same on cpu-deferred, whose streams run their work when waited for or at random moments, as
-// a GPU's may: an ordering the calls rely on without asking for it shows there too.
-TEST(CipherDeviceKeysOnDeferredStreams, DeviceTagsOpenOnTheStreamThatSealedThem) {
-  opkit::test::register_cpu_deferred_backend();
-  device_tags_open_on_the_stream_that_sealed_them(opkit::Device::parse("cpu-deferred"));
 }
 
 // What a chacha20 batch call throws (or "" when it does not), its output left in `out`.

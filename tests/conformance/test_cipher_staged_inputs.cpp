@@ -7,8 +7,8 @@
 // chunk boundaries reported by index and zeroed; calls queued on a stream with their host inputs
 // scribbled over as soon as they return; host inputs beside device inputs written on the call's
 // stream; batches over the default chunk of 2^16 messages, and a GCM batch of two AES slices with
-// forged messages on both sides of the slice boundary. Each on every device target, and (but the
-// last) again on the cpu-deferred test backend, whose streams order work as a GPU's do
+// forged messages on both sides of the slice boundary. Each on every device target, the
+// cpu-deferred test backend among them, whose streams order work as a GPU's do
 // (tests/backends/cpu_deferred): there a missing wait between the staging stream and the call's
 // shows without a GPU.
 #include <gtest/gtest.h>
@@ -20,7 +20,6 @@
 
 #include "conformance/cipher_batch.hpp"
 #include "conformance/devices.hpp"
-#include "cpu_deferred.hpp"
 #include "opkit/buffer.hpp"
 #include "opkit/ops/cipher.hpp"
 #include "ops/cipher/stage_sizes.hpp"
@@ -285,29 +284,6 @@ TEST_P(CipherStagedInputs, ForgedGcmMessagesOnBothSidesOfASliceBoundaryAreReport
 TEST_P(CipherStagedInputs, BatchesOverTheDefaultChunkMatchOpenSsl) {
   OPKIT_DEVICE_OR_SKIP(device, "device buffers");
   batches_over_the_default_chunk(device);
-}
-
-// The same on cpu-deferred, whose streams run their work when waited for or at random moments (as
-// a GPU's may): a kernel that did not wait for its chunk's copies, or a secret zeroed before the
-// kernels that read it, shows there on a machine without a GPU.
-opkit::Device deferred_device() {
-  opkit::test::register_cpu_deferred_backend();
-  return opkit::Device::parse("cpu-deferred");
-}
-TEST(CipherStagedInputsOnDeferredStreams, BatchesOverManyChunksMatchOpenSslForEveryCipherIvFormAndLayout) {
-  batches_over_many_chunks(deferred_device());
-}
-TEST(CipherStagedInputsOnDeferredStreams, ForgedMessagesOnBothSidesOfChunkBoundariesAreReportedByIndexAndZeroed) {
-  forged_messages_at_chunk_boundaries(deferred_device());
-}
-TEST(CipherStagedInputsOnDeferredStreams, QueuedCallsTakeTheirStreamedInputsAtOnceAndMatchOpenSsl) {
-  queued_calls_take_their_inputs(deferred_device());
-}
-TEST(CipherStagedInputsOnDeferredStreams, HostInputsStreamBesideDeviceInputs) {
-  host_inputs_beside_device_inputs(deferred_device());
-}
-TEST(CipherStagedInputsOnDeferredStreams, BatchesOverTheDefaultChunkMatchOpenSsl) {
-  batches_over_the_default_chunk(deferred_device());
 }
 
 }  // namespace

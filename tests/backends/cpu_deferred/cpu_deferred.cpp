@@ -152,7 +152,15 @@ class DeferredDevice final : public backend::Device {
   }
 
   void* allocate(std::size_t bytes) override { return inner_->allocate(bytes); }
-  void deallocate(void* ptr) noexcept override { inner_->deallocate(ptr); }
+  // Memory that is not stream-ordered (cuMemAlloc / cuMemFree): the free waits for the device's
+  // work first, as cuMemFree does.
+  void deallocate(void* ptr) noexcept override {
+    try {
+      synchronize();
+    } catch (...) {  // a faulted launch: nothing more of it runs
+    }
+    inner_->deallocate(ptr);
+  }
   // Stream-ordered memory (cuMemAllocAsync / cuMemFreeAsync): allocated at once, freed when the
   // stream reaches the free, not before the call returns.
   void* allocate_on(std::size_t bytes, backend::Stream&) override { return inner_->allocate(bytes); }

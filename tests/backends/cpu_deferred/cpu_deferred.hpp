@@ -9,10 +9,11 @@
 // many calls). A copy on a stream reads its source when it runs, pageable host memory too: CUDA
 // documents that the driver stages pageable memory before an asynchronous copy returns, but on an
 // H100 (driver 580) a call that freed its table right after queueing its copy sent other bytes
-// (src/ops/cipher/host_bytes_in_flight.hpp); a copy into
-// pageable host memory returns once its stream has reached it; stream-ordered memory is freed
-// when its stream reaches the free. Registered by the tests that use
-// it; it does not join the conformance suite's targets.
+// (src/ops/cipher/host_bytes_in_flight.hpp); a copy into pageable host memory returns once its
+// stream has reached it; stream-ordered memory is freed when its stream reaches the free, other
+// device memory after the device's work has run (as cuMemFree waits). It joins the conformance
+// suite's targets (tests/conformance/devices.cpp), so every operator's conformance cases also run
+// with a GPU's stream ordering on a machine without one.
 #pragma once
 
 namespace opkit::test {
