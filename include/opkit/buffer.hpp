@@ -43,6 +43,10 @@ class BufferView {
     return BufferView(device_, data_ + offset, count);
   }
 
+  // With a stream the copy is queued there and may read `host` when it runs, pageable memory too:
+  // CUDA documents that it stages pageable memory before the call returns, but a failure on an
+  // H100 matched a later read, so opkit does not rely on it. Keep `host` alive and unchanged until
+  // the stream has passed the copy (its synchronize, or an event recorded behind it).
   void copy_from(std::span<const Element> host, const Stream* stream = nullptr) const requires(!std::is_const_v<T>) {
     check_count(host.size(), "copy_from");
     device_.copy(data_, host.data(), host.size_bytes(), CopyKind::host_to_device, stream);

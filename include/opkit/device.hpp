@@ -109,7 +109,8 @@ class Device {
   // Page-locked ("pinned") host memory for this device's copies (PinnedBuffer owns it): a copy
   // from it on a stream runs by DMA while the host goes on, which a copy from pageable memory does
   // not. The CPU backend's is ordinary memory. Pinning is slow (the driver locks every page): keep
-  // such memory and reuse it.
+  // such memory and reuse it. A copy from pageable memory on a stream is not safe to reuse the
+  // memory after either: see BufferView::copy_from.
   void* allocate_pinned(std::size_t bytes) const;
   void deallocate_pinned(void* ptr) const noexcept;
   void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind, const Stream* stream = nullptr) const;
