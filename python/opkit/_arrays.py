@@ -349,7 +349,9 @@ def empty(shape, dtype=np.uint8, device=None) -> DeviceArray:
 
 def to_device(host, device=None, stream=None) -> DeviceArray:
     """A device copy of a host array (PyCUDA's gpuarray.to_gpu). With a stream, the copy is queued
-    on it and the DeviceArray is ordered on that stream."""
+    on it and the DeviceArray is ordered on that stream: the copy may read `host` when it runs, so
+    keep it unchanged until the stream has passed it (a contiguous copy that this call makes of a
+    strided `host` is kept alive by the DeviceArray)."""
     from ._devices import get_device
 
     array = np.ascontiguousarray(host)
@@ -359,4 +361,6 @@ def to_device(host, device=None, stream=None) -> DeviceArray:
     out._stream = s
     if array.nbytes:
         _opkit.copy(dev, out.ptr, array.ctypes.data, array.nbytes, "htod", s)
+        if s is not None and array is not host:
+            out._copied_from = array  # read by the queued copy, perhaps after this returns
     return out
