@@ -14,6 +14,8 @@ B=build/release
 T0=$SECONDS
 at() { echo "[$((SECONDS - T0)) s]"; }
 summary() { grep -E "^\[  (PASSED|FAILED)|ERROR SUMMARY|RACECHECK SUMMARY" "$1" | tr '\n' ' '; }
+# The LZ4 operator needs libxxhash-dev, absent on the GPU image: carry its .deb files in .deps/.
+if ! [ -e /usr/include/xxhash.h ] && ls .deps/*.deb >/dev/null 2>&1; then dpkg -i .deps/*.deb >/dev/null 2>&1; fi
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 timeout 240 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && cmake --build --preset release -j $(nproc) \
   --target opkit_conformance_tests opkit_gpu_tests opkit_cipher_bench" >"$L/build.txt" 2>&1
