@@ -98,7 +98,7 @@ void setup_bulk(const AesKernels& k, Scratch& scratch, std::span<const std::uint
   // copy for a GCM IV too long for a kernel parameter.
   std::vector<std::uint8_t> key_iv(key.begin(), key.end());
   key_iv.insert(key_iv.end(), iv.begin(), iv.end());
-  scratch.secrets.upload_owned(key_iv);
+  scratch.secrets.upload(key_iv);
   OPENSSL_cleanse(key_iv.data(), key_iv.size());
   const std::uint8_t* base = scratch.secrets.data();
   k.setup.launch({.grid = 1, .block = 1, .stream = stream}, scratch.states(), base,

@@ -111,14 +111,9 @@ void BatchInputs::place(const CipherBatch& batch, const BatchInputNeeds& needs, 
     aad_offsets_ = reinterpret_cast<const std::uint64_t*>(streamed_aad_offsets_);
     return;
   }
-  // A call that returns before its work has run must not leave the caller's offsets to be read
-  // later (pinned memory is read by DMA when the copy runs): it uploads a copy of its own.
-  if (needs.call_waits) {
-    aad_offsets_scratch_.emplace(upload_scratch(device_, batch.aad_offsets, stream));
-  } else {
-    const std::vector<std::uint64_t> own(batch.aad_offsets.begin(), batch.aad_offsets.end());
-    aad_offsets_scratch_.emplace(upload_scratch(device_, std::span<const std::uint64_t>(own), stream));
-  }
+  // upload_scratch copies the caller's offsets before it returns (a call may return before its
+  // work has run) and keeps that copy until the stream has passed it.
+  aad_offsets_scratch_.emplace(upload_scratch(device_, batch.aad_offsets, stream));
   aad_offsets_ = aad_offsets_scratch_->data();
 }
 

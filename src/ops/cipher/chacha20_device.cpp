@@ -111,8 +111,8 @@ void chacha20_device_bulk(const Device& device, bool aead, bool decrypt, Bytes k
                           const Stream* stream, const KernelVariant& variant) {
   Params params = params_for(key.data(), iv);
   DeviceSecret secret(device, sizeof(Params) + poly1305_key_bytes, stream);
-  secret.upload_owned(std::span(reinterpret_cast<const std::uint8_t*>(&params), sizeof params));
-  OPENSSL_cleanse(&params, sizeof params);  // read by the driver already (pageable memory)
+  secret.upload(std::span(reinterpret_cast<const std::uint8_t*>(&params), sizeof params));
+  OPENSSL_cleanse(&params, sizeof params);  // upload has taken a copy of its own
   const CipherProgram program{.source = CipherProgram::Source::chacha20_bulk,
                               .aligned = aligned16(in) && aligned16(out),
                               .decrypt = aead && decrypt};

@@ -108,8 +108,6 @@ class DeviceSecret {
     if (from.empty()) return;
     buffer_.view().subview(at, from.size()).copy_from(from, stream_);
   }
-  // upload() of host bytes that the call itself owns and wipes once this returns.
-  void upload_owned(std::span<const std::uint8_t> owned, std::size_t at = 0) { upload(owned, at); }
 
  private:
   void store_by_parameter(std::span<const std::uint8_t> host, std::size_t at) {
