@@ -24,6 +24,8 @@
 //   --aes-batch-io staged,direct  the AES batch rows once per batch CTR IO (aes_batch_io.hpp:
 //                staged, aes_ctr_batch through shared memory; direct, aes_ctr), each shape
 //                marked "-staged" / "-direct"; without it, the default IO (OPKIT_AES_BATCH_IO)
+//   --aes-slices 262144,1048576  the AES batch rows once per slice size (messages a slice:
+//                aes_batch_io.hpp; slices alternate between two streams), marked "-slice<N>"
 //   --poly1305-chains 1,16  only ChaCha20-Poly1305 encrypt and decrypt, once per
 //                POLY1305_CHAINS variant of chacha20_bulk.cu
 //   --cubins DIR only write the kernels' sm_90 cubins there for tools/sass_count.py (aes.cu;
@@ -395,6 +397,7 @@ int run(int argc, char** argv) {
   std::vector<int> chains;     // --poly1305-chains 1,16: only the ChaCha20-Poly1305 rows of those variants
   std::vector<ops::Cipher> ciphers(ops::all_ciphers().begin(), ops::all_ciphers().end());  // --ciphers A,B
   std::vector<ops::aes::BatchIo> aes_ios;  // --aes-batch-io staged,direct: AES batch rows once per IO
+  std::vector<int> aes_slices;             // --aes-slices N,M: AES batch rows once per slice size
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--device") {
@@ -445,6 +448,10 @@ int run(int argc, char** argv) {
       }
       continue;
     }
+    if (a == "--aes-slices") {
+      aes_slices = int_list(argv[i + 1]);
+      continue;
+    }
     if (a == "--chacha20-schedules") {
       schedules = int_list(argv[i + 1]);
       continue;
@@ -482,14 +489,22 @@ int run(int argc, char** argv) {
   for (std::size_t length : {small, packet}) {
     for (ops::Cipher cipher : ciphers) {
       const bool aes = ops::cipher_traits(cipher).name.substr(0, 3) == "aes";
-      if (!aes || aes_ios.empty()) {
+      if (!aes || (aes_ios.empty() && aes_slices.empty())) {
         bench.batch(cipher, batch, length);
         continue;
       }
-      for (ops::aes::BatchIo io : aes_ios) {
-        ops::aes::set_batch_io(io);
-        bench.batch(cipher, batch, length, io == ops::aes::BatchIo::staged ? "-staged" : "-direct");
+      const std::vector<ops::aes::BatchIo> ios = aes_ios.empty() ? std::vector{ops::aes::batch_io()} : aes_ios;
+      const std::vector<int> slices = aes_slices.empty() ? std::vector{0} : aes_slices;
+      for (ops::aes::BatchIo io : ios) {
+        for (int slice : slices) {
+          ops::aes::set_batch_io(io);
+          ops::aes::set_batch_slice_messages(static_cast<std::size_t>(slice));
+          std::string suffix = aes_ios.empty() ? "" : io == ops::aes::BatchIo::staged ? "-staged" : "-direct";
+          if (slice != 0) suffix += "-slice" + std::to_string(slice);
+          bench.batch(cipher, batch, length, suffix);
+        }
       }
+      ops::aes::set_batch_slice_messages(0);
     }
   }
   return bench.all_ok ? 0 : 1;

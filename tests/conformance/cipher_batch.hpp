@@ -15,9 +15,25 @@
 #include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
 #include "opkit/ops/cipher.hpp"
+#include "ops/cipher/aes_batch_io.hpp"
 #include "unit/cipher_test_support.hpp"
 
 namespace cipher_test {
+
+// AES batches in slices of `messages` while it lives (2^18 by default), so that small batches run
+// many slices, alternating between the call's stream and a side stream.
+class SmallAesSlices {
+ public:
+  explicit SmallAesSlices(std::size_t messages) : saved_(opkit::ops::aes::batch_slice_messages()) {
+    opkit::ops::aes::set_batch_slice_messages(messages);
+  }
+  ~SmallAesSlices() { opkit::ops::aes::set_batch_slice_messages(saved_); }
+  SmallAesSlices(const SmallAesSlices&) = delete;
+  SmallAesSlices& operator=(const SmallAesSlices&) = delete;
+
+ private:
+  std::size_t saved_;
+};
 
 inline bool aead(opkit::ops::Cipher c) {
   return opkit::ops::cipher_traits(c).aead;

@@ -261,6 +261,8 @@ TEST_P(CipherDeviceKeys, DeviceTagsOpenOnTheStreamThatSealedThem) {
   OPKIT_DEVICE_OR_SKIP(device, "device memory for tags");
   opkit::Stream stream = device.create_stream();
   for (const auto& [cipher, tag_bytes] : aead_tag_forms) {
+    // AES in slices of a few messages, on the call's stream and a side stream that joins it.
+    const SmallAesSlices slices(1 + random_below(4));
     const Batch b = random_batch(cipher, {.variable = true, .aad = true});
     const DeviceInputs inputs(device, b);
     const OnDevice plain(device, b.data);

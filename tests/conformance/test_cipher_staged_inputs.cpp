@@ -281,6 +281,19 @@ TEST_P(CipherStagedInputs, ForgedGcmMessagesOnBothSidesOfASliceBoundaryAreReport
   OPKIT_DEVICE_OR_SKIP(device, "device buffers");
   forged_gcm_messages_in_two_slices(device);
 }
+// AES batches in slices of 1 to 5 messages, which alternate between the call's stream and a side
+// stream that joins it at the end (aes_device.cpp, SliceLanes): the round trips, the forged
+// messages, the calls queued back to back and the device inputs written on the call's stream
+// above, with every slice's keys streamed in chunks of their own. On cpu-deferred a slice that ran before its inputs
+// arrived, or a call whose side stream its caller's stream did not wait for, shows.
+TEST_P(CipherStagedInputs, AesBatchesInSlicesOnTwoStreamsMatchOpenSsl) {
+  OPKIT_DEVICE_OR_SKIP(device, "device buffers");
+  const SmallAesSlices slices(1 + random_below(5));
+  ASSERT_NO_FATAL_FAILURE(batches_over_many_chunks(device));
+  ASSERT_NO_FATAL_FAILURE(forged_messages_at_chunk_boundaries(device));
+  ASSERT_NO_FATAL_FAILURE(queued_calls_take_their_inputs(device));
+  host_inputs_beside_device_inputs(device);
+}
 TEST_P(CipherStagedInputs, BatchesOverTheDefaultChunkMatchOpenSsl) {
   OPKIT_DEVICE_OR_SKIP(device, "device buffers");
   batches_over_the_default_chunk(device);

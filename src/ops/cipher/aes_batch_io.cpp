@@ -1,4 +1,4 @@
-// The batch AES-CTR IO switch (aes_batch_io.hpp).
+// The batch AES-CTR IO switch and slice size (aes_batch_io.hpp).
 #include "aes_batch_io.hpp"
 
 #include <atomic>
@@ -17,6 +17,11 @@ std::atomic<BatchIo>& choice() {
   return io;
 }
 
+// 2^18 messages: ~4 waves of the GHASH kernel (one thread a message) and ~8 of the setup kernel,
+// launches that fill the GPU; 82 MB of scratch state a slice (312 bytes a message).
+constexpr std::size_t default_slice_messages = std::size_t{1} << 18;
+std::atomic<std::size_t> slice_messages{default_slice_messages};
+
 // The number of a CUDA arch name ("sm_90" -> 90), 0 if it is none.
 int sm_number(const std::string& arch) {
   if (arch.rfind("sm_", 0) != 0) return 0;
@@ -33,6 +38,14 @@ BatchIo batch_io() noexcept {
 
 void set_batch_io(BatchIo io) noexcept {
   choice().store(io, std::memory_order_relaxed);
+}
+
+std::size_t batch_slice_messages() noexcept {
+  return slice_messages.load(std::memory_order_relaxed);
+}
+
+void set_batch_slice_messages(std::size_t messages) noexcept {
+  slice_messages.store(messages == 0 ? default_slice_messages : messages, std::memory_order_relaxed);
 }
 
 bool staged_batch_io(const Device& device) {

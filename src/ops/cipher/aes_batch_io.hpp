@@ -1,4 +1,4 @@
-// Which IO batch AES-CTR runs (the CTR pass of aes_ctr_xor_batch and of the GCM batches): the
+// How batch AES runs. Which IO batch AES-CTR runs (the CTR pass of aes_ctr_xor_batch and of the GCM batches): the
 // staged kernel (aes_ctr_batch: a block's bytes fetched into shared memory while its keystream
 // is computed, then moved by consecutive threads on consecutive 16-byte chunks) or the direct one
 // (aes_ctr at stride 1: each thread loads and stores its own 512 bytes), kept for A/B
@@ -15,6 +15,12 @@ enum class BatchIo { staged, direct };
 // environment variable OPKIT_AES_BATCH_IO said "direct" (read at the first call of either).
 BatchIo batch_io() noexcept;
 void set_batch_io(BatchIo io) noexcept;
+
+// Messages a slice of a batch call holds (each slice has its setup and keystream launches, and
+// slices alternate between the call's stream and a side stream): 2^18 unless set; 0 restores that.
+// Tests set a few, so that small batches run many slices on both streams.
+std::size_t batch_slice_messages() noexcept;
+void set_batch_slice_messages(std::size_t messages) noexcept;
 
 // Whether batch CTR on `device` runs the staged kernel: the choice above, where the device can
 // (the CPU backend, and CUDA GPUs from sm_80: cp.async, and more than 64 KiB of shared memory a

@@ -103,7 +103,9 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
   // (CTR, or GCM into device tags, on a stream) stages them.
   const bool call_waits = stream == nullptr || (gcm && !(encrypt && tags_out.on_device));
   BatchInputs inputs(device, batch, {.word_bytes = 1, .aad = gcm, .call_waits = call_waits}, stream);
-  const aes::SliceInputs ready = [&inputs](std::size_t first, std::size_t n) { inputs.require(first, n); };
+  const aes::SliceInputs ready = [&inputs](std::size_t first, std::size_t n, const Stream& on) {
+    inputs.require(first, n, on);
+  };
   const auto keys = inputs.keys(), ivs = inputs.ivs();
   // The bounds this call computed (not the caller's offsets: a CTR batch returns before the GPU
   // reads them).

@@ -7,6 +7,7 @@
 #include <openssl/crypto.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "kernels/aes_state.cuh"
 #include "opkit/error.hpp"
 #include "opkit/kernel.hpp"
+#include "side_stream.hpp"
 
 namespace opkit::ops::aes {
 namespace {
@@ -26,10 +28,6 @@ constexpr const char* stage = "aes";
 constexpr std::uint32_t threads_per_block = 128;
 static_assert(threads_per_block == AES_BATCH_THREADS, "aes_ctr_batch sizes its shared memory for these blocks");
 static_assert(threads_per_block == AES_SETUP_BATCH_THREADS, "aes_setup_batch stages this many states");
-// Batches run in slices of this many messages, which bounds the scratch state (312 bytes each:
-// 82 MB a slice). 2^18 messages are ~4 waves of the GHASH kernel (one thread a message) and ~8 of
-// the setup kernel: launches that fill the GPU, and 4 slices (16 launches) for 10^6 messages.
-constexpr std::size_t batch_slice = std::size_t{1} << 18;
 // Bulk GHASH: blocks per chunk, sized so that about 2^18 threads share a large message.
 constexpr std::uint64_t min_ghash_chunk = 32;
 constexpr std::uint64_t ghash_threads = std::uint64_t{1} << 18;
@@ -205,27 +203,27 @@ struct BatchCall {
     return layout.offsets ? bounds[i + 1] - bounds[i] : layout.fixed_bytes;
   }
 
-  void setup(Scratch& scratch, std::size_t first, std::size_t n, Mode mode) const {
+  void setup(Scratch& scratch, std::size_t first, std::size_t n, Mode mode, const Stream* on) const {
     const bool lanes = mode == Mode::gcm && iv_bytes == 12;
     const auto grid = grid_for(n);
     const std::uint8_t* key_bytes_at = keys.data() + first * key_bytes;
     const std::uint8_t* ivs_at = ivs.data() + first * iv_bytes;
     if (mode == Mode::ctr || lanes)  // key schedules and counters only: the light kernel
-      k.setup_batch.launch({.grid = grid, .block = threads_per_block, .stream = stream}, scratch.states(), key_bytes_at,
+      k.setup_batch.launch({.grid = grid, .block = threads_per_block, .stream = on}, scratch.states(), key_bytes_at,
                            static_cast<std::uint32_t>(key_bytes), ivs_at, static_cast<std::uint32_t>(iv_bytes),
                            static_cast<std::uint32_t>(lanes ? Mode::gcm_lanes : mode),
                            static_cast<unsigned long long>(n));
     else
-      k.setup.launch({.grid = grid, .block = threads_per_block, .stream = stream}, scratch.states(), key_bytes_at,
+      k.setup.launch({.grid = grid, .block = threads_per_block, .stream = on}, scratch.states(), key_bytes_at,
                      static_cast<std::uint32_t>(key_bytes), ivs_at, static_cast<std::uint32_t>(iv_bytes),
                      static_cast<std::uint32_t>(mode), static_cast<unsigned long long>(n), 0ull,
                      static_cast<std::uint32_t*>(nullptr), static_cast<AesGf128*>(nullptr));
     if (lanes)
-      k.setup_blocks.launch({.grid = grid_for((n + 15) / 16), .block = threads_per_block, .stream = stream},
+      k.setup_blocks.launch({.grid = grid_for((n + 15) / 16), .block = threads_per_block, .stream = on},
                             scratch.states(), static_cast<unsigned long long>(n));
   }
 
-  void ctr(Scratch& scratch, std::size_t first, std::size_t n, const std::uint8_t* verdicts) const {
+  void ctr(Scratch& scratch, std::size_t first, std::size_t n, const std::uint8_t* verdicts, const Stream* on) const {
     // Units of 32 blocks: a fixed count per message, or a prefix table for variable lengths.
     std::optional<DeviceBuffer<std::uint64_t>> unit_table;
     std::uint64_t per_message = 0, total = 0;
@@ -233,7 +231,7 @@ struct BatchCall {
       std::vector<std::uint64_t> starts(n + 1, 0);
       for (std::size_t i = 0; i < n; ++i) starts[i + 1] = starts[i] + (blocks_of(message_bytes(first + i)) + 31) / 32;
       total = starts[n];
-      unit_table.emplace(detail::upload_scratch<std::uint64_t>(device, starts, stream));
+      unit_table.emplace(detail::upload_scratch<std::uint64_t>(device, starts, on));
     } else {
       per_message = std::max<std::uint64_t>(1, (blocks_of(layout.fixed_bytes) + 31) / 32);
       total = per_message * n;
@@ -242,17 +240,14 @@ struct BatchCall {
     const std::uint64_t shift = data_shift(first);
     const auto* starts = unit_table ? reinterpret_cast<const unsigned long long*>(unit_table->data()) : nullptr;
     if (staged_batch_io(device)) {
-      k.ctr_batch.launch({.grid = grid_for(total),
-                          .block = threads_per_block,
-                          .shared_bytes = AES_BATCH_STAGE_BYTES,
-                          .stream = stream},
-                         scratch.states(), in.data() + shift, out.data() + shift, offsets(first),
-                         static_cast<unsigned long long>(layout.fixed_bytes), static_cast<unsigned long long>(n),
-                         static_cast<unsigned long long>(per_message), starts, static_cast<unsigned long long>(total),
-                         verdicts);
+      k.ctr_batch.launch(
+          {.grid = grid_for(total), .block = threads_per_block, .shared_bytes = AES_BATCH_STAGE_BYTES, .stream = on},
+          scratch.states(), in.data() + shift, out.data() + shift, offsets(first),
+          static_cast<unsigned long long>(layout.fixed_bytes), static_cast<unsigned long long>(n),
+          static_cast<unsigned long long>(per_message), starts, static_cast<unsigned long long>(total), verdicts);
       return;
     }
-    k.ctr.launch({.grid = grid_for(total), .block = threads_per_block, .stream = stream}, scratch.states(),
+    k.ctr.launch({.grid = grid_for(total), .block = threads_per_block, .stream = on}, scratch.states(),
                  in.data() + shift, out.data() + shift, offsets(first),
                  static_cast<unsigned long long>(layout.fixed_bytes), static_cast<unsigned long long>(n),
                  static_cast<unsigned long long>(per_message), starts, static_cast<unsigned long long>(total), 1u,
@@ -296,21 +291,60 @@ void check_gcm_batch(const BatchCall& call, const BatchLayout& aad_layout, std::
 void gcm_batch_tags(const BatchCall& call, Scratch& scratch, std::size_t first, std::size_t n,
                     BufferView<const std::uint8_t> aad, const BatchLayout& aad_layout,
                     BufferView<const std::uint8_t> data, std::size_t tag_bytes, std::uint8_t* tags_out,
-                    const std::uint8_t* tags_expected, detail::BatchVerdicts* verdicts) {
+                    const std::uint8_t* tags_expected, detail::BatchVerdicts* verdicts, const Stream* on) {
   const auto* aad_offsets =
       aad_layout.offsets ? reinterpret_cast<const unsigned long long*>(aad_layout.offsets->data()) + first : nullptr;
   const std::uint64_t aad_shift = aad_layout.offsets ? 0 : first * aad_layout.fixed_bytes;
   const std::uint64_t shift = call.data_shift(first);
-  call.k.ghash.launch({.grid = grid_for(n), .block = threads_per_block, .stream = call.stream}, scratch.states(),
+  call.k.ghash.launch({.grid = grid_for(n), .block = threads_per_block, .stream = on}, scratch.states(),
                       aad.data() + aad_shift, aad_offsets, static_cast<unsigned long long>(aad_layout.fixed_bytes),
                       data.data() + shift, call.offsets(first),
                       static_cast<unsigned long long>(call.layout.fixed_bytes), static_cast<unsigned long long>(n),
                       1ull, 0ull, static_cast<const AesGf128*>(nullptr));
-  call.k.tag.launch({.grid = grid_for(n), .block = threads_per_block, .stream = call.stream}, scratch.states(),
+  call.k.tag.launch({.grid = grid_for(n), .block = threads_per_block, .stream = on}, scratch.states(),
                     static_cast<unsigned long long>(n), static_cast<std::uint32_t>(tag_bytes),
                     tags_out ? tags_out + first * tag_bytes : nullptr,
                     tags_expected ? tags_expected + first * tag_bytes : nullptr,
                     verdicts ? verdicts->verdicts() + first : nullptr, verdicts ? verdicts->failures() : nullptr);
+}
+
+// A batch's slices alternate between two lanes, the call's stream and a side stream forked from it
+// (side_stream.hpp), each with scratch of its own: one slice's kernels alone leave SMs idle at
+// their ends (the setup kernel before the keystream, the keystream kernel's last wave), and the
+// other lane's slice fills them. The slices write disjoint messages, so nothing orders them but
+// their lane's scratch. The side stream joins the call's stream when the loop ends, behind its
+// scratch's wipe. One slice: no side stream.
+class SliceLanes {
+ public:
+  SliceLanes(const Device& device, const Stream* stream, std::size_t slices) : stream_(stream) {
+    if (slices > 1) side_.emplace(device, stream);
+  }
+
+  // The stream of slice k's lane.
+  const Stream* lane(std::size_t k) const { return k % 2 == 1 ? &side_->stream() : stream_; }
+
+ private:
+  const Stream* stream_;
+  std::optional<detail::SideStream> side_;
+};
+
+// Runs slice(scratch, first, n, on) for each slice of the call's batch (batch_slice_messages() at
+// most, which bounds the scratch state: 312 bytes a message, two slices' worth), after
+// ready(first, n, on) where given, on the slices' lanes (SliceLanes).
+template <class Slice>
+void for_each_slice(const BatchCall& call, const SliceInputs& ready, Slice&& slice) {
+  const std::size_t batch_slice = batch_slice_messages();
+  const std::size_t count = call.layout.count, per_slice = std::min(batch_slice, count);
+  const std::size_t slices = (count + batch_slice - 1) / batch_slice;
+  const SliceLanes lanes(call.device, call.stream, slices);  // joins after the scratch below is wiped
+  std::optional<Scratch> scratch[2];
+  for (std::size_t k = 0; k < slices; ++k) {
+    const std::size_t first = k * batch_slice, n = std::min(batch_slice, count - first);
+    const Stream* on = lanes.lane(k);
+    if (!scratch[k % 2]) scratch[k % 2].emplace(call.device, per_slice, 0, on);
+    if (ready) ready(first, n, detail::call_stream(call.device, on));
+    slice(*scratch[k % 2], first, n, on);
+  }
 }
 
 }  // namespace
@@ -390,13 +424,10 @@ void aes_ctr_xor_batch(const Device& device, std::size_t key_bytes, BufferView<c
                        in,
                        out,
                        stream};
-  Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
-  for (std::size_t first = 0; first < layout.count; first += batch_slice) {
-    const std::size_t n = std::min(batch_slice, layout.count - first);
-    if (ready) ready(first, n);
-    call.setup(scratch, first, n, Mode::ctr);
-    call.ctr(scratch, first, n, nullptr);
-  }
+  for_each_slice(call, ready, [&](Scratch& scratch, std::size_t first, std::size_t n, const Stream* on) {
+    call.setup(scratch, first, n, Mode::ctr, on);
+    call.ctr(scratch, first, n, nullptr, on);
+  });
 }
 
 void aes_gcm_seal_batch(const Device& device, std::size_t key_bytes, BufferView<const std::uint8_t> keys,
@@ -420,14 +451,11 @@ void aes_gcm_seal_batch(const Device& device, std::size_t key_bytes, BufferView<
                        stream};
   check_gcm_batch(call, aad_layout, iv_bytes, tag_bytes, tags.size());
   (void)layout_bounds(aad_layout, aad.size(), "the AAD layout", device, stream);
-  Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
-  for (std::size_t first = 0; first < layout.count; first += batch_slice) {
-    const std::size_t n = std::min(batch_slice, layout.count - first);
-    if (ready) ready(first, n);
-    call.setup(scratch, first, n, Mode::gcm);
-    call.ctr(scratch, first, n, nullptr);
-    gcm_batch_tags(call, scratch, first, n, aad, aad_layout, out, tag_bytes, tags.data(), nullptr, nullptr);
-  }
+  for_each_slice(call, ready, [&](Scratch& scratch, std::size_t first, std::size_t n, const Stream* on) {
+    call.setup(scratch, first, n, Mode::gcm, on);
+    call.ctr(scratch, first, n, nullptr, on);
+    gcm_batch_tags(call, scratch, first, n, aad, aad_layout, out, tag_bytes, tags.data(), nullptr, nullptr, on);
+  });
 }
 
 std::vector<std::size_t> aes_gcm_open_batch(const Device& device, std::size_t key_bytes,
@@ -454,20 +482,15 @@ std::vector<std::size_t> aes_gcm_open_batch(const Device& device, std::size_t ke
   check_gcm_batch(call, aad_layout, iv_bytes, tag_bytes, tags.size());
   (void)layout_bounds(aad_layout, aad.size(), "the AAD layout", device, stream);
   if (layout.count == 0) return {};
-  // One verdict byte per message and a failure count for the whole call: the slices run back to
-  // back, with one wait at the end (BatchVerdicts::failed).
+  // One verdict byte per message and a failure count for the whole call: the slices run without a
+  // wait between them, with one at the end (BatchVerdicts::failed), after the lanes have joined.
   detail::BatchVerdicts verdicts(device, layout.count, stream);
-  {
-    Scratch scratch(device, std::min(batch_slice, layout.count), 0, stream);
-    for (std::size_t first = 0; first < layout.count; first += batch_slice) {
-      const std::size_t n = std::min(batch_slice, layout.count - first);
-      if (ready) ready(first, n);
-      call.setup(scratch, first, n, Mode::gcm);
-      gcm_batch_tags(call, scratch, first, n, aad, aad_layout, in, tag_bytes, nullptr, tags.data(), &verdicts);
-      // Decrypt only behind a matching tag: the CTR kernel writes nothing where the verdict is 0.
-      call.ctr(scratch, first, n, verdicts.verdicts() + first);
-    }
-  }
+  for_each_slice(call, ready, [&](Scratch& scratch, std::size_t first, std::size_t n, const Stream* on) {
+    call.setup(scratch, first, n, Mode::gcm, on);
+    gcm_batch_tags(call, scratch, first, n, aad, aad_layout, in, tag_bytes, nullptr, tags.data(), &verdicts, on);
+    // Decrypt only behind a matching tag: the CTR kernel writes nothing where the verdict is 0.
+    call.ctr(scratch, first, n, verdicts.verdicts() + first, on);
+  });
   return verdicts.failed(stream);
 }
 

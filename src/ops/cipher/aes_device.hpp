@@ -78,10 +78,11 @@ struct BatchLayout {
 };
 
 // Called before the kernels of each slice of a batch (messages [first, first + count)) read their
-// keys, IVs and AAD: makes them ready on the stream. The public API's batch path streams host keys
-// in chunks this way (batch_inputs.hpp), so that a slice's upload overlaps the kernels of the
-// slices before it. Empty: they are ready.
-using SliceInputs = std::function<void(std::size_t first, std::size_t count)>;
+// keys, IVs and AAD: makes them ready on `on`, the stream the slice's kernels go to (the call's
+// stream or a side stream that joins it). The public API's batch path streams host keys in chunks
+// this way (batch_inputs.hpp), so that a slice's upload overlaps the kernels of the slices before
+// it. Empty: they are ready.
+using SliceInputs = std::function<void(std::size_t first, std::size_t count, const Stream& on)>;
 
 // Batch CTR: keys holds count * key_bytes bytes (message i's key at i * key_bytes), counter_blocks
 // count * 16 bytes; in and out share `layout` (in place allowed).

@@ -137,13 +137,11 @@ BatchInputs::~BatchInputs() {
   // ring_ then waits for its copies (done by now unless something failed) and wipes its slots.
 }
 
-void BatchInputs::require(std::size_t first, std::size_t count) {
+void BatchInputs::require(std::size_t first, std::size_t count, const Stream& on) {
   if (!ring_) return;
   const std::size_t end = std::min(first + count, count_);
   while (uploaded_ < end) upload_next_chunk();
-  if (waited_ >= end) return;
-  call_stream(device_, stream_).wait(ring_->mark());
-  waited_ = uploaded_;
+  on.wait(ring_->mark());
 }
 
 void BatchInputs::finish_uploads() {

@@ -58,10 +58,11 @@ class BatchInputs {
   // The messages a launch should take at most, for the upload of the next ones to overlap it:
   // the chunk size when the inputs are streamed, else the whole batch.
   std::size_t chunk_messages() const noexcept { return chunk_; }
-  // Makes the inputs of messages [first, first + count) readable by work queued on the call's
-  // stream from now on: uploads the chunks up to them not yet uploaded and has the call's stream
-  // wait for their copies. Nothing to do unless the inputs are streamed.
-  void require(std::size_t first, std::size_t count);
+  // Makes the inputs of messages [first, first + count) readable by work queued on `on` (the
+  // call's stream, or one that joins it before the call's work ends) from now on: uploads the
+  // chunks up to them not yet uploaded and has `on` wait for their copies. Nothing to do unless
+  // the inputs are streamed.
+  void require(std::size_t first, std::size_t count, const Stream& on);
   // Waits for the uploads and wipes their pinned staging; for when the last kernels are queued.
   void finish_uploads();
 
@@ -97,7 +98,6 @@ class BatchInputs {
   std::span<const std::uint64_t> host_aad_offsets_;  // streamed to streamed_aad_offsets_ (= aad_offsets_)
   std::uint8_t* streamed_aad_offsets_ = nullptr;
   std::size_t uploaded_ = 0;  // messages whose inputs are queued for upload
-  std::size_t waited_ = 0;    // messages whose uploads the call's stream waits for
 };
 
 }  // namespace opkit::ops::detail

@@ -225,7 +225,7 @@ std::vector<std::size_t> chacha20_device_batch(const Device& device, bool aead, 
   // first; data with offsets from the offsets of message first (they are absolute), as is AAD.
   for (std::size_t first = 0; first < batch.count; first += inputs.chunk_messages()) {
     const std::size_t n = std::min(inputs.chunk_messages(), batch.count - first);
-    inputs.require(first, n);
+    inputs.require(first, n, call_stream(device, stream));
     const std::uint64_t shift = fixed ? first * bounds.fixed_bytes() : 0;
     kernel.launch({.grid = static_cast<std::uint32_t>((n + per_block - 1) / per_block),
                    .block = block_threads,

@@ -35,10 +35,14 @@ class DeferredStream final : public backend::Stream, public std::enable_shared_f
   void* native_handle() override { return this; }
   void wait(backend::Event& event) override;
 
-  // Queues `op`, and at random runs what is queued now, as a GPU may start work at once or later.
+  // Queues `op`. The stream runs in phases drawn at random when it is made and each time its work
+  // has run: eager (each op runs as it is queued, as on an idle GPU) or lazy (nothing runs until
+  // something waits for it, as behind a long kernel). So a missing wait between two streams shows
+  // whichever way round it is: work that ran ahead of what it should have waited for (an eager
+  // stream beside a lazy one), or work read before it ran (a lazy one).
   void queue(std::function<void()> op) {
     ops_.push_back(std::move(op));
-    if (coin_(engine_) == 0) synchronize();
+    if (eager_) synchronize();
   }
   std::size_t queued() const { return ops_.size(); }
   // Runs the work queued before position `end`. An op counts as started before it runs, so that
@@ -48,6 +52,7 @@ class DeferredStream final : public backend::Stream, public std::enable_shared_f
       std::function<void()> op = std::exchange(ops_[next_++], nullptr);
       op();
     }
+    eager_ = coin_(engine_) == 0;
   }
 
  private:
@@ -55,6 +60,7 @@ class DeferredStream final : public backend::Stream, public std::enable_shared_f
   std::size_t next_ = 0;
   std::mt19937 engine_{std::random_device{}()};
   std::uniform_int_distribution<int> coin_{0, 1};
+  bool eager_ = coin_(engine_) == 0;
 };
 
 DeferredStream& deferred(backend::Stream& stream) {

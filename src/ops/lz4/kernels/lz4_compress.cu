@@ -156,7 +156,8 @@ __device__ void lz4k_copy_out(unsigned char* dst, const Lz4Source& src, unsigned
                      __funnelshift_r(w[u][3], w[u][4], shift));
     }
   }
-  for (unsigned int j = head + 16u * chunks + threadIdx.x; j < count; j += blockDim.x) dst[j] = (unsigned char)src.byte(from + j);
+  for (unsigned int j = head + 16u * chunks + threadIdx.x; j < count; j += blockDim.x)
+    dst[j] = (unsigned char)src.byte(from + j);
 }
 
 // The table's storage: 32-bit words, or 16-bit entries (entry h in half h & 1 of word h / 2: the
@@ -412,7 +413,7 @@ __device__ unsigned int lz4k_extend_match(const Lz4Source& src, unsigned int& st
     }
     if (backward == LZ4K_NONE) {
       unsigned int length = behind;  // equal bytes before start found by this thread, or none
-      if (at + 4u <= behind) {  // bytes start - at - 4 .. start - at - 1: the word's high byte is the nearest
+      if (at + 4u <= behind) {       // bytes start - at - 4 .. start - at - 1: the word's high byte is the nearest
         const unsigned int diff = src.read32(start - at - 4u) ^ src.read32(match - at - 4u);
         length = diff != 0u ? at + ((unsigned int)__clz((int)diff) >> 3) : LZ4K_NONE;
       } else if (at < behind) {
