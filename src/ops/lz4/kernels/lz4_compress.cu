@@ -80,9 +80,7 @@
 // 64-bit add per read, not a pointer rounded down each time). Reads up to 7 bytes from i's aligned
 // word: every caller has 8 bytes from i inside the block (positions stop 12 bytes before its end),
 // and an aligned word holding a byte of the block lies in the block's allocation. The funnel shift
-// takes its shift modulo 32, so q * 8 needs no mask. Every read is a read-only load (__ldg): the
-// kernel never writes its input, and such loads may move above the output's stores, where plain
-// ones must wait behind every store to memory that might be the same.
+// takes its shift modulo 32, so q * 8 needs no mask.
 struct Lz4Source {
   const unsigned char* bytes;
   const unsigned int* words;  // the aligned word holding bytes[0]
@@ -96,10 +94,8 @@ struct Lz4Source {
   __device__ unsigned int read32(unsigned int i) const {
     const unsigned int q = i + misalign;
     const unsigned int* word = words + (q >> 2);
-    return __funnelshift_r(__ldg(word), __ldg(word + 1), q * 8u);
+    return __funnelshift_r(word[0], word[1], q * 8u);
   }
-  __device__ unsigned int byte(unsigned int i) const { return __ldg(bytes + i); }
-  __device__ unsigned int word(unsigned int k) const { return __ldg(words + k); }
   __device__ unsigned long long read64(unsigned int i) const {
     return (unsigned long long)read32(i) | ((unsigned long long)read32(i + 4u) << 32);
   }
@@ -126,12 +122,12 @@ template <unsigned int Unroll>
 __device__ void lz4k_copy_out(unsigned char* dst, const Lz4Source& src, unsigned int from, unsigned int count) {
   const unsigned int to_boundary = (0u - (unsigned int)(unsigned long long)dst) & 15u;
   const unsigned int head = count < to_boundary ? count : to_boundary;
-  for (unsigned int j = threadIdx.x; j < head; j += blockDim.x) dst[j] = (unsigned char)src.byte(from + j);
+  for (unsigned int j = threadIdx.x; j < head; j += blockDim.x) dst[j] = src.bytes[from + j];
   const unsigned int chunks = (count - head) / 16u;
   const unsigned int q = from + head + src.misalign;  // chunk 0's first byte, from src.words
   const unsigned int shift = q * 8u;                  // modulo 32: q's place in its word
   const bool straddles = (q & 3u) != 0u;
-  const unsigned int first_word = q >> 2;
+  const unsigned int* words = src.words + (q >> 2);
   unsigned char* aligned = dst + head;
   for (unsigned int c0 = threadIdx.x; c0 < chunks; c0 += Unroll * blockDim.x) {
     unsigned int w[Unroll][5];
@@ -139,12 +135,12 @@ __device__ void lz4k_copy_out(unsigned char* dst, const Lz4Source& src, unsigned
     for (unsigned int u = 0; u < Unroll; ++u) {
       const unsigned int c = c0 + u * blockDim.x;
       if (c < chunks) {
-        const unsigned int at = first_word + 4u * c;
-        w[u][0] = src.word(at);
-        w[u][1] = src.word(at + 1u);
-        w[u][2] = src.word(at + 2u);
-        w[u][3] = src.word(at + 3u);
-        w[u][4] = straddles ? src.word(at + 4u) : 0u;
+        const unsigned int* at = words + 4u * c;
+        w[u][0] = at[0];
+        w[u][1] = at[1];
+        w[u][2] = at[2];
+        w[u][3] = at[3];
+        w[u][4] = straddles ? at[4] : 0u;
       }
     }
 #pragma unroll
@@ -156,8 +152,7 @@ __device__ void lz4k_copy_out(unsigned char* dst, const Lz4Source& src, unsigned
                      __funnelshift_r(w[u][3], w[u][4], shift));
     }
   }
-  for (unsigned int j = head + 16u * chunks + threadIdx.x; j < count; j += blockDim.x)
-    dst[j] = (unsigned char)src.byte(from + j);
+  for (unsigned int j = head + 16u * chunks + threadIdx.x; j < count; j += blockDim.x) dst[j] = src.bytes[from + j];
 }
 
 // The table's storage: 32-bit words, or 16-bit entries (entry h in half h & 1 of word h / 2: the
@@ -357,7 +352,7 @@ __device__ unsigned int lz4k_put_literals(const Lz4Source& src, unsigned int anc
   // flight per thread: at two, sm_90's register allocator rematerialises the search round's loop
   // invariants inside the round (43 instructions become 50).
   if (count <= LZ4K_COMPRESS_THREADS) {
-    for (unsigned int j = threadIdx.x; j < count; j += blockDim.x) dst[op + j] = (unsigned char)src.byte(anchor + j);
+    for (unsigned int j = threadIdx.x; j < count; j += blockDim.x) dst[op + j] = src.bytes[anchor + j];
   } else {
     lz4k_copy_out<1>(dst + op, src, anchor, count);
   }
@@ -376,56 +371,31 @@ __device__ unsigned int lz4k_put_short_sequence(const Lz4Source& src, unsigned i
   const unsigned int token = ((count < 15u ? count : 15u) << 4) | (length < 15u ? length : 15u);
   for (unsigned int j = threadIdx.x; j < offset_at + 2u; j += blockDim.x) {
     const bool literal = j >= literals_at && j < offset_at;
-    const unsigned int from_src = literal ? src.byte(anchor + j - literals_at) : 0u;
+    const unsigned int from_src = literal ? src.bytes[anchor + j - literals_at] : 0u;
     const unsigned int offset_byte = j == offset_at ? offset & 0xFFu : offset >> 8;
     dst[op + j] = (unsigned char)(j == 0u ? token : j < literals_at ? count - 15u : literal ? from_src : offset_byte);
   }
   return op + offset_at + 2u;
 }
 
-// A match found at start (its 4 bytes equal those at match < start), extended both ways as liblz4
-// does (backward a byte at a time down to the anchor or the block's first byte, then forward up to
-// limit), here 4 bytes a thread a step in each direction at once: the backward step needs only
-// start and match, and the match length from the extended start is the backward extension plus the
-// forward one from start + 4 (the bytes between are equal), so the two no longer wait on each other
-// (a match's chain had a dependent pair of byte reads per backward step before the first forward
-// read). Forward: the lowest differing byte of a thread's XOR, as liblz4 counts; backward: the
-// highest. Sets start and match to the extended ones; returns the length past MINMATCH.
-__device__ unsigned int lz4k_extend_match(const Lz4Source& src, unsigned int& start, unsigned int& match,
-                                          unsigned int anchor, unsigned int limit, Lz4Lanes& lanes) {
-  const unsigned int a = start + LZ4K_MINMATCH, b = match + LZ4K_MINMATCH;
-  const unsigned int ahead = a < limit ? limit - a : 0u;
-  const unsigned int behind_anchor = start - anchor;
-  const unsigned int behind = behind_anchor < match ? behind_anchor : match;
-  unsigned int forward = LZ4K_NONE, backward = LZ4K_NONE;
-  for (unsigned int base = 0; forward == LZ4K_NONE || backward == LZ4K_NONE; base += 4u * blockDim.x) {
+// How many bytes from src[a] equal those from src[b] (b < a), stopping before src[limit]: 4 bytes
+// a thread a step (the lowest differing byte of a thread's XOR, as liblz4 counts).
+__device__ unsigned int lz4k_match_length(const Lz4Source& src, unsigned int a, unsigned int b, unsigned int limit,
+                                          Lz4Lanes& lanes) {
+  const unsigned int avail = a < limit ? limit - a : 0u;
+  for (unsigned int base = 0;; base += 4u * blockDim.x) {
     const unsigned int at = base + 4u * threadIdx.x;
-    if (forward == LZ4K_NONE) {
-      unsigned int length = ahead;  // this thread's first differing byte, ahead, or none in its 4 bytes
-      if (at + 4u <= ahead) {
-        const unsigned int diff = src.read32(a + at) ^ src.read32(b + at);
-        length = diff != 0u ? at + ((unsigned int)(__ffs((int)diff) - 1) >> 3) : LZ4K_NONE;
-      } else if (at < ahead) {
-        length = at;
-        while (length < ahead && src.byte(a + length) == src.byte(b + length)) ++length;
-      }
-      forward = lanes.min(length);
+    unsigned int length = avail;  // this thread's first differing byte, avail, or none in its 4 bytes
+    if (at + 4u <= avail) {
+      const unsigned int diff = src.read32(a + at) ^ src.read32(b + at);
+      length = diff != 0u ? at + ((unsigned int)(__ffs((int)diff) - 1) >> 3) : LZ4K_NONE;
+    } else if (at < avail) {
+      length = at;
+      while (length < avail && src.bytes[a + length] == src.bytes[b + length]) ++length;
     }
-    if (backward == LZ4K_NONE) {
-      unsigned int length = behind;  // equal bytes before start found by this thread, or none
-      if (at + 4u <= behind) {       // bytes start - at - 4 .. start - at - 1: the word's high byte is the nearest
-        const unsigned int diff = src.read32(start - at - 4u) ^ src.read32(match - at - 4u);
-        length = diff != 0u ? at + ((unsigned int)__clz((int)diff) >> 3) : LZ4K_NONE;
-      } else if (at < behind) {
-        length = at;
-        while (length < behind && src.byte(start - 1u - length) == src.byte(match - 1u - length)) ++length;
-      }
-      backward = lanes.min(length);
-    }
+    const unsigned int found = lanes.min(length);
+    if (found != LZ4K_NONE) return found;
   }
-  start -= backward;
-  match -= backward;
-  return backward + forward;
 }
 
 // Where this thread looks in a search round from ip after `searched` positions without a match:
@@ -483,7 +453,12 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
       }
 
       unsigned int start = ip + winner * stride, match = lanes.value_of(candidate, winner);
-      const unsigned int length = lz4k_extend_match(src, start, match, anchor, match_limit, lanes);
+      while (start > anchor && match > 0 && src.bytes[start - 1] == src.bytes[match - 1]) {
+        --start;
+        --match;
+      }
+      const unsigned int length =
+          lz4k_match_length(src, start + LZ4K_MINMATCH, match + LZ4K_MINMATCH, match_limit, lanes);
       const unsigned int literals = start - anchor, offset = start - match;
       if (literals <= LZ4K_COMPRESS_THREADS) {
         op = lz4k_put_short_sequence(src, anchor, literals, length, offset, dst, op);
