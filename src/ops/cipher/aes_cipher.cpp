@@ -94,15 +94,20 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
   const BufferView<const std::uint8_t> in_view(device, in, data_bytes);
   const BufferView<std::uint8_t> out_view(device, out, data_bytes);
   const bool gcm = is_gcm(cipher);
-  // Keys, IVs (for CTR the counter blocks, which the IVs are) and AAD as the caller laid them out
-  // (batch_inputs.hpp): device memory read in place (the kernels load bytes: any alignment), host
-  // memory copied into one secret buffer, no per-message table on the host. A large batch streams
-  // host inputs in chunks, each slice of the AES kernels asking for its own (`ready`) so that its
-  // upload overlaps the slices before it. Otherwise a call that waits (GCM with host tags or
-  // decrypting, or no stream) copies host bytes directly; one that returns with its work queued
-  // (CTR, or GCM into device tags, on a stream) stages them.
+  // Keys, IVs (for CTR the counter blocks, which the IVs are), AAD and a decryption's host tags as
+  // the caller laid them out (batch_inputs.hpp): device memory read in place (the kernels load
+  // bytes: any alignment), host memory copied into one secret buffer, no per-message table on the
+  // host. A large batch streams host inputs in chunks through pinned memory, each slice of the AES
+  // kernels asking for its own (`ready`) so that its upload overlaps the slices before it.
+  // Otherwise a call that waits (GCM with host tags or decrypting, or no stream) copies host bytes
+  // directly; one that returns with its work queued (CTR, or GCM into device tags, on a stream)
+  // stages them.
   const bool call_waits = stream == nullptr || (gcm && !(encrypt && tags_out.on_device));
-  BatchInputs inputs(device, batch, {.word_bytes = 1, .aad = gcm, .call_waits = call_waits}, stream);
+  const std::span<const std::uint8_t> host_tags = gcm && !encrypt && !tags_expected.on_device
+                                                      ? tags_expected.bytes.first(count * checked.tag_bytes)
+                                                      : std::span<const std::uint8_t>{};
+  BatchInputs inputs(device, batch,
+                     {.word_bytes = 1, .aad = gcm, .expected_tags = host_tags, .call_waits = call_waits}, stream);
   const aes::SliceInputs ready = [&inputs](std::size_t first, std::size_t n, const Stream& on) {
     inputs.require(first, n, on);
   };
@@ -138,14 +143,12 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
     synchronize(device, stream);
     return failed;
   }
-  // The expected tags where the tag kernel reads them: the caller's device memory in place, or one
-  // upload of the host bytes (the call waits for its verdicts, so they are read directly).
-  const Bytes expected = tags_expected.bytes.first(count * tag_bytes);
-  std::optional<DeviceBuffer<std::uint8_t>> uploaded;
-  if (!tags_expected.on_device) uploaded.emplace(upload_scratch(device, expected, stream));
+  // The expected tags where the tag kernel reads them: the caller's device memory in place, or the
+  // host bytes staged with the keys (above).
   const BufferView<const std::uint8_t> tags =
-      uploaded ? first_bytes(*uploaded, expected.size())
-               : BufferView<const std::uint8_t>(device, expected.data(), expected.size());
+      tags_expected.on_device
+          ? BufferView<const std::uint8_t>(device, tags_expected.bytes.data(), count * tag_bytes)
+          : inputs.expected_tags();
   failed = aes::aes_gcm_open_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout, data.layout,
                                    in_view, out_view, tag_bytes, tags, stream, ready);
   inputs.finish_uploads();

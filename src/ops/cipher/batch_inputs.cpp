@@ -59,9 +59,10 @@ void BatchInputs::place(const CipherBatch& batch, const BatchInputNeeds& needs, 
   const Source sources[] = {
       {batch.keys, batch.device_keys, needs.word_bytes},
       {batch.ivs, batch.device_ivs, needs.word_bytes},
-      {with_aad ? batch.aad : std::span<const std::uint8_t>{}, with_aad ? batch.device_aad : none, 1}};
-  Placed* placed[] = {&keys_, &ivs_, &aad_};
-  Streamed* streamed[] = {&streamed_keys_, &streamed_ivs_, &streamed_aad_};
+      {with_aad ? batch.aad : std::span<const std::uint8_t>{}, with_aad ? batch.device_aad : none, 1},
+      {needs.expected_tags, none, 1}};
+  Placed* placed[] = {&keys_, &ivs_, &aad_, &tags_};
+  Streamed* streamed[] = {&streamed_keys_, &streamed_ivs_, &streamed_aad_, &streamed_tags_};
 
   const StageSizes sizes = stage_sizes();
   const bool streaming =
@@ -150,7 +151,7 @@ void BatchInputs::finish_uploads() {
 
 void BatchInputs::upload_next_chunk() {
   const std::size_t first = uploaded_, n = std::min(chunk_, count_ - uploaded_);
-  for (const Streamed* input : {&streamed_keys_, &streamed_ivs_})
+  for (const Streamed* input : {&streamed_keys_, &streamed_ivs_, &streamed_tags_})
     if (input->device != nullptr)
       ring_->copy(input->host.subspan(first * input->width, n * input->width), input->device + first * input->width);
   if (!host_aad_offsets_.empty()) {

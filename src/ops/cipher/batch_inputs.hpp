@@ -1,5 +1,6 @@
-// A batch's keys, IVs, AAD and AAD offsets where its kernels read them: the caller's device memory
-// in place (CipherBatch::device_keys, device_ivs, device_aad), or device copies of this call's own.
+// A batch's keys, IVs, AAD and AAD offsets, and a decryption's expected tags, where its kernels
+// read them: the caller's device memory in place (CipherBatch::device_keys, device_ivs, device_aad;
+// device tags are the caller's to pass), or device copies of this call's own.
 // The AES and ChaCha20 batch paths both take their kernel pointers from here.
 #pragma once
 
@@ -22,6 +23,10 @@ namespace opkit::ops::detail {
 struct BatchInputNeeds {
   std::size_t word_bytes = 1;  // alignment of the kernels' key and IV loads (ChaCha20: 4-byte words)
   bool aad = false;            // the kernels read AAD (the AEADs)
+  // The tags a decryption checks, when they are host memory: count x tag bytes, staged as the keys
+  // are (a large batch's in chunks through pinned memory, beside its keys; else one direct copy,
+  // since a decryption waits for its verdicts). Empty: none, or the caller's device memory.
+  std::span<const std::uint8_t> expected_tags = {};
   bool call_waits = true;      // the call waits for its work before it returns
 };
 
@@ -50,6 +55,8 @@ class BatchInputs {
 
   BufferView<const std::uint8_t> keys() const { return view(keys_); }
   BufferView<const std::uint8_t> ivs() const { return view(ivs_); }
+  // The expected tags of needs.expected_tags on the device (empty when none were given).
+  BufferView<const std::uint8_t> expected_tags() const { return view(tags_); }
   // The whole AAD (empty without AAD or when needs.aad is false).
   BufferView<const std::uint8_t> aad() const { return view(aad_); }
   // The AAD offsets (count + 1) on the device; nullptr without AAD.
@@ -92,9 +99,9 @@ class BatchInputs {
   std::optional<PinnedRing> ring_;
   std::optional<DeviceSecret> copies_;
   std::optional<DeviceBuffer<std::uint64_t>> aad_offsets_scratch_;
-  Placed keys_, ivs_, aad_;
+  Placed keys_, ivs_, aad_, tags_;
   const std::uint64_t* aad_offsets_ = nullptr;
-  Streamed streamed_keys_, streamed_ivs_, streamed_aad_;
+  Streamed streamed_keys_, streamed_ivs_, streamed_aad_, streamed_tags_;
   std::span<const std::uint64_t> host_aad_offsets_;  // streamed to streamed_aad_offsets_ (= aad_offsets_)
   std::uint8_t* streamed_aad_offsets_ = nullptr;
   std::size_t uploaded_ = 0;  // messages whose inputs are queued for upload

@@ -188,19 +188,23 @@ std::vector<std::size_t> chacha20_device_batch(const Device& device, bool aead, 
   // waits (for host tags, for a decryption's verdicts, or without a stream) copies host bytes
   // directly, and one that returns with its work queued stages them.
   const bool call_waits = stream == nullptr || verify || (aead && !tags_out.on_device);
-  BatchInputs inputs(device, batch, {.word_bytes = 4, .aad = aead, .call_waits = call_waits}, stream);
+  // A decryption's host tags are staged as the keys are (in chunks through pinned memory for a
+  // large batch).
+  const std::span<const std::uint8_t> host_tags =
+      verify && !tags_expected.on_device ? tags_expected.bytes : std::span<const std::uint8_t>{};
+  BatchInputs inputs(device, batch,
+                     {.word_bytes = 4, .aad = aead, .expected_tags = host_tags, .call_waits = call_waits}, stream);
 
   // `offsets` is this call's own copy.
   const DeviceBuffer<std::uint64_t> offsets_device = upload_scratch(device, bounds.offsets(), stream);
   // The kernel's `tags`: encryption writes them (host tags_out: into scratch, copied back below),
-  // decryption reads the expected ones (host tags_expected: uploaded once; the call waits, so the
-  // caller's memory is read directly).
+  // decryption reads the expected ones (host tags_expected: staged with the keys).
   std::optional<DeviceBuffer<std::uint8_t>> tags_scratch;
   const std::uint8_t* tags_device = nullptr;
   if (verify && tags_expected.on_device) {
     tags_device = tags_expected.bytes.data();
   } else if (verify) {
-    tags_scratch.emplace(upload_scratch(device, tags_expected.bytes, stream));
+    tags_device = inputs.expected_tags().data();
   } else if (aead && tags_out.on_device) {
     tags_device = tags_out.bytes.data();
   } else if (aead) {
