@@ -106,8 +106,8 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
   const std::span<const std::uint8_t> host_tags = gcm && !encrypt && !tags_expected.on_device
                                                       ? tags_expected.bytes.first(count * checked.tag_bytes)
                                                       : std::span<const std::uint8_t>{};
-  BatchInputs inputs(device, batch,
-                     {.word_bytes = 1, .aad = gcm, .expected_tags = host_tags, .call_waits = call_waits}, stream);
+  BatchInputs inputs(device, batch, {.word_bytes = 1, .aad = gcm, .expected_tags = host_tags, .call_waits = call_waits},
+                     stream);
   const aes::SliceInputs ready = [&inputs](std::size_t first, std::size_t n, const Stream& on) {
     inputs.require(first, n, on);
   };
@@ -146,9 +146,8 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
   // The expected tags where the tag kernel reads them: the caller's device memory in place, or the
   // host bytes staged with the keys (above).
   const BufferView<const std::uint8_t> tags =
-      tags_expected.on_device
-          ? BufferView<const std::uint8_t>(device, tags_expected.bytes.data(), count * tag_bytes)
-          : inputs.expected_tags();
+      tags_expected.on_device ? BufferView<const std::uint8_t>(device, tags_expected.bytes.data(), count * tag_bytes)
+                              : inputs.expected_tags();
   failed = aes::aes_gcm_open_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout, data.layout,
                                    in_view, out_view, tag_bytes, tags, stream, ready);
   inputs.finish_uploads();

@@ -27,7 +27,7 @@ struct BatchInputNeeds {
   // are (a large batch's in chunks through pinned memory, beside its keys; else one direct copy,
   // since a decryption waits for its verdicts). Empty: none, or the caller's device memory.
   std::span<const std::uint8_t> expected_tags = {};
-  bool call_waits = true;      // the call waits for its work before it returns
+  bool call_waits = true;  // the call waits for its work before it returns
 };
 
 // Host keys, IVs and AAD go into one DeviceSecret, zeroed behind the kernels. The caller may reuse

@@ -8,9 +8,10 @@
 // queued) or lazy (nothing runs until waited for). So work on two streams that no event orders
 // runs in either order, as it may on a GPU, and a missing wait shows as a wrong result on a
 // machine without one (more often than not, over many calls: a side stream that its caller's
-// stream does not wait for is caught in most runs of the AES two-stream test). A copy on a stream reads its source when it runs, pageable host memory too: CUDA
-// documents that the driver stages pageable memory before an asynchronous copy returns, but on an
-// H100 (driver 580) a call that freed its table right after queueing its copy sent other bytes
+// stream does not wait for is caught in most runs of the AES two-stream test). A copy on a stream
+// reads its source when it runs, pageable host memory too: CUDA documents that the driver stages
+// pageable memory before an asynchronous copy returns, but on an H100 (driver 580) a call that
+// freed its table right after queueing its copy sent other bytes
 // (src/ops/cipher/host_bytes_in_flight.hpp); a copy into pageable host memory returns once its
 // stream has reached it; stream-ordered memory is freed when its stream reaches the free, other
 // device memory after the device's work has run (as cuMemFree waits). It joins the conformance
