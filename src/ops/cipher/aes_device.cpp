@@ -311,9 +311,10 @@ void gcm_batch_tags(const BatchCall& call, Scratch& scratch, std::size_t first, 
 // A batch's slices alternate between two lanes, the call's stream and a side stream forked from it
 // (side_stream.hpp), each with scratch of its own: one slice's kernels alone leave SMs idle at
 // their ends (the setup kernel before the keystream, the keystream kernel's last wave), and the
-// other lane's slice fills them. The slices write disjoint messages, so nothing orders them but
-// their lane's scratch. The side stream joins the call's stream when the loop ends, behind its
-// scratch's wipe. One slice: no side stream.
+// other lane's slice fills them (measured on an H100, 10^6 x 1500 B: +0.5 to 2% over one stream;
+// the keystream kernel itself is most of the call). The slices write disjoint messages, so
+// nothing orders them but their lane's scratch. The side stream joins the call's stream when the
+// loop ends, behind its scratch's wipe. One slice: no side stream.
 class SliceLanes {
  public:
   SliceLanes(const Device& device, const Stream* stream, std::size_t slices) : stream_(stream) {
