@@ -3,7 +3,9 @@
 // reads pinned memory when the copy runs, not when it is queued: what arrives is what was copied
 // (a slot refilled before its copy ran would send the new bytes), pieces span slots and the ring
 // wraps, a mark is an event behind the copies before it, every staging byte the ring used is zero
-// after finish() and after the destructor, and the staging memory is kept for the next ring.
+// after finish() and after the destructor, and the staging memory is kept for the next ring. And
+// the way back (download_through_pinned): device bytes of any size arrive whole, after the
+// stream's earlier work, and the pinned memory holds nothing once the call returns.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "opkit/backend.hpp"
+#include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
 #include "opkit/stream.hpp"
 #include "ops/cipher/pinned_ring.hpp"
@@ -114,6 +117,22 @@ TEST(PinnedRing, TheNextRingReusesTheStagingMemory) {
     ring.copy(nonzero_bytes(64), target.data());
   }
   EXPECT_EQ(d.impl->pinned_allocations, 1);
+}
+
+TEST(PinnedRing, DownloadsArriveWholeAfterTheStreamsWorkAndLeaveNothingPinned) {
+  Deferred d;
+  const opkit::Stream stream = d.device.create_stream();
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{4096}, std::size_t{700000} + random_below(1000)}) {
+    const Bytes want = nonzero_bytes(n);
+    Bytes device_bytes(n, 0);
+    // Written on the stream, not yet run: the download must wait for it.
+    opkit::BufferView<std::uint8_t>(d.device, device_bytes.data(), n).copy_from(want, &stream);
+    Bytes got(n, 0);
+    opkit::ops::detail::download_through_pinned(opkit::BufferView<const std::uint8_t>(d.device, device_bytes.data(), n),
+                                                got, stream);
+    EXPECT_EQ(got, want) << n << " bytes";
+    EXPECT_TRUE(all_zero(d.impl->pinned)) << "bytes left in pinned memory after a download of " << n;
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "aes_device.hpp"
 #include "batch_inputs.hpp"
 #include "device_secret.hpp"
+#include "pinned_ring.hpp"
 
 namespace opkit::ops::detail {
 namespace {
@@ -139,7 +140,7 @@ std::vector<std::size_t> aes_device_batch(const Device& device, Cipher cipher, b
     aes::aes_gcm_seal_batch(device, key_bytes, keys, batch.iv_bytes, ivs, aad_view, aad_layout, data.layout, in_view,
                             out_view, tag_bytes, tags_view, stream, ready);
     inputs.finish_uploads();
-    tags_view.copy_to(tags_out.bytes.first(count * tag_bytes), stream);
+    download_through_pinned(tags_view, tags_out.bytes.first(count * tag_bytes), call_stream(device, stream));
     synchronize(device, stream);
     return failed;
   }

@@ -13,6 +13,7 @@
 #include "batch_verdicts.hpp"
 #include "cipher_kernels.hpp"
 #include "device_secret.hpp"
+#include "pinned_ring.hpp"
 
 namespace opkit::ops {
 namespace {
@@ -248,7 +249,8 @@ std::vector<std::size_t> chacha20_device_batch(const Device& device, bool aead, 
     finish_call(device, stream);
     return {};
   }
-  tags_scratch->view().copy_to(tags_out.bytes.first(batch.count * aead_tag_bytes), stream);
+  download_through_pinned(tags_scratch->view(), tags_out.bytes.first(batch.count * aead_tag_bytes),
+                          call_stream(device, stream));
   synchronize(device, stream);
   return {};
 }

@@ -144,6 +144,16 @@ void PinnedRing::finish() {
   }
 }
 
+void download_through_pinned(BufferView<const std::uint8_t> from, std::span<std::uint8_t> to, const Stream& stream) {
+  if (to.empty()) return;
+  PinnedBuffer<std::uint8_t> pinned = PinnedPool::instance().take(from.device(), to.size());
+  from.subview(0, to.size()).copy_to(std::span<std::uint8_t>(pinned.data(), to.size()), &stream);
+  stream.synchronize();
+  over_cores(to.size(), [&](std::size_t at, std::size_t k) { std::memcpy(to.data() + at, pinned.data() + at, k); });
+  cleanse_over_cores(pinned.data(), to.size());
+  PinnedPool::instance().give_back(std::move(pinned));
+}
+
 void PinnedRing::close_slot() {
   events_[current_].record(stream_);
   slots_[current_].pending = true;

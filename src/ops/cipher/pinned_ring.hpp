@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "opkit/buffer.hpp"
 #include "opkit/device.hpp"
 #include "opkit/pinned_buffer.hpp"
 #include "opkit/stream.hpp"
@@ -64,5 +65,12 @@ class PinnedRing {
   std::size_t last_closed_ = 0;
   bool any_closed_ = false;
 };
+
+// Device bytes to host memory through pinned memory kept between calls: one DMA at the bus's
+// speed (a copy into pageable memory goes through the driver's staging, and the host waits for
+// it either way), then copied out over the cores; the pinned bytes are wiped before the memory is
+// kept again. Waits for `stream` up to the copy. For the batch calls' host tags, whose callers
+// wait for them anyway.
+void download_through_pinned(BufferView<const std::uint8_t> from, std::span<std::uint8_t> to, const Stream& stream);
 
 }  // namespace opkit::ops::detail
