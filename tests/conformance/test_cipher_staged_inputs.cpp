@@ -282,7 +282,7 @@ TEST_P(CipherStagedInputs, ForgedGcmMessagesOnBothSidesOfASliceBoundaryAreReport
   forged_gcm_messages_in_two_slices(device);
 }
 // AES batches in slices of 1 to 5 messages, which alternate between the call's stream and a side
-// stream that joins it at the end (aes_device.cpp, SliceLanes): the round trips, the forged
+// stream that joins it at the end (aes_device.cpp, for_each_slice): the round trips, the forged
 // messages, the calls queued back to back and the device inputs written on the call's stream
 // above, with every slice's keys streamed in chunks of their own. On cpu-deferred a slice that ran before its inputs
 // arrived, or a call whose side stream its caller's stream did not wait for, shows.

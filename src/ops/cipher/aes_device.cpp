@@ -308,40 +308,27 @@ void gcm_batch_tags(const BatchCall& call, Scratch& scratch, std::size_t first, 
                     verdicts ? verdicts->verdicts() + first : nullptr, verdicts ? verdicts->failures() : nullptr);
 }
 
-// A batch's slices alternate between two lanes, the call's stream and a side stream forked from it
-// (side_stream.hpp), each with scratch of its own: one slice's kernels alone leave SMs idle at
-// their ends (the setup kernel before the keystream, the keystream kernel's last wave), and the
-// other lane's slice fills them (measured on an H100, 10^6 x 1500 B: +0.5 to 2% over one stream;
-// the keystream kernel itself is most of the call). The slices write disjoint messages, so
-// nothing orders them but their lane's scratch. The side stream joins the call's stream when the
-// loop ends, behind its scratch's wipe. One slice: no side stream.
-class SliceLanes {
- public:
-  SliceLanes(const Device& device, const Stream* stream, std::size_t slices) : stream_(stream) {
-    if (slices > 1) side_.emplace(device, stream);
-  }
-
-  // The stream of slice k's lane.
-  const Stream* lane(std::size_t k) const { return k % 2 == 1 ? &side_->stream() : stream_; }
-
- private:
-  const Stream* stream_;
-  std::optional<detail::SideStream> side_;
-};
-
 // Runs slice(scratch, first, n, on) for each slice of the call's batch (batch_slice_messages() at
 // most, which bounds the scratch state: 312 bytes a message, two slices' worth), after
-// ready(first, n, on) where given, on the slices' lanes (SliceLanes).
+// ready(first, n, on) where given. The slices alternate between two lanes, the call's stream and
+// a side stream forked from it (side_stream.hpp), each with scratch of its own: one slice's
+// kernels alone leave SMs idle at their ends (the setup kernel before the keystream, the
+// keystream kernel's last wave), and the other lane's slice fills them (measured on an H100,
+// 10^6 x 1500 B: +0.5 to 2% over one stream; the keystream kernel itself is most of the call).
+// The slices write disjoint messages, so nothing orders them but their lane's scratch. The side
+// stream joins the call's stream when the loop ends, behind its scratch's wipe (it is declared
+// before the scratch). One slice: no side stream.
 template <class Slice>
 void for_each_slice(const BatchCall& call, const SliceInputs& ready, Slice&& slice) {
   const std::size_t batch_slice = batch_slice_messages();
   const std::size_t count = call.layout.count, per_slice = std::min(batch_slice, count);
   const std::size_t slices = (count + batch_slice - 1) / batch_slice;
-  const SliceLanes lanes(call.device, call.stream, slices);  // joins after the scratch below is wiped
+  std::optional<detail::SideStream> side;
+  if (slices > 1) side.emplace(call.device, call.stream);
   std::optional<Scratch> scratch[2];
   for (std::size_t k = 0; k < slices; ++k) {
     const std::size_t first = k * batch_slice, n = std::min(batch_slice, count - first);
-    const Stream* on = lanes.lane(k);
+    const Stream* on = k % 2 == 1 ? &side->stream() : call.stream;
     if (!scratch[k % 2]) scratch[k % 2].emplace(call.device, per_slice, 0, on);
     if (ready) ready(first, n, detail::call_stream(call.device, on));
     slice(*scratch[k % 2], first, n, on);

@@ -5,61 +5,30 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
+#include <optional>
 #include <utility>
 
+#include "kept_per_device.hpp"
 #include "parts_over_cores.hpp"
 
 namespace opkit::ops::detail {
 namespace {
 
-// Pinned memory kept between rings: a few buffers a device (one per call running at once), the
-// most recently given back first, wiped. Never destroyed: the process's exit releases the memory,
-// and no driver call runs during static destruction.
-class PinnedPool {
- public:
-  static PinnedPool& instance() {
-    static auto* pool = new PinnedPool;
-    return *pool;
-  }
+// Pinned memory kept between rings and downloads: a few buffers a device (one per call running at
+// once), wiped before they are given back.
+using PinnedKept = KeptPerDevice<PinnedBuffer<std::uint8_t>, 2>;
 
-  // A kept buffer of `device` of at least `bytes`, else a new one.
-  PinnedBuffer<std::uint8_t> take(const Device& device, std::size_t bytes) {
-    {
-      const std::lock_guard lock(mutex_);
-      for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-        if (it->device() == device && it->size() >= bytes) {
-          PinnedBuffer<std::uint8_t> buffer = std::move(*it);
-          kept_.erase(it);
-          return buffer;
-        }
-      }
-    }
-    return {device, bytes};
-  }
+PinnedKept& pinned_kept() {
+  static auto* pool = new PinnedKept;  // never destroyed (kept_per_device.hpp)
+  return *pool;
+}
 
-  // Keeps `buffer` (wiped); beyond max_kept buffers of its device, the one given back longest ago
-  // is freed.
-  void give_back(PinnedBuffer<std::uint8_t> buffer) {
-    PinnedBuffer<std::uint8_t> dropped = std::move(buffer);  // freed after the lock is released
-    const Device device = dropped.device();
-    const std::lock_guard lock(mutex_);
-    kept_.insert(kept_.begin(), std::move(dropped));
-    std::size_t same = 0;
-    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
-      if (it->device() == device && ++same > max_kept) {
-        dropped = std::move(*it);
-        kept_.erase(it);
-        break;
-      }
-    }
-  }
-
- private:
-  static constexpr std::size_t max_kept = 2;
-  std::mutex mutex_;
-  std::vector<PinnedBuffer<std::uint8_t>> kept_;
-};
+// A kept buffer of `device` of at least `bytes`, else a new one.
+PinnedBuffer<std::uint8_t> take_pinned(const Device& device, std::size_t bytes) {
+  std::optional<PinnedBuffer<std::uint8_t>> kept =
+      pinned_kept().take(device, [&](const PinnedBuffer<std::uint8_t>& b) { return b.size() >= bytes; });
+  return kept ? std::move(*kept) : PinnedBuffer<std::uint8_t>(device, bytes);
+}
 
 // f(from, n) over [0, bytes) in 64 KiB parts, on several cores from 256 KiB on.
 template <class F>
@@ -83,7 +52,7 @@ PinnedRing::PinnedRing(const Device& device, const PinnedRingSizes& sizes)
     : device_(device),
       stream_(device.create_stream()),
       sizes_(at_least_one(sizes)),
-      memory_(PinnedPool::instance().take(device, sizes_.slot_bytes * sizes_.slots)),
+      memory_(take_pinned(device, sizes_.slot_bytes * sizes_.slots)),
       slots_(sizes_.slots) {
   events_.reserve(sizes_.slots);
   for (std::size_t i = 0; i < sizes_.slots; ++i) events_.push_back(device.create_event());
@@ -99,7 +68,7 @@ PinnedRing::~PinnedRing() {
     cleanse_over_cores(memory_.data(), sizes_.slot_bytes * sizes_.slots);
     return;
   }
-  PinnedPool::instance().give_back(std::move(memory_));
+  pinned_kept().give_back(std::move(memory_));
 }
 
 void PinnedRing::copy(std::span<const std::uint8_t> host, std::uint8_t* device_dst) {
@@ -146,12 +115,12 @@ void PinnedRing::finish() {
 
 void download_through_pinned(BufferView<const std::uint8_t> from, std::span<std::uint8_t> to, const Stream& stream) {
   if (to.empty()) return;
-  PinnedBuffer<std::uint8_t> pinned = PinnedPool::instance().take(from.device(), to.size());
+  PinnedBuffer<std::uint8_t> pinned = take_pinned(from.device(), to.size());
   from.subview(0, to.size()).copy_to(std::span<std::uint8_t>(pinned.data(), to.size()), &stream);
   stream.synchronize();
   over_cores(to.size(), [&](std::size_t at, std::size_t k) { std::memcpy(to.data() + at, pinned.data() + at, k); });
   cleanse_over_cores(pinned.data(), to.size());
-  PinnedPool::instance().give_back(std::move(pinned));
+  pinned_kept().give_back(std::move(pinned));
 }
 
 void PinnedRing::close_slot() {
