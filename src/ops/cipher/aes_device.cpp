@@ -315,9 +315,9 @@ void gcm_batch_tags(const BatchCall& call, Scratch& scratch, std::size_t first, 
 // kernels alone leave SMs idle at their ends (the setup kernel before the keystream, the
 // keystream kernel's last wave), and the other lane's slice fills them (measured on an H100,
 // 10^6 x 1500 B: +0.5 to 2% over one stream; the keystream kernel itself is most of the call).
-// The slices write disjoint messages, so nothing orders them but their lane's scratch. The side
-// stream joins the call's stream when the loop ends, behind its scratch's wipe (it is declared
-// before the scratch). One slice: no side stream.
+// The slices write disjoint messages, so nothing orders them but their lane's scratch, which is
+// wiped as soon as the lane's last slice is queued. The side stream joins the call's stream when
+// the loop ends, behind its scratch's wipe. One slice: no side stream.
 template <class Slice>
 void for_each_slice(const BatchCall& call, const SliceInputs& ready, Slice&& slice) {
   const std::size_t batch_slice = batch_slice_messages();
@@ -332,6 +332,9 @@ void for_each_slice(const BatchCall& call, const SliceInputs& ready, Slice&& sli
     if (!scratch[k % 2]) scratch[k % 2].emplace(call.device, per_slice, 0, on);
     if (ready) ready(first, n, detail::call_stream(call.device, on));
     slice(*scratch[k % 2], first, n, on);
+    // A lane's last slice: its scratch is wiped and freed now, on its stream, so that the wipe
+    // runs beside the other lane's last slice instead of after it.
+    if (k + 2 >= slices) scratch[k % 2].reset();
   }
 }
 

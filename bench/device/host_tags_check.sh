@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# On the GPU machine, first thing after 2026-12-07's change of how an AEAD batch's host tags travel
+# (decryption: expected tags staged with the keys through the pinned ring; encryption: tags back
+# through kept pinned memory, download_through_pinned). Every cipher conformance case on the GPU,
+# compute-sanitizer racecheck and memcheck on the staged-input cases, then the packet rows of the
+# AEAD batches (host tags, device keys with host tags, device tags) and the AES-128-CTR batch beside
+# the bulk rows, all in one run. One line a step; logs packed into $OUT/logs.tgz. About 7 minutes
+# on 16 cores from a fresh machine. Run from the repository root:
+#   OUT=/some/dir bash bench/device/host_tags_check.sh
+set -uo pipefail
+OUT=${OUT:-/tmp/opkit-out}
+L=$(mktemp -d)
+export PATH=/usr/local/cuda/bin:$PATH LC_ALL=C OPKIT_CACHE_DIR=${OPKIT_CACHE_DIR:-/tmp/opkit-cache}
+B=build/release
+T0=$SECONDS
+at() { echo "[$((SECONDS - T0)) s]"; }
+summary() { grep -E "^\[  (PASSED|FAILED)|ERROR SUMMARY|RACECHECK SUMMARY" "$1" | tr '\n' ' '; }
+pack() { mkdir -p "$OUT" && tar czf "$OUT/logs.tgz" -C "$L" .; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
+# The tensor pipe's GF(2) dot-product rates (b1 AND-popcount, s8), for GHASH as a matrix product.
+nvcc -O3 -arch=sm_90 bench/device/gf2_mma_probe.cu -o "$L/gf2_mma_probe" && "$L/gf2_mma_probe"
+cuobjdump -sass "$L/gf2_mma_probe" | grep -oE "[A-Z]MMA[.A-Z0-9]*" | sort | uniq -c
+# The LZ4 operator needs libxxhash-dev, absent on the GPU image: carry its .deb files in .deps/.
+if ! [ -e /usr/include/xxhash.h ] && ls .deps/*.deb >/dev/null 2>&1; then dpkg -i .deps/*.deb >/dev/null 2>&1; fi
+timeout 260 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && \
+  cmake --build --preset release -j $(nproc) --target opkit_conformance_tests opkit_cipher_bench" >"$L/build.txt" 2>&1
+echo "build $? $(at)"; tail -3 "$L/build.txt"
+export OPKIT_TEST_DEVICES=cuda:0
+timeout 150 $B/tests/opkit_conformance_tests --gtest_filter='On/Cipher*/cuda_0' --gtest_brief=1 >"$L/conformance.txt" 2>&1
+echo "conformance On/Cipher*: exit $? $(at): $(summary "$L/conformance.txt")"
+grep -h -B2 -A12 "Failure" "$L/conformance.txt" | head -40
+pack
+timeout 120 $B/bench/opkit_cipher_bench --batch-only 1 --small 64 \
+  --ciphers aes-128-gcm,chacha20-poly1305,aes-128-ctr --aes-slices 131072,262144 --reps 3 >"$L/batch.txt" 2>&1
+echo "batch: exit $? $(at)"
+grep ROW "$L/batch.txt" | grep "x1500"
+timeout 40 $B/bench/opkit_cipher_bench --bulk-only 1 --ciphers aes-128-gcm,chacha20-poly1305,aes-128-ctr --reps 3 \
+  >"$L/bulk.txt" 2>&1
+echo "bulk: exit $? $(at)"
+grep ROW "$L/bulk.txt" | grep -v b2b
+pack
+for tool in racecheck memcheck; do
+  timeout 100 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 99 \
+    $B/tests/opkit_conformance_tests --gtest_filter='On/CipherStagedInputs.*/cuda_0:On/CipherDeviceKeys.Forged*/cuda_0' \
+    --gtest_brief=1 >"$L/$tool.txt" 2>&1
+  echo "$tool staged inputs: exit $? $(at): $(summary "$L/$tool.txt")"
+done
+pack
+echo "total $(at)"
