@@ -20,6 +20,9 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 # The tensor pipe's GF(2) dot-product rates (b1 AND-popcount, s8), for GHASH as a matrix product.
 nvcc -O3 -arch=sm_90 bench/device/gf2_mma_probe.cu -o "$L/gf2_mma_probe" && "$L/gf2_mma_probe"
 cuobjdump -sass "$L/gf2_mma_probe" | grep -oE "[A-Z]MMA[.A-Z0-9]*" | sort | uniq -c
+# GHASH on the tensor cores (aes_ghash_mma.cuh) against the Horner loop, and both timed on 1 GiB.
+nvcc -O3 -arch=sm_90 -I src/ops/cipher/kernels bench/device/ghash_mma_check.cu -o "$L/ghash_mma_check" && "$L/ghash_mma_check"
+echo "ghash mma check: exit $? $(at)"
 # The LZ4 operator needs libxxhash-dev, absent on the GPU image: carry its .deb files in .deps/.
 if ! [ -e /usr/include/xxhash.h ] && ls .deps/*.deb >/dev/null 2>&1; then dpkg -i .deps/*.deb >/dev/null 2>&1; fi
 timeout 260 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && \
