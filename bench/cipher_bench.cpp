@@ -26,6 +26,8 @@
 //                marked "-staged" / "-direct"; without it, the default IO (OPKIT_AES_BATCH_IO)
 //   --aes-slices 262144,1048576  the AES batch rows once per slice size (messages a slice:
 //                aes_batch_io.hpp; slices alternate between two streams), marked "-slice<N>"
+//   --aes-ghash tensor_cores,horner  the AES-GCM bulk rows once per GHASH engine
+//                (aes_batch_io.hpp), marked "-tensorcores" / "-horner"
 //   --poly1305-chains 1,16  only ChaCha20-Poly1305 encrypt and decrypt, once per
 //                POLY1305_CHAINS variant of chacha20_bulk.cu
 //   --cubins DIR only write the kernels' sm_90 cubins there for tools/sass_count.py (aes.cu;
@@ -159,8 +161,10 @@ struct Bench {
 
   ops::CipherOptions options() const { return {.stream = &stream}; }
 
+  // shape_suffix marks the rows (the GHASH engine they ran with, --aes-ghash).
   void bulk(ops::Cipher cipher, const Bytes& host_in, opkit::DeviceBuffer<std::uint8_t>& in,
-            opkit::DeviceBuffer<std::uint8_t>& out, opkit::DeviceBuffer<std::uint8_t>& back) {
+            opkit::DeviceBuffer<std::uint8_t>& out, opkit::DeviceBuffer<std::uint8_t>& back,
+            const std::string& shape_suffix = "") {
     const auto& t = ops::cipher_traits(cipher);
     const Bytes key = random_bytes(t.key_bytes, 11), iv = iv_for(cipher, 12);
     const ops::CipherKey k{key, iv};
@@ -175,7 +179,7 @@ struct Bench {
     const double dec = median_ms(gpu, stream, reps, decrypt);
     const double dec_queued = back_to_back_ms(stream, reps, decrypt);
     const bool dec_ok = back.to_host() == host_in;
-    const std::string shape = std::to_string(host_in.size() >> 20) + "MiB";
+    const std::string shape = std::to_string(host_in.size() >> 20) + "MiB" + shape_suffix;
     const std::string name(t.name);
     row(name, shape, "encrypt", host_in.size(), enc, enc_ok);
     row(name, shape, t.aead ? "decrypt+verify" : "decrypt", host_in.size(), dec, dec_ok);
@@ -398,6 +402,7 @@ int run(int argc, char** argv) {
   std::vector<ops::Cipher> ciphers(ops::all_ciphers().begin(), ops::all_ciphers().end());  // --ciphers A,B
   std::vector<ops::aes::BatchIo> aes_ios;  // --aes-batch-io staged,direct: AES batch rows once per IO
   std::vector<int> aes_slices;             // --aes-slices N,M: AES batch rows once per slice size
+  std::vector<ops::aes::GhashEngine> ghash_engines;  // --aes-ghash tensor_cores,horner: GCM bulk rows once per engine
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--device") {
@@ -448,6 +453,16 @@ int run(int argc, char** argv) {
       }
       continue;
     }
+    if (a == "--aes-ghash") {
+      std::stringstream names(argv[i + 1]);
+      for (std::string name; std::getline(names, name, ',');) {
+        if (name != "tensor_cores" && name != "horner")
+          throw std::invalid_argument("--aes-ghash: " + name + " is neither tensor_cores nor horner");
+        ghash_engines.push_back(name == "horner" ? ops::aes::GhashEngine::horner
+                                                 : ops::aes::GhashEngine::tensor_cores);
+      }
+      continue;
+    }
     if (a == "--aes-slices") {
       aes_slices = int_list(argv[i + 1]);
       continue;
@@ -480,7 +495,19 @@ int run(int argc, char** argv) {
   }
   if (!batch_only) {
     bench.chacha20_kernel_only(host_in, in, out);
-    for (ops::Cipher cipher : ciphers) bench.bulk(cipher, host_in, in, out, back);
+    for (ops::Cipher cipher : ciphers) {
+      const bool gcm = cipher == ops::Cipher::aes_128_gcm || cipher == ops::Cipher::aes_256_gcm;
+      if (!gcm || ghash_engines.empty()) {
+        bench.bulk(cipher, host_in, in, out, back);
+        continue;
+      }
+      for (ops::aes::GhashEngine engine : ghash_engines) {
+        ops::aes::set_ghash_engine(engine);
+        bench.bulk(cipher, host_in, in, out, back,
+                   engine == ops::aes::GhashEngine::horner ? "-horner" : "-tensorcores");
+      }
+      ops::aes::set_ghash_engine(ops::aes::GhashEngine::tensor_cores);
+    }
     if (bulk_only) return bench.all_ok ? 0 : 1;
     for (ops::Cipher cipher : {ops::Cipher::aes_128_ctr, ops::Cipher::aes_256_gcm, ops::Cipher::chacha20_poly1305})
       bench.host_data(cipher, host_in);

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# On the GPU machine, first thing after 2026-12-07's change of how an AEAD batch's host tags travel
-# (decryption: expected tags staged with the keys through the pinned ring; encryption: tags back
-# through kept pinned memory, download_through_pinned). Every cipher conformance case on the GPU,
-# compute-sanitizer racecheck and memcheck on the staged-input cases, then the packet rows of the
-# AEAD batches (host tags, device keys with host tags, device tags) and the AES-128-CTR batch beside
-# the bulk rows, all in one run. One line a step; logs packed into $OUT/logs.tgz. About 7 minutes
-# on 16 cores from a fresh machine. Run from the repository root:
+# On the GPU machine: bulk GCM's GHASH on the tensor cores (aes_ghash_mma.cuh: the probe of the
+# tensor pipe's 1-bit rate, the standalone check against the Horner loop, then the library's GCM
+# tests against OpenSSL with both engines and the bulk rows with both), and 2026-12-07's change of
+# how an AEAD batch's host tags travel (decryption: expected tags staged with the keys through the
+# pinned ring; encryption: tags back through kept pinned memory): every cipher conformance case on
+# the GPU, the AEAD and AES-CTR batch packet rows, compute-sanitizer memcheck and racecheck on the
+# tensor-core GCM tests and the staged-input cases. One line a step; logs packed into
+# $OUT/logs.tgz. About 9 minutes# on 16 cores from a fresh machine. Run from the repository root:
 #   OUT=/some/dir bash bench/device/host_tags_check.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/opkit-out}
@@ -26,9 +27,18 @@ echo "ghash mma check: exit $? $(at)"
 # The LZ4 operator needs libxxhash-dev, absent on the GPU image: carry its .deb files in .deps/.
 if ! [ -e /usr/include/xxhash.h ] && ls .deps/*.deb >/dev/null 2>&1; then dpkg -i .deps/*.deb >/dev/null 2>&1; fi
 timeout 260 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && \
-  cmake --build --preset release -j $(nproc) --target opkit_conformance_tests opkit_cipher_bench" >"$L/build.txt" 2>&1
+  cmake --build --preset release -j $(nproc) --target opkit_conformance_tests opkit_gpu_tests opkit_cipher_bench" >"$L/build.txt" 2>&1
 echo "build $? $(at)"; tail -3 "$L/build.txt"
 export OPKIT_TEST_DEVICES=cuda:0
+# Bulk GCM with GHASH on the tensor cores against OpenSSL, then under memcheck and racecheck.
+timeout 120 $B/tests/opkit_gpu_tests --gtest_filter='AesGpu.Gcm*:AesGpu.CtrAndGcm*' --gtest_brief=1 >"$L/aes_gpu.txt" 2>&1
+echo "AesGpu GCM: exit $? $(at): $(summary "$L/aes_gpu.txt")"
+grep -h -B2 -A8 "Failure" "$L/aes_gpu.txt" | head -30
+timeout 90 $B/bench/opkit_cipher_bench --bulk-only 1 --ciphers aes-128-gcm,aes-256-gcm,chacha20-poly1305,aes-128-ctr,aes-256-ctr \
+  --aes-ghash tensor_cores,horner --reps 3 >"$L/bulk.txt" 2>&1
+echo "bulk: exit $? $(at)"
+grep ROW "$L/bulk.txt" | grep -v b2b
+pack
 timeout 150 $B/tests/opkit_conformance_tests --gtest_filter='On/Cipher*/cuda_0' --gtest_brief=1 >"$L/conformance.txt" 2>&1
 echo "conformance On/Cipher*: exit $? $(at): $(summary "$L/conformance.txt")"
 grep -h -B2 -A12 "Failure" "$L/conformance.txt" | head -40
@@ -37,11 +47,13 @@ timeout 120 $B/bench/opkit_cipher_bench --batch-only 1 --small 64 \
   --ciphers aes-128-gcm,chacha20-poly1305,aes-128-ctr --aes-slices 131072,262144 --reps 3 >"$L/batch.txt" 2>&1
 echo "batch: exit $? $(at)"
 grep ROW "$L/batch.txt" | grep "x1500"
-timeout 40 $B/bench/opkit_cipher_bench --bulk-only 1 --ciphers aes-128-gcm,chacha20-poly1305,aes-128-ctr --reps 3 \
-  >"$L/bulk.txt" 2>&1
-echo "bulk: exit $? $(at)"
-grep ROW "$L/bulk.txt" | grep -v b2b
 pack
+for tool in memcheck racecheck; do
+  timeout 100 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 99 \
+    $B/tests/opkit_gpu_tests --gtest_filter='AesGpu.GcmMatchesOpenSslAround*:AesGpu.GcmMatchesPublished*' --gtest_brief=1 \
+    >"$L/${tool}_gcm.txt" 2>&1
+  echo "$tool AesGpu GCM tensor cores: exit $? $(at): $(summary "$L/${tool}_gcm.txt")"
+done
 for tool in racecheck memcheck; do
   timeout 100 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 99 \
     $B/tests/opkit_conformance_tests --gtest_filter='On/CipherStagedInputs.*/cuda_0:On/CipherDeviceKeys.Forged*/cuda_0' \

@@ -5,6 +5,7 @@
 
 #include <numeric>
 
+#include "ops/cipher/aes_batch_io.hpp"
 #include "gpu/gpu_test.hpp"
 #include "unit/test_aes_batch_edges.hpp"
 #include "unit/test_aes_reference.hpp"
@@ -33,6 +34,21 @@ TEST(AesGpu, CtrAndGcmMatchOpenSslForLengths0To300) {
 TEST(AesGpu, CtrAndGcmMatchOpenSslOnMiBAndGiBMessages) {
   OPKIT_SKIP_WITHOUT_GPU();
   check_against_openssl(gpu, {(1u << 20) + 5, (16u << 20) + 4093, (1u << 30) + 77}, 12);
+}
+
+// Bulk GHASH's whole chunks of data on the tensor cores (from 2048 blocks) and the rest of the
+// stream through the Horner loop: lengths around the 8 KiB chunks, random AAD (which moves the
+// chunk boundaries within the data) and misaligned buffers (no tensor cores), both engines.
+TEST(AesGpu, GcmMatchesOpenSslAroundTensorCoreChunksWithBothGhashEngines) {
+  OPKIT_SKIP_WITHOUT_GPU();
+  const std::vector<std::size_t> lengths = {32752, 32768, 32769, 40000, 57349, 65536 + 15, 8192 * 9 - 1,
+                                            (1u << 20) + 3, (3u << 20) + 16 * 511, (5u << 20) - 7};
+  for (auto engine : {opkit::ops::aes::GhashEngine::tensor_cores, opkit::ops::aes::GhashEngine::horner}) {
+    opkit::ops::aes::set_ghash_engine(engine);
+    check_against_openssl(gpu, lengths, 31);
+    check_against_openssl(gpu, lengths, 32);
+  }
+  opkit::ops::aes::set_ghash_engine(opkit::ops::aes::GhashEngine::tensor_cores);
 }
 
 TEST(AesGpu, CtrCounterCarriesAcross2To32And2To64AndWrapsAt2To128) {

@@ -1,4 +1,4 @@
-// The batch AES-CTR IO switch and slice size (aes_batch_io.hpp).
+// The batch AES-CTR IO switch, the slice size and the bulk GHASH engine (aes_batch_io.hpp).
 #include "aes_batch_io.hpp"
 
 #include <atomic>
@@ -15,6 +15,14 @@ std::atomic<BatchIo>& choice() {
     return env != nullptr && std::string_view(env) == "direct" ? BatchIo::direct : BatchIo::staged;
   }();
   return io;
+}
+
+std::atomic<GhashEngine>& engine_choice() {
+  static std::atomic<GhashEngine> engine = [] {
+    const char* env = std::getenv("OPKIT_AES_GHASH");
+    return env != nullptr && std::string_view(env) == "horner" ? GhashEngine::horner : GhashEngine::tensor_cores;
+  }();
+  return engine;
 }
 
 // 2^18 messages: ~4 waves of the GHASH kernel (one thread a message) and ~8 of the setup kernel,
@@ -52,6 +60,19 @@ bool staged_batch_io(const Device& device) {
   if (batch_io() != BatchIo::staged) return false;
   const DeviceInfo& info = device.info();
   return info.backend != "cuda" || sm_number(info.arch) >= 80;
+}
+
+GhashEngine ghash_engine() noexcept {
+  return engine_choice().load(std::memory_order_relaxed);
+}
+
+void set_ghash_engine(GhashEngine engine) noexcept {
+  engine_choice().store(engine, std::memory_order_relaxed);
+}
+
+bool tensor_core_ghash(const Device& device) {
+  const DeviceInfo& info = device.info();
+  return ghash_engine() == GhashEngine::tensor_cores && info.backend == "cuda" && sm_number(info.arch) >= 80;
 }
 
 }  // namespace opkit::ops::aes

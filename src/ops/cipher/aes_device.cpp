@@ -16,6 +16,7 @@
 #include "batch_verdicts.hpp"
 #include "device_secret.hpp"
 #include "kernels/aes_batch_layout.cuh"
+#include "kernels/aes_ghash_mma_shape.cuh"
 #include "kernels/aes_state.cuh"
 #include "opkit/error.hpp"
 #include "opkit/kernel.hpp"
@@ -31,6 +32,9 @@ static_assert(threads_per_block == AES_SETUP_BATCH_THREADS, "aes_setup_batch sta
 // Bulk GHASH: blocks per chunk, sized so that about 2^18 threads share a large message.
 constexpr std::uint64_t min_ghash_chunk = 32;
 constexpr std::uint64_t ghash_threads = std::uint64_t{1} << 18;
+// Bulk GHASH on the tensor cores (kernels/aes_ghash_mma.cuh): a warp's chunk, and warps a block.
+constexpr std::uint64_t mma_chunk_blocks = AES_MMA_CHUNK_BLOCKS;
+constexpr std::uint32_t mma_warps_per_block = 16;
 // Round-key masks of one message: 128 words for each of up to 15 round keys (AES_MASK_WORDS).
 constexpr std::size_t mask_words = 128 * 15;
 
@@ -73,6 +77,7 @@ struct Scratch {
   detail::DeviceSecret secrets;
   detail::DeviceSecret mask_bytes;
   detail::DeviceSecret power_bytes;
+  std::optional<detail::DeviceSecret> mma_matrix;  // bulk GHASH on the tensor cores (tensor_core_ghash)
 
   Scratch(const Device& device, std::size_t count, std::size_t secret_bytes, const Stream* stream, bool bulk = false)
       : state_bytes(device, count * sizeof(AesState), stream),
@@ -116,23 +121,79 @@ void ctr_bulk(const AesKernels& k, Scratch& scratch, BufferView<const std::uint8
                       static_cast<const std::uint32_t*>(scratch.masks()));
 }
 
-// Chunks for bulk GHASH over n blocks: a power-of-two chunk size so that ~ghash_threads run.
-std::uint64_t ghash_chunk_blocks(std::uint64_t aad_bytes, std::uint64_t bytes) {
+// Chunks for bulk GHASH over n blocks: a power-of-two chunk size so that ~ghash_threads run, or
+// with the tensor cores the chunk they take (AES_MMA_CHUNK_BLOCKS) once a message has a few.
+std::uint64_t ghash_chunk_blocks(const AesKernels& k, std::uint64_t aad_bytes, std::uint64_t bytes) {
   const std::uint64_t n = blocks_of(aad_bytes) + blocks_of(bytes) + 1;
+  if (k.ghash_mma && n >= 4 * mma_chunk_blocks) return mma_chunk_blocks;
   std::uint64_t chunk = min_ghash_chunk;
   while (chunk * ghash_threads < n) chunk *= 2;
   return chunk;
 }
 
-void ghash_bulk(const AesKernels& k, Scratch& scratch, BufferView<const std::uint8_t> aad,
+// The chunks [first, end) of a bulk GHASH stream (aes_ghash's chunking: the n blocks at the end of
+// chunks * chunk positions) that hold only whole data blocks: the ones the tensor cores take
+// (none unless the chunk is theirs and the data is 16-byte aligned).
+struct ChunkRange {
+  std::uint64_t first = 0, end = 0;
+};
+
+ChunkRange tensor_core_chunks(std::uint64_t aad_bytes, BufferView<const std::uint8_t> data, std::uint64_t chunk,
+                              std::uint64_t chunks) {
+  if (chunk != mma_chunk_blocks || reinterpret_cast<std::uintptr_t>(data.data()) % block_bytes != 0) return {};
+  const std::uint64_t aad_blocks = blocks_of(aad_bytes), whole = data.size() / block_bytes;
+  const std::uint64_t pad = chunks * chunk - (aad_blocks + blocks_of(data.size()) + 1);
+  const std::uint64_t first = (aad_blocks + pad + chunk - 1) / chunk, end = (aad_blocks + pad + whole) / chunk;
+  return end > first ? ChunkRange{first, end} : ChunkRange{};
+}
+
+// GHASH of the chunks in `range` on the tensor cores: the matrix of the powers of H from the
+// state's H (into scratch, key material wiped with it), then a block of 512 threads an SM, each
+// warp a chunk at a time.
+void ghash_on_tensor_cores(const Device& device, const AesKernels& k, Scratch& scratch, const std::uint8_t* data,
+                           ChunkRange range, std::uint64_t chunks, const Stream* stream) {
+  constexpr std::size_t products_bytes = AES_MMA_PRODUCTS * sizeof(AesGf128);
+  constexpr std::size_t fragments_bytes = AES_MMA_FRAGMENT_PAIRS * 2 * sizeof(std::uint32_t);
+  constexpr std::size_t row_powers_bytes = AES_MMA_ROWS * sizeof(AesGf128);
+  detail::DeviceSecret& matrix = scratch.mma_matrix.emplace(device, products_bytes + fragments_bytes + row_powers_bytes, stream);
+  auto* products = matrix.as<AesGf128>();
+  std::uint8_t* fragments = matrix.data() + products_bytes;
+  auto* row_powers = reinterpret_cast<AesGf128*>(matrix.data() + products_bytes + fragments_bytes);
+  k.ghash_mma_products->launch({.grid = grid_for(AES_MMA_PRODUCTS), .block = threads_per_block, .stream = stream},
+                               static_cast<const AesState*>(scratch.states()), products, row_powers);
+  k.ghash_mma_fragments->launch(
+      {.grid = grid_for(AES_MMA_FRAGMENT_PAIRS), .block = threads_per_block, .stream = stream},
+      static_cast<const AesGf128*>(products), static_cast<void*>(fragments));
+  const std::uint64_t count = range.end - range.first;
+  const auto sms = static_cast<std::uint64_t>(std::max(device.info().compute_units, 1));
+  const std::uint64_t blocks = std::min<std::uint64_t>(sms, (count + mma_warps_per_block - 1) / mma_warps_per_block);
+  k.ghash_mma->launch({.grid = static_cast<std::uint32_t>(blocks),
+                       .block = 32 * mma_warps_per_block,
+                       .shared_bytes = static_cast<std::uint32_t>(fragments_bytes),
+                       .stream = stream},
+                      scratch.states(), static_cast<const void*>(data), static_cast<unsigned long long>(range.first),
+                      static_cast<unsigned long long>(count), static_cast<unsigned long long>(chunks),
+                      static_cast<const void*>(fragments), static_cast<const AesGf128*>(row_powers),
+                      static_cast<const AesGf128*>(scratch.powers()));
+}
+
+void ghash_bulk(const Device& device, const AesKernels& k, Scratch& scratch, BufferView<const std::uint8_t> aad,
                 BufferView<const std::uint8_t> data, std::uint64_t chunk, const Stream* stream) {
   const std::uint64_t n = blocks_of(aad.size()) + blocks_of(data.size()) + 1;
   const std::uint64_t chunks = (n + chunk - 1) / chunk;
+  const ChunkRange mma = k.ghash_mma ? tensor_core_chunks(aad.size(), data, chunk, chunks) : ChunkRange{};
+  if (mma.end > mma.first) {
+    // Chunk first's data blocks start (first * chunk - pad - aad blocks) blocks into the data.
+    const std::uint64_t pad = chunks * chunk - n;
+    const std::uint64_t skip = mma.first * chunk - pad - blocks_of(aad.size());
+    ghash_on_tensor_cores(device, k, scratch, data.data() + skip * block_bytes, mma, chunks, stream);
+  }
   const auto* none = static_cast<const unsigned long long*>(nullptr);
   k.ghash.launch({.grid = grid_for(chunks), .block = threads_per_block, .stream = stream}, scratch.states(), aad.data(),
                  none, static_cast<unsigned long long>(aad.size()), data.data(), none,
                  static_cast<unsigned long long>(data.size()), 1ull, static_cast<unsigned long long>(chunks),
-                 static_cast<unsigned long long>(chunk), static_cast<const AesGf128*>(scratch.powers()));
+                 static_cast<unsigned long long>(chunk), static_cast<const AesGf128*>(scratch.powers()),
+                 static_cast<unsigned long long>(mma.first), static_cast<unsigned long long>(mma.end));
 }
 
 void check_gcm(const Device& device, std::span<const std::uint8_t> key, std::span<const std::uint8_t> iv,
@@ -300,7 +361,7 @@ void gcm_batch_tags(const BatchCall& call, Scratch& scratch, std::size_t first, 
                       aad.data() + aad_shift, aad_offsets, static_cast<unsigned long long>(aad_layout.fixed_bytes),
                       data.data() + shift, call.offsets(first),
                       static_cast<unsigned long long>(call.layout.fixed_bytes), static_cast<unsigned long long>(n),
-                      1ull, 0ull, static_cast<const AesGf128*>(nullptr));
+                      1ull, 0ull, static_cast<const AesGf128*>(nullptr), 0ull, 0ull);
   call.k.tag.launch({.grid = grid_for(n), .block = threads_per_block, .stream = on}, scratch.states(),
                     static_cast<unsigned long long>(n), static_cast<std::uint32_t>(tag_bytes),
                     tags_out ? tags_out + first * tag_bytes : nullptr,
@@ -366,10 +427,10 @@ void aes_gcm_seal(const Device& device, std::span<const std::uint8_t> key, std::
   check_gcm(device, key, iv, aad, in, out, tag.size(), tag.device());
   const AesKernels& k = aes_kernels(device);
   Scratch scratch(device, 1, key.size() + iv.size(), stream, true);
-  const std::uint64_t chunk = ghash_chunk_blocks(aad.size(), in.size());
+  const std::uint64_t chunk = ghash_chunk_blocks(k, aad.size(), in.size());
   setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
   if (!in.empty()) ctr_bulk(k, scratch, in, out, nullptr, stream);
-  ghash_bulk(k, scratch, aad, out, chunk, stream);
+  ghash_bulk(device, k, scratch, aad, out, chunk, stream);
   k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states()), 1ull,
                static_cast<std::uint32_t>(tag.size()), tag.data(), static_cast<const std::uint8_t*>(nullptr),
                static_cast<std::uint8_t*>(nullptr), static_cast<unsigned long long*>(nullptr));
@@ -384,9 +445,9 @@ bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key, std::
   std::uint8_t ok = 0;
   {
     Scratch scratch(device, 1, key.size() + iv.size(), stream, true);
-    const std::uint64_t chunk = ghash_chunk_blocks(aad.size(), in.size());
+    const std::uint64_t chunk = ghash_chunk_blocks(k, aad.size(), in.size());
     setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
-    ghash_bulk(k, scratch, aad, in, chunk, stream);
+    ghash_bulk(device, k, scratch, aad, in, chunk, stream);
     k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states()), 1ull,
                  static_cast<std::uint32_t>(tag.size()), static_cast<std::uint8_t*>(nullptr), tag.data(),
                  verdict.data(), static_cast<unsigned long long*>(nullptr));

@@ -2,6 +2,8 @@
 // cipher kernel set (cipher_kernels.hpp).
 #pragma once
 
+#include <optional>
+
 #include "opkit/device.hpp"
 #include "opkit/kernel.hpp"
 #include "opkit/program.hpp"
@@ -17,6 +19,10 @@ struct AesKernels {
   Kernel ctr_masked;    // aes_ctr_masked: the same with precomputed round-key masks (bulk)
   Kernel ghash;         // aes_ghash: GHASH over AAD || C || lengths
   Kernel tag;           // aes_gcm_tag: tag out, or constant-time tag check
+  // Bulk GHASH on the tensor cores, where tensor_core_ghash(device) (aes_batch_io.hpp):
+  std::optional<Kernel> ghash_mma_products;   // aes_ghash_mma_products: the powers of H as products
+  std::optional<Kernel> ghash_mma_fragments;  // aes_ghash_mma_fragments: those as the MMA's B fragments
+  std::optional<Kernel> ghash_mma;            // aes_ghash_mma: whole chunks of data as matrix products
 };
 
 // The kernel source with its headers, as NVRTC and the CPU backend both take it.

@@ -4,10 +4,15 @@
 //   aes_ctr     32 blocks per thread: counter blocks built bitsliced, encrypted, XORed with data;
 //   aes_ctr_batch  aes_ctr for batches, the data fetched early and moved through shared memory;
 //   aes_ghash   GHASH over AAD || C || lengths, in chunks of blocks combined with powers of H;
+//   aes_ghash_mma  bulk GHASH of whole chunks of data as 1-bit matrix products on the tensor cores
+//               (CUDA sm_80 and later; aes_ghash takes the rest of the stream);
 //   aes_gcm_tag one thread per message: tag = E_K(J0) ^ GHASH, written or compared.
 // Positions, lengths and verdicts are public and may steer branches; keys, data and H never do.
 #include "aes_batch_stage.cuh"
 #include "aes_gf128.cuh"
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#include "aes_ghash_mma.cuh"
+#endif
 #include "aes_key.cuh"
 #include "aes_state.cuh"
 #include "cipher_io.cuh"
@@ -613,21 +618,30 @@ __device__ __forceinline__ AesGf128 aes_ghash_block(const unsigned char* aad, un
   return aes_gf128_from_words(w);
 }
 
+// A chunk's sum times H^(chunk_blocks * chunks_after), from the powers H^(chunk_blocks * 2^s).
+__device__ __forceinline__ AesGf128 aes_ghash_place_chunk(AesGf128 acc, unsigned long long chunks_after,
+                                                         const AesGf128* powers) {
+  for (int bit = 0; bit < AES_GHASH_POWERS; ++bit)
+    if ((chunks_after >> bit) & 1) acc = aes_gf128_mul(acc, powers[bit]);
+  return acc;
+}
+
 // GHASH = sum of X_i H^(n - i + 1). The stream's n blocks are placed at the end of
 // chunks_per_message * chunk_blocks positions (zero blocks in front change nothing); thread j of
 // a message runs Horner over chunk j and multiplies the result by H^(chunk_blocks (chunks - 1 - j))
 // from the powers table (aes_setup's, AES_GHASH_POWERS per message); the products are XORed into
-// the message's accumulator. With one chunk
-// per message (batch) the chunk is the whole stream.
+// the message's accumulator. With one chunk per message (batch) the chunk is the whole stream.
+// Chunks skip_first .. skip_end - 1 are left out (aes_ghash_mma takes them).
 extern "C" __global__ void __launch_bounds__(128)
     aes_ghash(AesState* states, const unsigned char* aad, const unsigned long long* aad_offsets,
               unsigned long long aad_fixed, const unsigned char* data, const unsigned long long* offsets,
               unsigned long long fixed_bytes, unsigned long long count, unsigned long long chunks_per_message,
-              unsigned long long chunk_blocks, const AesGf128* powers) {
+              unsigned long long chunk_blocks, const AesGf128* powers, unsigned long long skip_first,
+              unsigned long long skip_end) {
   const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const unsigned long long m = u / chunks_per_message, j = u % chunks_per_message;
   AesGf128 acc = {0, 0};
-  if (m < count) {
+  if (m < count && (j < skip_first || j >= skip_end)) {
     unsigned long long aad_start, aad_len, start, length;
     aes_message_span(aad_offsets, aad_fixed, m, aad_start, aad_len);
     aes_message_span(offsets, fixed_bytes, m, start, length);
@@ -671,9 +685,7 @@ extern "C" __global__ void __launch_bounds__(128)
       states[m].ghash = acc;
       return;
     }
-    const unsigned long long e = chunks_per_message - 1 - j;
-    for (int bit = 0; bit < AES_GHASH_POWERS; ++bit)
-      if ((e >> bit) & 1) acc = aes_gf128_mul(acc, powers[m * AES_GHASH_POWERS + bit]);
+    acc = aes_ghash_place_chunk(acc, chunks_per_message - 1 - j, powers + m * AES_GHASH_POWERS);
   }
   if (chunks_per_message == 1) return;
 #ifdef __CUDA_ARCH__
@@ -692,6 +704,56 @@ extern "C" __global__ void __launch_bounds__(128)
     atomicXor(&states[target].ghash.hi, acc.hi);
   }
 }
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// Bulk GCM on the tensor cores: the matrix of the powers of H (products X * H^e of basis vectors,
+// then the MMA's B fragments) and the row weights, from the message's H (states[0].h). Both are
+// key material, in the call's scratch (wiped with it). Launch: AES_MMA_PRODUCTS threads, then
+// AES_MMA_FRAGMENT_PAIRS threads.
+extern "C" __global__ void __launch_bounds__(256)
+    aes_ghash_mma_products(const AesState* states, AesGf128* products, AesGf128* row_powers) {
+  const int j = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const AesGf128 h = states[0].h;
+  if (j < AES_MMA_PRODUCTS) products[j] = aes_mma_product(h, j);
+  if (j < AES_MMA_ROWS) row_powers[j] = aes_gf128_pow(h, AES_MMA_ROW_BLOCKS * (AES_MMA_ROWS - 1 - j));
+}
+
+extern "C" __global__ void __launch_bounds__(256) aes_ghash_mma_fragments(const AesGf128* products, uint2* fragments) {
+  const int j = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (j >= AES_MMA_FRAGMENT_PAIRS) return;
+  const int lane = j & 31, n = (j >> 5) % AES_MMA_NTILES, s = (j >> 5) / AES_MMA_NTILES;
+  fragments[j] =
+      make_uint2(aes_mma_fragment_word(products, s, n, lane, 0), aes_mma_fragment_word(products, s, n, lane, 1));
+}
+
+// Chunks first_chunk .. first_chunk + chunks - 1 of the one message's GHASH stream (aes_ghash's
+// chunking, chunk_blocks = AES_MMA_CHUNK_BLOCKS, chunks_per_message in all), whole data blocks at
+// data (16-byte aligned: chunk first_chunk + c is data + c * AES_MMA_CHUNK_BLOCKS). A warp a chunk
+// at a time, as many as the grid leaves it; each chunk's sum placed by the powers table as
+// aes_ghash places it, one atomic XOR a warp into the accumulator. Launch: 512 threads a block,
+// AES_MMA_FRAGMENT_PAIRS * 8 bytes of dynamic shared memory (the fragments, loaded once a block).
+extern "C" __global__ void __launch_bounds__(512, 1)
+    aes_ghash_mma(AesState* states, const uint4* data, unsigned long long first_chunk, unsigned long long chunks,
+                  unsigned long long chunks_per_message, const uint2* fragments_global, const AesGf128* row_powers,
+                  const AesGf128* powers) {
+  extern __shared__ uint2 aes_mma_fragments[];
+  for (unsigned int i = threadIdx.x; i < AES_MMA_FRAGMENT_PAIRS; i += blockDim.x)
+    aes_mma_fragments[i] = fragments_global[i];
+  __syncthreads();
+  const unsigned long long warps = static_cast<unsigned long long>(gridDim.x) * (blockDim.x / 32);
+  AesGf128 acc = {0, 0};
+  for (unsigned long long c = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; c < chunks; c += warps) {
+    const AesGf128 sum = aes_ghash_place_chunk(aes_mma_chunk(data + c * AES_MMA_CHUNK_BLOCKS, aes_mma_fragments, row_powers),
+                                               chunks_per_message - 1 - (first_chunk + c), powers);
+    acc.lo ^= sum.lo;
+    acc.hi ^= sum.hi;
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicXor(&states[0].ghash.lo, acc.lo);
+    atomicXor(&states[0].ghash.hi, acc.hi);
+  }
+}
+#endif
 
 // Tag = E_K(J0) ^ GHASH, its first tag_bytes bytes written to tags_out, or compared (without an
 // early exit) with tags_expected, the verdict (1: match) in verdicts[m]; a mismatch adds 1 to

@@ -22,17 +22,7 @@
 #pragma once
 
 #include "aes_gf128.cuh"
-
-#define AES_MMA_ROWS 16
-#define AES_MMA_ROW_BLOCKS 32
-#define AES_MMA_CHUNK_BLOCKS (AES_MMA_ROWS * AES_MMA_ROW_BLOCKS)
-#define AES_MMA_KSTEPS (AES_MMA_ROW_BLOCKS / 2)
-#define AES_MMA_NTILES 16
-// The B fragments of every k-step and n-tile, two words a lane: 64 KiB.
-#define AES_MMA_FRAGMENT_PAIRS (AES_MMA_KSTEPS * AES_MMA_NTILES * 32)
-// The products X * H^e that the fragments are made of: a basis vector (word w, bit i) of each of a
-// row's blocks q, times H^(AES_MMA_ROW_BLOCKS - q).
-#define AES_MMA_PRODUCTS (AES_MMA_ROW_BLOCKS * 4 * 32)
+#include "aes_ghash_mma_shape.cuh"
 
 // Which block q of a row and which word w of it the 32-bit range r (0..7) of k-step s holds. A
 // lane t loads 16 bytes (block 4 p + t of its rows, p = s / 2) and gives words 0 and 1 to the even
