@@ -6,7 +6,7 @@
 # pinned ring; encryption: tags back through kept pinned memory): every cipher conformance case on
 # the GPU, the AEAD and AES-CTR batch packet rows, compute-sanitizer memcheck and racecheck on the
 # tensor-core GCM tests and the staged-input cases. One line a step; logs packed into
-# $OUT/logs.tgz. About 9 minutes# on 16 cores from a fresh machine. Run from the repository root:
+# $OUT/logs.tgz. About 9 minutes on 16 cores from a fresh machine. Run from the repository root:
 #   OUT=/some/dir bash bench/device/host_tags_check.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/opkit-out}
