@@ -728,10 +728,12 @@ extern "C" __global__ void __launch_bounds__(256) aes_ghash_mma_fragments(const 
 
 // Chunks first_chunk .. first_chunk + chunks - 1 of the one message's GHASH stream (aes_ghash's
 // chunking, chunk_blocks = AES_MMA_CHUNK_BLOCKS, chunks_per_message in all), whole data blocks at
-// data (16-byte aligned: chunk first_chunk + c is data + c * AES_MMA_CHUNK_BLOCKS). A warp a chunk
-// at a time, as many as the grid leaves it; each chunk's sum placed by the powers table as
-// aes_ghash places it, one atomic XOR a warp into the accumulator. Launch: 512 threads a block,
-// AES_MMA_FRAGMENT_PAIRS * 8 bytes of dynamic shared memory (the fragments, loaded once a block).
+// data (16-byte aligned: chunk first_chunk + c is data + c * AES_MMA_CHUNK_BLOCKS). Warp w of W
+// takes chunks w, w + W, ... and adds their sums by Horner's rule with H^(AES_MMA_CHUNK_BLOCKS W)
+// (one multiplication a chunk; placing each chunk from the powers table took ~8), then places the
+// total by its last chunk as aes_ghash places a chunk: one atomic XOR a warp into the
+// accumulator. Launch: 512 threads a block, AES_MMA_FRAGMENT_PAIRS * 8 bytes of dynamic shared
+// memory (the fragments, loaded once a block).
 extern "C" __global__ void __launch_bounds__(512, 1)
     aes_ghash_mma(AesState* states, const uint4* data, unsigned long long first_chunk, unsigned long long chunks,
                   unsigned long long chunks_per_message, const uint2* fragments_global, const AesGf128* row_powers,
@@ -741,13 +743,20 @@ extern "C" __global__ void __launch_bounds__(512, 1)
     aes_mma_fragments[i] = fragments_global[i];
   __syncthreads();
   const unsigned long long warps = static_cast<unsigned long long>(gridDim.x) * (blockDim.x / 32);
+  const unsigned long long first = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  if (first >= chunks) return;
+  const AesGf128 stride_power = aes_ghash_place_chunk(AesGf128{1, 0}, warps, powers);
   AesGf128 acc = {0, 0};
-  for (unsigned long long c = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; c < chunks; c += warps) {
-    const AesGf128 sum = aes_ghash_place_chunk(aes_mma_chunk(data + c * AES_MMA_CHUNK_BLOCKS, aes_mma_fragments, row_powers),
-                                               chunks_per_message - 1 - (first_chunk + c), powers);
+  unsigned long long last = first;
+  for (unsigned long long c = first; c < chunks; c += warps) {
+    // acc * H^(AES_MMA_CHUNK_BLOCKS W) + this chunk (the first product is of zero: one loop body).
+    const AesGf128 sum = aes_mma_chunk(data + c * AES_MMA_CHUNK_BLOCKS, aes_mma_fragments, row_powers);
+    acc = aes_gf128_mul(acc, stride_power);
     acc.lo ^= sum.lo;
     acc.hi ^= sum.hi;
+    last = c;
   }
+  acc = aes_ghash_place_chunk(acc, chunks_per_message - 1 - (first_chunk + last), powers);
   if ((threadIdx.x & 31) == 0) {
     atomicXor(&states[0].ghash.lo, acc.lo);
     atomicXor(&states[0].ghash.hi, acc.hi);
