@@ -5,7 +5,8 @@ A lookup table indexed by secret data (T-tables, S-box tables, key-dependent GHA
 live in shared, local, constant or global memory and be read at an address computed from the
 secret. The rules, for every kernel named aes_* in the cubin:
   1. no shared memory access at all (LDS, STS, ATOMS, LDSM), but in the kernels that stage their
-     IO through it (STAGED: aes_ctr_batch, aes_setup_batch), whose every address and branch the taint analysis of
+     IO through it (STAGED: aes_ctr_batch, aes_setup_batch) and the tensor-core GHASH, which keeps
+     its MMA operands there (aes_ghash_mma), whose every address and branch the taint analysis of
      ct_sass_check.py shows free of secret data (tests/unit/test_aes_sass.cpp runs both);
   2. no local memory access at all (LDL, STL: no spills, no runtime-indexed arrays);
   3. constant memory only at immediate addresses (no LDC / ULDC indexed by a register);
@@ -31,7 +32,7 @@ from sass_listing import disassemble, functions  # noqa: E402  (same folder: the
 
 BRANCH = re.compile(r"0x([0-9a-f]+)")
 SHARED = {"LDS", "STS", "ATOMS", "LDSM", "LDGSTS"}
-STAGED = {"aes_ctr_batch", "aes_setup_batch"}
+STAGED = {"aes_ctr_batch", "aes_setup_batch", "aes_ghash_mma"}
 ROUND_LOOPS = {"aes_ctr", "aes_ctr_masked", "aes_ctr_batch"}
 LOCAL = {"LDL", "STL"}
 REGISTER = re.compile(r"\bR(\d+)\b")

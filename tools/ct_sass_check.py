@@ -23,7 +23,7 @@ the other sense), and one written public under @P and then under @!P (a select's
 public.
 
 The analysis is conservative: a register pair or quad named by its first register (.64, .128,
-IMAD.WIDE's addend, F64) is read and written whole, and a subroutine returns to every call site.
+IMAD.WIDE's addend, F64, every operand of a tensor-core MMA) is read and written whole, and a subroutine returns to every call site.
 An opcode it does not model makes it refuse rather than guess.
 
 usage: ct_sass_check.py KERNELS.cubin [--kernel SUBSTRING ...] [--public-param OFFSET ...]
@@ -51,6 +51,7 @@ BRANCHES = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT"}
 NO_DEST = {"BRA", "BRX", "JMP", "JMX", "RET", "EXIT", "BAR", "BSSY", "BSYNC", "WARPSYNC", "NOP", "YIELD", "MEMBAR",
            "ERRBAR", "DEPBAR", "CCTL", "FENCE", "CALL", "ENDCOLLECTIVE", "BPT", "KILL", "NANOSLEEP", "ACQBULK",
            "LDGSTS", "LDGDEPBAR"}
+MMA = {"BMMA", "HMMA", "IMMA"}
 # Instructions whose first two operands are both predicates they write.
 TWO_PREDICATE_DESTS = {"ISETP", "FSETP", "DSETP", "HSETP2", "PSETP", "UISETP", "PLOP3", "UPLOP3"}
 KNOWN = (MEMORY | BRANCHES | NO_DEST | TWO_PREDICATE_DESTS | {
@@ -59,7 +60,7 @@ KNOWN = (MEMORY | BRANCHES | NO_DEST | TWO_PREDICATE_DESTS | {
     "CS2R", "LDC", "ULDC", "R2UR", "R2P", "P2R", "BREV", "UBREV", "FLO", "UFLO", "POPC", "UPOPC", "BMSK", "UBMSK",
     "SGXT", "USGXT", "I2F", "F2I", "I2FP", "F2IP", "MUFU", "FADD", "FMUL", "FFMA", "HFMA2", "HADD2", "HMUL2", "DADD",
     "DMUL", "DFMA", "FRND", "F2F", "I2I", "SHFL", "VOTE", "VOTEU", "IDP", "IDP4A", "FMNMX", "ICMP", "UP2UR",
-    "UR2UP", "LEPC", "REDUX", "MATCH", "FCHK", "ISCADD"})
+    "UR2UP", "LEPC", "REDUX", "MATCH", "FCHK", "ISCADD"} | MMA)
 
 
 def split_operands(text):
@@ -81,7 +82,9 @@ def split_operands(text):
 
 
 def width(op, mods):
-    if ".128" in mods:
+    # Tensor-core MMAs (m16n8k*: D and C are register quads, A a quad, B a pair): every operand
+    # taken as a quad, which may add registers read but never misses one written.
+    if ".128" in mods or op in MMA:
         return 4
     if ".64" in mods or (op == "IMAD" and ".WIDE" in mods) or op in ("DADD", "DMUL", "DFMA", "CS2R") or ".F64" in mods:
         return 2

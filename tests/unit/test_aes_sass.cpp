@@ -75,6 +75,16 @@ TEST(AesSass, SetupKernelHasNoAddressOrBranchThatDependsOnKeys) {
   expect_no_secret_address_or_branch("aes_setup_batch", {"0x220", "0x230", "0x234", "0x238", "0x23c"});
 }
 
+// Bulk GHASH on the tensor cores: the matrix kernels (aes_ghash_mma_products, _fragments), which
+// read H, and aes_ghash_mma, which keeps the matrix in shared memory and reads the data. Its
+// parameters on sm_90: states 0x210, data 0x218, first_chunk 0x220, chunks 0x228,
+// chunks_per_message 0x230, fragments 0x238, row_powers 0x240, powers 0x248. The chunk numbers are
+// public; H, the matrix, the powers and the data stay secret.
+TEST(AesSass, TensorCoreGhashHasNoAddressOrBranchThatDependsOnHOrData) {
+  OPKIT_REQUIRE_NVRTC();
+  expect_no_secret_address_or_branch("aes_ghash_mma", {"0x220", "0x224", "0x228", "0x22c", "0x230", "0x234"});
+}
+
 // Asynchronous copies to shared memory (cp.async: LDGSTS) are memory accesses to the checker:
 // one into a slot chosen by loaded data is caught, one into the thread's own slot passes.
 TEST(AesSass, TheCheckerCatchesAnAsyncCopyToADataDependentSlot) {
