@@ -400,8 +400,8 @@ int run(int argc, char** argv) {
   bool batch_only = false;     // --batch-only 1: the batch rows only
   std::vector<int> chains;     // --poly1305-chains 1,16: only the ChaCha20-Poly1305 rows of those variants
   std::vector<ops::Cipher> ciphers(ops::all_ciphers().begin(), ops::all_ciphers().end());  // --ciphers A,B
-  std::vector<ops::aes::BatchIo> aes_ios;  // --aes-batch-io staged,direct: AES batch rows once per IO
-  std::vector<int> aes_slices;             // --aes-slices N,M: AES batch rows once per slice size
+  std::vector<ops::aes::BatchIo> aes_ios;            // --aes-batch-io staged,direct: AES batch rows once per IO
+  std::vector<int> aes_slices;                       // --aes-slices N,M: AES batch rows once per slice size
   std::vector<ops::aes::GhashEngine> ghash_engines;  // --aes-ghash tensor_cores,horner: GCM bulk rows once per engine
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
@@ -458,8 +458,7 @@ int run(int argc, char** argv) {
       for (std::string name; std::getline(names, name, ',');) {
         if (name != "tensor_cores" && name != "horner")
           throw std::invalid_argument("--aes-ghash: " + name + " is neither tensor_cores nor horner");
-        ghash_engines.push_back(name == "horner" ? ops::aes::GhashEngine::horner
-                                                 : ops::aes::GhashEngine::tensor_cores);
+        ghash_engines.push_back(name == "horner" ? ops::aes::GhashEngine::horner : ops::aes::GhashEngine::tensor_cores);
       }
       continue;
     }

@@ -6,10 +6,10 @@
 // Each warp runs a loop of independent MMAs on register operands (no memory traffic), so the
 // rate is the tensor pipe's. Prints bit-products per second and what that rate implies for GHASH
 // (128 products per data bit). Standalone: nvcc -O3 -arch=sm_90 gf2_mma_probe.cu -o probe
-#include <cstdio>
 #include <cuda_runtime.h>
+#include <cstdio>
 
-constexpr int kChains = 8;       // independent accumulators per warp
+constexpr int kChains = 8;  // independent accumulators per warp
 constexpr int kIterations = 4096;
 
 __global__ void mma_b1(int* sink, unsigned seed) {

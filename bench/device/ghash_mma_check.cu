@@ -11,13 +11,13 @@
 
 #include "aes_ghash_mma.cuh"
 
-#define CHECK(x)                                                                         \
-  do {                                                                                   \
-    cudaError_t e = (x);                                                                 \
-    if (e != cudaSuccess) {                                                              \
-      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e));      \
-      std::exit(1);                                                                      \
-    }                                                                                    \
+#define CHECK(x)                                                                    \
+  do {                                                                              \
+    cudaError_t e = (x);                                                            \
+    if (e != cudaSuccess) {                                                         \
+      std::printf("%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e)); \
+      std::exit(1);                                                                 \
+    }                                                                               \
   } while (0)
 
 __global__ void products_kernel(const AesGf128* h, AesGf128* products, AesGf128* row_powers) {
@@ -30,13 +30,13 @@ __global__ void fragments_kernel(const AesGf128* products, uint2* fragments) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= AES_MMA_FRAGMENT_PAIRS) return;
   const int lane = j & 31, n = (j >> 5) % AES_MMA_NTILES, s = (j >> 5) / AES_MMA_NTILES;
-  fragments[j] = make_uint2(aes_mma_fragment_word(products, s, n, lane, 0),
-                            aes_mma_fragment_word(products, s, n, lane, 1));
+  fragments[j] =
+      make_uint2(aes_mma_fragment_word(products, s, n, lane, 0), aes_mma_fragment_word(products, s, n, lane, 1));
 }
 
 __global__ void __launch_bounds__(512, 1)
-    mma_kernel(const uint4* data, unsigned long long chunks, const uint2* fragments_global,
-               const AesGf128* row_powers, AesGf128* sums) {
+    mma_kernel(const uint4* data, unsigned long long chunks, const uint2* fragments_global, const AesGf128* row_powers,
+               AesGf128* sums) {
   extern __shared__ uint2 fragments[];
   for (int i = threadIdx.x; i < AES_MMA_FRAGMENT_PAIRS; i += blockDim.x) fragments[i] = fragments_global[i];
   __syncthreads();
@@ -122,9 +122,11 @@ int main() {
   for (unsigned long long c = 0; c < chunks; ++c) wrong += a[c].lo != b[c].lo || a[c].hi != b[c].hi;
   cudaDeviceProp p;
   CHECK(cudaGetDeviceProperties(&p, 0));
-  std::printf("%s: %llu chunks of %d blocks (1 GiB): %llu sums differ (chunk 0: mma %016llx%016llx ref %016llx%016llx)\n",
-              p.name, chunks, AES_MMA_CHUNK_BLOCKS, wrong, a[0].hi, a[0].lo, b[0].hi, b[0].lo);
-  std::printf("setup (products + fragments) %.3f ms; tensor-core GHASH %.3f ms = %.1f GB/s; Horner %.3f ms = %.1f GB/s\n",
-              best_setup, best_mma, bytes / best_mma / 1e6, best_ref, bytes / best_ref / 1e6);
+  std::printf(
+      "%s: %llu chunks of %d blocks (1 GiB): %llu sums differ (chunk 0: mma %016llx%016llx ref %016llx%016llx)\n",
+      p.name, chunks, AES_MMA_CHUNK_BLOCKS, wrong, a[0].hi, a[0].lo, b[0].hi, b[0].lo);
+  std::printf(
+      "setup (products + fragments) %.3f ms; tensor-core GHASH %.3f ms = %.1f GB/s; Horner %.3f ms = %.1f GB/s\n",
+      best_setup, best_mma, bytes / best_mma / 1e6, best_ref, bytes / best_ref / 1e6);
   return wrong == 0 ? 0 : 1;
 }

@@ -5,8 +5,8 @@
 
 #include <numeric>
 
-#include "ops/cipher/aes_batch_io.hpp"
 #include "gpu/gpu_test.hpp"
+#include "ops/cipher/aes_batch_io.hpp"
 #include "unit/test_aes_batch_edges.hpp"
 #include "unit/test_aes_reference.hpp"
 
@@ -41,8 +41,9 @@ TEST(AesGpu, CtrAndGcmMatchOpenSslOnMiBAndGiBMessages) {
 // chunk boundaries within the data) and misaligned buffers (no tensor cores), both engines.
 TEST(AesGpu, GcmMatchesOpenSslAroundTensorCoreChunksWithBothGhashEngines) {
   OPKIT_SKIP_WITHOUT_GPU();
-  const std::vector<std::size_t> lengths = {32752, 32768, 32769, 40000, 57349, 65536 + 15, 8192 * 9 - 1,
-                                            (1u << 20) + 3, (3u << 20) + 16 * 511, (5u << 20) - 7};
+  const std::vector<std::size_t> lengths = {
+      32752,         32768, 32769, 40000, 57349, 65536 + 15, 8192 * 9 - 1, (1u << 20) + 3, (3u << 20) + 16 * 511,
+      (5u << 20) - 7};
   for (auto engine : {opkit::ops::aes::GhashEngine::tensor_cores, opkit::ops::aes::GhashEngine::horner}) {
     opkit::ops::aes::set_ghash_engine(engine);
     check_against_openssl(gpu, lengths, 31);

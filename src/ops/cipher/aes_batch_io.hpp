@@ -1,8 +1,7 @@
-// How AES runs where there is a choice. Which IO batch AES-CTR runs (the CTR pass of aes_ctr_xor_batch and of the GCM batches): the
-// staged kernel (aes_ctr_batch: a block's bytes fetched into shared memory while its keystream
-// is computed, then moved by consecutive threads on consecutive 16-byte chunks) or the direct one
-// (aes_ctr at stride 1: each thread loads and stores its own 512 bytes), kept for A/B
-// measurements. Both give the same bytes.
+// How AES runs where there is a choice. Which IO batch AES-CTR runs (the CTR pass of aes_ctr_xor_batch and of the GCM
+// batches): the staged kernel (aes_ctr_batch: a block's bytes fetched into shared memory while its keystream is
+// computed, then moved by consecutive threads on consecutive 16-byte chunks) or the direct one (aes_ctr at stride 1:
+// each thread loads and stores its own 512 bytes), kept for A/B measurements. Both give the same bytes.
 #pragma once
 
 #include "opkit/device.hpp"

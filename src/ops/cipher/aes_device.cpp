@@ -159,7 +159,8 @@ void ghash_on_tensor_cores(const Device& device, const AesKernels& k, Scratch& s
   constexpr std::size_t products_bytes = AES_MMA_PRODUCTS * sizeof(AesGf128);
   constexpr std::size_t fragments_bytes = AES_MMA_FRAGMENT_PAIRS * 2 * sizeof(std::uint32_t);
   constexpr std::size_t row_powers_bytes = AES_MMA_ROWS * sizeof(AesGf128);
-  detail::DeviceSecret& matrix = scratch.mma_matrix.emplace(device, products_bytes + fragments_bytes + row_powers_bytes, stream);
+  detail::DeviceSecret& matrix =
+      scratch.mma_matrix.emplace(device, products_bytes + fragments_bytes + row_powers_bytes, stream);
   auto* products = matrix.as<AesGf128>();
   std::uint8_t* fragments = matrix.data() + products_bytes;
   auto* row_powers = reinterpret_cast<AesGf128*>(matrix.data() + products_bytes + fragments_bytes);

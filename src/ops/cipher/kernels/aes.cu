@@ -629,7 +629,7 @@ __device__ __forceinline__ AesGf128 aes_ghash_block(const unsigned char* aad, un
 
 // A chunk's sum times H^(chunk_blocks * chunks_after), from the powers H^(chunk_blocks * 2^s).
 __device__ __forceinline__ AesGf128 aes_ghash_place_chunk(AesGf128 acc, unsigned long long chunks_after,
-                                                         const AesGf128* powers) {
+                                                          const AesGf128* powers) {
   for (int bit = 0; bit < AES_GHASH_POWERS; ++bit)
     if ((chunks_after >> bit) & 1) acc = aes_gf128_mul(acc, powers[bit]);
   return acc;
