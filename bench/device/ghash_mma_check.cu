@@ -42,7 +42,8 @@ __global__ void __launch_bounds__(512, 1)
   __syncthreads();
   const unsigned long long warps = (unsigned long long)gridDim.x * (blockDim.x / 32);
   for (unsigned long long c = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; c < chunks; c += warps) {
-    const AesGf128 sum = aes_mma_chunk(data + c * AES_MMA_CHUNK_BLOCKS, fragments, row_powers);
+    const AesGf128 sum = aes_mma_chunk(data, (long long)(c * AES_MMA_CHUNK_BLOCKS), chunks * AES_MMA_CHUNK_BLOCKS,
+                                       fragments, row_powers);
     if ((threadIdx.x & 31) == 0) sums[c] = sum;
   }
 }

@@ -135,27 +135,31 @@ std::uint64_t ghash_chunk_blocks(const AesKernels& k, std::uint64_t aad_bytes, s
   return chunk;
 }
 
-// The chunks [first, end) of a bulk GHASH stream (aes_ghash's chunking: the n blocks at the end of
-// chunks * chunk positions) that hold only whole data blocks: the ones the tensor cores take
-// (none unless the chunk is theirs and the data is 16-byte aligned).
-struct ChunkRange {
-  std::uint64_t first = 0, end = 0;
+// What the tensor cores take of a bulk GHASH stream (aes_ghash's chunking: the n blocks at the end
+// of chunks * chunk positions): the whole data blocks (none unless the chunk is theirs and the
+// data is 16-byte aligned), in the chunks [first, end) that hold any of them. data_position is
+// data block 0's position in the chunking (the padding and the AAD's blocks before it).
+struct TensorCoreShare {
+  std::uint64_t whole = 0, data_position = 0, first = 0, end = 0;
+  bool any() const noexcept { return end > first; }
 };
 
-ChunkRange tensor_core_chunks(std::uint64_t aad_bytes, BufferView<const std::uint8_t> data, std::uint64_t chunk,
-                              std::uint64_t chunks) {
-  if (chunk != mma_chunk_blocks || reinterpret_cast<std::uintptr_t>(data.data()) % block_bytes != 0) return {};
-  const std::uint64_t aad_blocks = blocks_of(aad_bytes), whole = data.size() / block_bytes;
+TensorCoreShare tensor_core_share(std::uint64_t aad_bytes, BufferView<const std::uint8_t> data, std::uint64_t chunk,
+                                  std::uint64_t chunks) {
+  const std::uint64_t whole = data.size() / block_bytes;
+  if (chunk != mma_chunk_blocks || whole == 0 || reinterpret_cast<std::uintptr_t>(data.data()) % block_bytes != 0)
+    return {};
+  const std::uint64_t aad_blocks = blocks_of(aad_bytes);
   const std::uint64_t pad = chunks * chunk - (aad_blocks + blocks_of(data.size()) + 1);
-  const std::uint64_t first = (aad_blocks + pad + chunk - 1) / chunk, end = (aad_blocks + pad + whole) / chunk;
-  return end > first ? ChunkRange{first, end} : ChunkRange{};
+  const std::uint64_t position = pad + aad_blocks;
+  return {whole, position, position / chunk, (position + whole + chunk - 1) / chunk};
 }
 
-// GHASH of the chunks in `range` on the tensor cores: the matrix of the powers of H from the
+// GHASH of the whole data blocks on the tensor cores: the matrix of the powers of H from the
 // state's H (into scratch, key material wiped with it), then a block of 512 threads an SM, each
 // warp a chunk at a time.
 void ghash_on_tensor_cores(const Device& device, const AesKernels& k, Scratch& scratch, const std::uint8_t* data,
-                           ChunkRange range, std::uint64_t chunks, const Stream* stream) {
+                           const TensorCoreShare& share, std::uint64_t chunks, const Stream* stream) {
   constexpr std::size_t products_bytes = AES_MMA_PRODUCTS * sizeof(AesGf128);
   constexpr std::size_t fragments_bytes = AES_MMA_FRAGMENT_PAIRS * 2 * sizeof(std::uint32_t);
   constexpr std::size_t row_powers_bytes = AES_MMA_ROWS * sizeof(AesGf128);
@@ -169,15 +173,17 @@ void ghash_on_tensor_cores(const Device& device, const AesKernels& k, Scratch& s
   k.ghash_mma_fragments->launch(
       {.grid = grid_for(AES_MMA_FRAGMENT_PAIRS), .block = threads_per_block, .stream = stream},
       static_cast<const AesGf128*>(products), static_cast<void*>(fragments));
-  const std::uint64_t count = range.end - range.first;
+  const std::uint64_t count = share.end - share.first;
   const auto sms = static_cast<std::uint64_t>(std::max(device.info().compute_units, 1));
   const std::uint64_t blocks = std::min<std::uint64_t>(sms, (count + mma_warps_per_block - 1) / mma_warps_per_block);
   k.ghash_mma->launch({.grid = static_cast<std::uint32_t>(blocks),
                        .block = 32 * mma_warps_per_block,
                        .shared_bytes = static_cast<std::uint32_t>(fragments_bytes),
                        .stream = stream},
-                      scratch.states(), static_cast<const void*>(data), static_cast<unsigned long long>(range.first),
-                      static_cast<unsigned long long>(count), static_cast<unsigned long long>(chunks),
+                      scratch.states(), static_cast<const void*>(data), static_cast<unsigned long long>(share.whole),
+                      static_cast<unsigned long long>(share.data_position),
+                      static_cast<unsigned long long>(share.first), static_cast<unsigned long long>(count),
+                      static_cast<unsigned long long>(chunks),
                       static_cast<const void*>(fragments), static_cast<const AesGf128*>(row_powers),
                       static_cast<const AesGf128*>(scratch.powers()));
 }
@@ -186,19 +192,20 @@ void ghash_bulk(const Device& device, const AesKernels& k, Scratch& scratch, Buf
                 BufferView<const std::uint8_t> data, std::uint64_t chunk, const Stream* stream) {
   const std::uint64_t n = blocks_of(aad.size()) + blocks_of(data.size()) + 1;
   const std::uint64_t chunks = (n + chunk - 1) / chunk;
-  const ChunkRange mma = k.ghash_mma ? tensor_core_chunks(aad.size(), data, chunk, chunks) : ChunkRange{};
-  if (mma.end > mma.first) {
-    // Chunk first's data blocks start (first * chunk - pad - aad blocks) blocks into the data.
-    const std::uint64_t pad = chunks * chunk - n;
-    const std::uint64_t skip = mma.first * chunk - pad - blocks_of(aad.size());
-    ghash_on_tensor_cores(device, k, scratch, data.data() + skip * block_bytes, mma, chunks, stream);
+  const TensorCoreShare mma = k.ghash_mma ? tensor_core_share(aad.size(), data, chunk, chunks) : TensorCoreShare{};
+  // The Horner kernel skips the stream blocks the tensor cores take: the data's whole blocks.
+  std::uint64_t skip_begin = 0, skip_end = 0;
+  if (mma.any()) {
+    ghash_on_tensor_cores(device, k, scratch, data.data(), mma, chunks, stream);
+    skip_begin = blocks_of(aad.size());
+    skip_end = skip_begin + mma.whole;
   }
   const auto* none = static_cast<const unsigned long long*>(nullptr);
   k.ghash.launch({.grid = grid_for(chunks), .block = threads_per_block, .stream = stream}, scratch.states(), aad.data(),
                  none, static_cast<unsigned long long>(aad.size()), data.data(), none,
                  static_cast<unsigned long long>(data.size()), 1ull, static_cast<unsigned long long>(chunks),
                  static_cast<unsigned long long>(chunk), static_cast<const AesGf128*>(scratch.powers()),
-                 static_cast<unsigned long long>(mma.first), static_cast<unsigned long long>(mma.end));
+                 static_cast<unsigned long long>(skip_begin), static_cast<unsigned long long>(skip_end));
 }
 
 void check_gcm(const Device& device, std::span<const std::uint8_t> key, std::span<const std::uint8_t> iv,

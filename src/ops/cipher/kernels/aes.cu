@@ -196,12 +196,8 @@ extern "C" __global__ void aes_setup(AesState* states, const unsigned char* keys
   for (int i = 0; i < 4; ++i) st.counter[i] = aes_bswap32(j0[i]);
   st.counter[3] += 1;  // inc32(J0): the first data block
   if (ghash_chunk_blocks > 0) {
-    // H^chunk_blocks by square-and-multiply on the public exponent, then repeated squares.
-    AesGf128 p = {1, 0}, base = h;
-    for (unsigned long long e = ghash_chunk_blocks; e != 0; e >>= 1) {
-      if (e & 1) p = aes_gf128_mul(p, base);
-      base = aes_gf128_mul(base, base);
-    }
+    // H^chunk_blocks, then repeated squares.
+    AesGf128 p = aes_gf128_pow(h, ghash_chunk_blocks);
     for (int s = 0; s < AES_GHASH_POWERS; ++s) {
       powers[m * AES_GHASH_POWERS + s] = p;
       p = aes_gf128_mul(p, p);
@@ -640,17 +636,19 @@ __device__ __forceinline__ AesGf128 aes_ghash_place_chunk(AesGf128 acc, unsigned
 // a message runs Horner over chunk j and multiplies the result by H^(chunk_blocks (chunks - 1 - j))
 // from the powers table (aes_setup's, AES_GHASH_POWERS per message); the products are XORed into
 // the message's accumulator. With one chunk per message (batch) the chunk is the whole stream.
-// Chunks skip_first .. skip_end - 1 are left out (aes_ghash_mma takes them).
+// Stream blocks skip_begin .. skip_end - 1 are left out (aes_ghash_mma takes them): a chunk inside
+// them adds nothing, and a chunk's run of them is one multiplication by H^run (Horner over zero
+// blocks), not a block at a time.
 extern "C" __global__ void __launch_bounds__(128)
     aes_ghash(AesState* states, const unsigned char* aad, const unsigned long long* aad_offsets,
               unsigned long long aad_fixed, const unsigned char* data, const unsigned long long* offsets,
               unsigned long long fixed_bytes, unsigned long long count, unsigned long long chunks_per_message,
-              unsigned long long chunk_blocks, const AesGf128* powers, unsigned long long skip_first,
+              unsigned long long chunk_blocks, const AesGf128* powers, unsigned long long skip_begin,
               unsigned long long skip_end) {
   const unsigned long long u = static_cast<unsigned long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const unsigned long long m = u / chunks_per_message, j = u % chunks_per_message;
   AesGf128 acc = {0, 0};
-  if (m < count && (j < skip_first || j >= skip_end)) {
+  if (m < count) {
     unsigned long long aad_start, aad_len, start, length;
     aes_message_span(aad_offsets, aad_fixed, m, aad_start, aad_len);
     aes_message_span(offsets, fixed_bytes, m, start, length);
@@ -662,6 +660,7 @@ extern "C" __global__ void __launch_bounds__(128)
       begin = b < 0 ? 0 : static_cast<unsigned long long>(b);
       end = static_cast<unsigned long long>(b + static_cast<long long>(chunk_blocks));
     }
+    if (begin >= skip_begin && end <= skip_end) end = begin;  // all of it aes_ghash_mma's: nothing to add
     const AesGf128 h = states[m].h;
     // Data blocks of a message that is not 16-byte aligned: from the buffer's aligned chunks
     // around it (cipher_io.cuh), block d at offset mis of chunk d || chunk d + 1, each chunk
@@ -672,6 +671,12 @@ extern "C" __global__ void __launch_bounds__(128)
     unsigned int chunk[4];  // chunk d of the data once a data block has been hashed (mis != 0)
     bool have_chunk = false;
     for (unsigned long long i = begin; i < end; ++i) {
+      if (i >= skip_begin && i < skip_end) {
+        const unsigned long long to = end < skip_end ? end : skip_end;
+        if (i > begin) acc = aes_gf128_mul(acc, aes_gf128_pow(h, to - i));  // before any block: zero
+        i = to - 1;
+        continue;
+      }
       AesGf128 x;
       if (mis != 0 && i >= aad_blocks && i - aad_blocks < data_blocks) {
         const unsigned long long d = i - aad_blocks;
@@ -736,17 +741,18 @@ extern "C" __global__ void __launch_bounds__(256) aes_ghash_mma_fragments(const 
 }
 
 // Chunks first_chunk .. first_chunk + chunks - 1 of the one message's GHASH stream (aes_ghash's
-// chunking, chunk_blocks = AES_MMA_CHUNK_BLOCKS, chunks_per_message in all), whole data blocks at
-// data (16-byte aligned: chunk first_chunk + c is data + c * AES_MMA_CHUNK_BLOCKS). Warp w of W
+// chunking, chunk_blocks = AES_MMA_CHUNK_BLOCKS, chunks_per_message in all): their blocks among
+// the `whole` data blocks at data (16-byte aligned), the others zero; data block 0 is at stream
+// position data_position (the AAD's blocks and the padding in front). Warp w of W
 // takes chunks w, w + W, ... and adds their sums by Horner's rule with H^(AES_MMA_CHUNK_BLOCKS W)
 // (one multiplication a chunk; placing each chunk from the powers table took ~8), then places the
 // total by its last chunk as aes_ghash places a chunk: one atomic XOR a warp into the
 // accumulator. Launch: 512 threads a block, AES_MMA_FRAGMENT_PAIRS * 8 bytes of dynamic shared
 // memory (the fragments, loaded once a block).
 extern "C" __global__ void __launch_bounds__(512, 1)
-    aes_ghash_mma(AesState* states, const uint4* data, unsigned long long first_chunk, unsigned long long chunks,
-                  unsigned long long chunks_per_message, const uint2* fragments_global, const AesGf128* row_powers,
-                  const AesGf128* powers) {
+    aes_ghash_mma(AesState* states, const uint4* data, unsigned long long whole, unsigned long long data_position,
+                  unsigned long long first_chunk, unsigned long long chunks, unsigned long long chunks_per_message,
+                  const uint2* fragments_global, const AesGf128* row_powers, const AesGf128* powers) {
   extern __shared__ uint2 aes_mma_fragments[];
   for (unsigned int i = threadIdx.x; i < AES_MMA_FRAGMENT_PAIRS; i += blockDim.x)
     aes_mma_fragments[i] = fragments_global[i];
@@ -759,7 +765,9 @@ extern "C" __global__ void __launch_bounds__(512, 1)
   unsigned long long last = first;
   for (unsigned long long c = first; c < chunks; c += warps) {
     // acc * H^(AES_MMA_CHUNK_BLOCKS W) + this chunk (the first product is of zero: one loop body).
-    const AesGf128 sum = aes_mma_chunk(data + c * AES_MMA_CHUNK_BLOCKS, aes_mma_fragments, row_powers);
+    const long long first_block = static_cast<long long>((first_chunk + c) * AES_MMA_CHUNK_BLOCKS) -
+                                  static_cast<long long>(data_position);
+    const AesGf128 sum = aes_mma_chunk(data, first_block, whole, aes_mma_fragments, row_powers);
     acc = aes_gf128_mul(acc, stride_power);
     acc.lo ^= sum.lo;
     acc.hi ^= sum.hi;

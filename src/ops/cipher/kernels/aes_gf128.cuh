@@ -51,6 +51,16 @@ __device__ __forceinline__ AesGf128 aes_gf128_mul(AesGf128 a, AesGf128 b) {
   return r;
 }
 
+// h^e for e >= 0 by square-and-multiply on the public exponent.
+__device__ __forceinline__ AesGf128 aes_gf128_pow(AesGf128 h, unsigned long long e) {
+  AesGf128 p = {1, 0};
+  for (; e != 0; e >>= 1) {
+    if (e & 1) p = aes_gf128_mul(p, h);
+    h = aes_gf128_mul(h, h);
+  }
+  return p;
+}
+
 // Reverses the bit order inside each byte of a little-endian 64-bit load of block bytes, giving
 // the coefficients of x^0..x^63 of those 8 bytes.
 __device__ __forceinline__ unsigned long long aes_gf128_half(unsigned int w0, unsigned int w1) {

@@ -32,16 +32,6 @@ __device__ __forceinline__ void aes_mma_slot(int s, int r, int& q, int& w) {
   w = 2 * (s & 1) + (r >> 2);
 }
 
-// h^e for e >= 0 by square-and-multiply on the public exponent.
-__device__ __forceinline__ AesGf128 aes_gf128_pow(AesGf128 h, unsigned long long e) {
-  AesGf128 p = {1, 0};
-  for (; e != 0; e >>= 1) {
-    if (e & 1) p = aes_gf128_mul(p, h);
-    h = aes_gf128_mul(h, h);
-  }
-  return p;
-}
-
 // Product j (0 .. AES_MMA_PRODUCTS - 1): j = (q * 4 + w) * 32 + i, the block with only bit i of
 // its little-endian word w set, as a field element, times H^(AES_MMA_ROW_BLOCKS - q).
 __device__ __forceinline__ AesGf128 aes_mma_product(AesGf128 h, int j) {
@@ -76,24 +66,32 @@ __device__ __forceinline__ void aes_mma_b1(int* d, const unsigned int* a, unsign
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// The chunk's sum of X_i H^(AES_MMA_CHUNK_BLOCKS - i) over its blocks (16-byte aligned, in global
-// memory), by the whole warp; every lane returns it. fragments: the B fragments (shared memory),
-// row_powers[r] = H^(AES_MMA_ROW_BLOCKS * (15 - r)).
-__device__ __forceinline__ AesGf128 aes_mma_chunk(const uint4* chunk, const uint2* fragments,
-                                                  const AesGf128* row_powers) {
+// Block b (0 .. AES_MMA_CHUNK_BLOCKS - 1) of a chunk whose block 0 is data block `first` (which
+// may be before the data), or zero outside data blocks [0, whole): a position-dependent choice.
+__device__ __forceinline__ uint4 aes_mma_block(const uint4* data, long long first, unsigned long long whole, int b) {
+  const long long d = first + b;
+  return d >= 0 && static_cast<unsigned long long>(d) < whole ? data[d] : make_uint4(0, 0, 0, 0);
+}
+
+// The chunk's sum of X_i H^(AES_MMA_CHUNK_BLOCKS - i) over its blocks, by the whole warp; every
+// lane returns it. The chunk's block 0 is block `first` of `whole` data blocks (16-byte aligned,
+// in global memory); its blocks outside the data count as zero (the first and last chunks of a
+// message, which the stream's AAD and lengths block share). fragments: the B fragments (shared
+// memory), row_powers[r] = H^(AES_MMA_ROW_BLOCKS * (15 - r)).
+__device__ __forceinline__ AesGf128 aes_mma_chunk(const uint4* data, long long first, unsigned long long whole,
+                                                  const uint2* fragments, const AesGf128* row_powers) {
   const int lane = static_cast<int>(threadIdx.x & 31), g = lane >> 2, t = lane & 3;
   int acc[AES_MMA_NTILES][4];
 #pragma unroll
   for (int n = 0; n < AES_MMA_NTILES; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0;
-  const uint4* row_lo = chunk + g * AES_MMA_ROW_BLOCKS + t;
-  const uint4* row_hi = row_lo + 8 * AES_MMA_ROW_BLOCKS;
-  uint4 x = row_lo[0], y = row_hi[0];
+  const int row_lo = g * AES_MMA_ROW_BLOCKS + t, row_hi = row_lo + 8 * AES_MMA_ROW_BLOCKS;
+  uint4 x = aes_mma_block(data, first, whole, row_lo), y = aes_mma_block(data, first, whole, row_hi);
 #pragma unroll
   for (int p = 0; p < AES_MMA_KSTEPS / 2; ++p) {
     uint4 next_x = x, next_y = y;
     if (p + 1 < AES_MMA_KSTEPS / 2) {
-      next_x = row_lo[4 * (p + 1)];
-      next_y = row_hi[4 * (p + 1)];
+      next_x = aes_mma_block(data, first, whole, row_lo + 4 * (p + 1));
+      next_y = aes_mma_block(data, first, whole, row_hi + 4 * (p + 1));
     }
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
