@@ -4,18 +4,9 @@
 # with both GHASH engines, the bulk GCM rows with both, and memcheck on the chunk-boundary test.
 # About 3 minutes from a fresh machine. Run from the repository root:
 #   OUT=/some/dir bash bench/device/gcm_tail_check.sh
-set -uo pipefail
-OUT=${OUT:-/tmp/opkit-out}
-L=$(mktemp -d)
-export PATH=/usr/local/cuda/bin:$PATH LC_ALL=C OPKIT_CACHE_DIR=${OPKIT_CACHE_DIR:-/tmp/opkit-cache}
-B=build/release
-T0=$SECONDS
-at() { echo "[$((SECONDS - T0)) s]"; }
-summary() { grep -E "^\[  (PASSED|FAILED)|ERROR SUMMARY|RACECHECK SUMMARY" "$1" | tr '\n' ' '; }
-pack() { mkdir -p "$OUT" && tar czf "$OUT/logs.tgz" -C "$L" .; }
+source "$(dirname "$0")/check_steps.sh"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nvcc -O3 -arch=sm_90 -I src/ops/cipher/kernels bench/device/ghash_mma_check.cu -o "$L/ghash_mma_check" && "$L/ghash_mma_check"
-if ! [ -e /usr/include/xxhash.h ] && ls .deps/*.deb >/dev/null 2>&1; then dpkg -i .deps/*.deb >/dev/null 2>&1; fi
 timeout 150 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && \
   cmake --build --preset release -j $(nproc) --target opkit_gpu_tests opkit_cipher_bench" >"$L/build.txt" 2>&1
 echo "build $? $(at)"

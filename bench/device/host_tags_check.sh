@@ -8,15 +8,7 @@
 # tensor-core GCM tests. One line a step; logs packed into $OUT/logs.tgz. About 9
 # minutes on 16 cores from a fresh machine. Run from the repository root:
 #   OUT=/some/dir bash bench/device/host_tags_check.sh
-set -uo pipefail
-OUT=${OUT:-/tmp/opkit-out}
-L=$(mktemp -d)
-export PATH=/usr/local/cuda/bin:$PATH LC_ALL=C OPKIT_CACHE_DIR=${OPKIT_CACHE_DIR:-/tmp/opkit-cache}
-B=build/release
-T0=$SECONDS
-at() { echo "[$((SECONDS - T0)) s]"; }
-summary() { grep -E "^\[  (PASSED|FAILED)|ERROR SUMMARY|RACECHECK SUMMARY" "$1" | tr '\n' ' '; }
-pack() { mkdir -p "$OUT" && tar czf "$OUT/logs.tgz" -C "$L" .; }
+source "$(dirname "$0")/check_steps.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 # The tensor pipe's GF(2) dot-product rates (b1 AND-popcount, s8), for GHASH as a matrix product.
 nvcc -O3 -arch=sm_90 bench/device/gf2_mma_probe.cu -o "$L/gf2_mma_probe" && "$L/gf2_mma_probe"
@@ -24,8 +16,6 @@ cuobjdump -sass "$L/gf2_mma_probe" | grep -oE "[A-Z]MMA[.A-Z0-9]*" | sort | uniq
 # GHASH on the tensor cores (aes_ghash_mma.cuh) against the Horner loop, and both timed on 1 GiB.
 nvcc -O3 -arch=sm_90 -I src/ops/cipher/kernels bench/device/ghash_mma_check.cu -o "$L/ghash_mma_check" && "$L/ghash_mma_check"
 echo "ghash mma check: exit $? $(at)"
-# The LZ4 operator needs libxxhash-dev, absent on the GPU image: carry its .deb files in .deps/.
-if ! [ -e /usr/include/xxhash.h ] && ls .deps/*.deb >/dev/null 2>&1; then dpkg -i .deps/*.deb >/dev/null 2>&1; fi
 timeout 260 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && \
   cmake --build --preset release -j $(nproc) --target opkit_gpu_tests opkit_cipher_bench" >"$L/build.txt" 2>&1
 echo "build $? $(at)"; tail -3 "$L/build.txt"

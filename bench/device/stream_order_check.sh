@@ -8,16 +8,7 @@
 # $OUT (packed into $OUT/logs.tgz: the device tool returns few files). About 6 minutes on 16 cores
 # from a fresh machine. Run from the repository root:
 #   OUT=/some/dir bash bench/device/stream_order_check.sh
-set -uo pipefail
-OUT=${OUT:-/tmp/opkit-out}
-L=$(mktemp -d)
-export PATH=/usr/local/cuda/bin:$PATH LC_ALL=C OPKIT_CACHE_DIR=${OPKIT_CACHE_DIR:-/tmp/opkit-cache}
-B=build/release
-T0=$SECONDS
-at() { echo "[$((SECONDS - T0)) s]"; }
-summary() { grep -E "^\[  (PASSED|FAILED)|ERROR SUMMARY|RACECHECK SUMMARY" "$1" | tr '\n' ' '; }
-# The LZ4 operator needs libxxhash-dev, absent on the GPU image: carry its .deb files in .deps/.
-if ! [ -e /usr/include/xxhash.h ] && ls .deps/*.deb >/dev/null 2>&1; then dpkg -i .deps/*.deb >/dev/null 2>&1; fi
+source "$(dirname "$0")/check_steps.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
 timeout 240 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && cmake --build --preset release -j $(nproc) \
   --target opkit_conformance_tests opkit_gpu_tests opkit_cipher_bench opkit_lz4_bench" >"$L/build.txt" 2>&1
@@ -49,5 +40,5 @@ timeout 30 $B/bench/opkit_cipher_bench --bulk-only 1 --ciphers aes-128-ctr,aes-2
   >"$L/aes_bulk.txt" 2>&1
 echo "aes bulk: exit $? $(at)"
 grep ROW "$L/aes_bulk.txt" | grep -v b2b
-mkdir -p "$OUT" && tar czf "$OUT/logs.tgz" -C "$L" .
+pack
 echo "total $(at)"
