@@ -183,9 +183,8 @@ void ghash_on_tensor_cores(const Device& device, const AesKernels& k, Scratch& s
                       scratch.states(), static_cast<const void*>(data), static_cast<unsigned long long>(share.whole),
                       static_cast<unsigned long long>(share.data_position),
                       static_cast<unsigned long long>(share.first), static_cast<unsigned long long>(count),
-                      static_cast<unsigned long long>(chunks),
-                      static_cast<const void*>(fragments), static_cast<const AesGf128*>(row_powers),
-                      static_cast<const AesGf128*>(scratch.powers()));
+                      static_cast<unsigned long long>(chunks), static_cast<const void*>(fragments),
+                      static_cast<const AesGf128*>(row_powers), static_cast<const AesGf128*>(scratch.powers()));
 }
 
 void ghash_bulk(const Device& device, const AesKernels& k, Scratch& scratch, BufferView<const std::uint8_t> aad,

@@ -765,8 +765,8 @@ extern "C" __global__ void __launch_bounds__(512, 1)
   unsigned long long last = first;
   for (unsigned long long c = first; c < chunks; c += warps) {
     // acc * H^(AES_MMA_CHUNK_BLOCKS W) + this chunk (the first product is of zero: one loop body).
-    const long long first_block = static_cast<long long>((first_chunk + c) * AES_MMA_CHUNK_BLOCKS) -
-                                  static_cast<long long>(data_position);
+    const long long first_block =
+        static_cast<long long>((first_chunk + c) * AES_MMA_CHUNK_BLOCKS) - static_cast<long long>(data_position);
     const AesGf128 sum = aes_mma_chunk(data, first_block, whole, aes_mma_fragments, row_powers);
     acc = aes_gf128_mul(acc, stride_power);
     acc.lo ^= sum.lo;
