@@ -125,11 +125,13 @@ void ctr_bulk(const AesKernels& k, Scratch& scratch, BufferView<const std::uint8
                       static_cast<const std::uint32_t*>(scratch.masks()));
 }
 
-// Chunks for bulk GHASH over n blocks: a power-of-two chunk size so that ~ghash_threads run, or
-// with the tensor cores the chunk they take (AES_MMA_CHUNK_BLOCKS) once a message has a few.
-std::uint64_t ghash_chunk_blocks(const AesKernels& k, std::uint64_t aad_bytes, std::uint64_t bytes) {
-  const std::uint64_t n = blocks_of(aad_bytes) + blocks_of(bytes) + 1;
-  if (k.ghash_mma && n >= 4 * mma_chunk_blocks) return mma_chunk_blocks;
+// Chunks for bulk GHASH over AAD || data || lengths (n blocks): the chunk the tensor cores take
+// (AES_MMA_CHUNK_BLOCKS) where they will take the data (16-byte aligned, a few chunks of it), else
+// a power-of-two chunk size so that ~ghash_threads run.
+std::uint64_t ghash_chunk_blocks(const AesKernels& k, std::uint64_t aad_bytes, BufferView<const std::uint8_t> data) {
+  const std::uint64_t n = blocks_of(aad_bytes) + blocks_of(data.size()) + 1;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(data.data()) % block_bytes == 0;
+  if (k.ghash_mma && aligned && data.size() / block_bytes >= 4 * mma_chunk_blocks) return mma_chunk_blocks;
   std::uint64_t chunk = min_ghash_chunk;
   while (chunk * ghash_threads < n) chunk *= 2;
   return chunk;
@@ -438,7 +440,7 @@ void aes_gcm_seal(const Device& device, std::span<const std::uint8_t> key, std::
   check_gcm(device, key, iv, aad, in, out, tag.size(), tag.device());
   const AesKernels& k = aes_kernels(device);
   Scratch scratch(device, 1, key.size() + iv.size(), stream, true);
-  const std::uint64_t chunk = ghash_chunk_blocks(k, aad.size(), in.size());
+  const std::uint64_t chunk = ghash_chunk_blocks(k, aad.size(), out);
   setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
   if (!in.empty()) ctr_bulk(k, scratch, in, out, nullptr, stream);
   ghash_bulk(device, k, scratch, aad, out, chunk, stream);
@@ -456,7 +458,7 @@ bool aes_gcm_open(const Device& device, std::span<const std::uint8_t> key, std::
   std::uint8_t ok = 0;
   {
     Scratch scratch(device, 1, key.size() + iv.size(), stream, true);
-    const std::uint64_t chunk = ghash_chunk_blocks(k, aad.size(), in.size());
+    const std::uint64_t chunk = ghash_chunk_blocks(k, aad.size(), in);
     setup_bulk(k, scratch, key, iv, Mode::gcm, chunk, stream);
     ghash_bulk(device, k, scratch, aad, in, chunk, stream);
     k.tag.launch({.grid = 1, .block = 1, .stream = stream}, static_cast<const AesState*>(scratch.states()), 1ull,
