@@ -7,6 +7,8 @@
 #include <numeric>
 
 #include "opkit/error.hpp"
+#include "ops/cipher/aes_kernels.hpp"
+#include "ops/cipher/kernels/aes_state.cuh"
 #include "unit/test_aes_batch_edges.hpp"
 #include "unit/test_aes_reference.hpp"
 
@@ -154,6 +156,53 @@ std::string invalid_argument_message(F&& f) {
   }
   ADD_FAILURE() << "no error";
   return {};
+}
+
+// The Horner GHASH kernel's skip range, which on a GPU leaves a message's whole data blocks to the
+// tensor cores: with stream blocks [skip_begin, skip_end) skipped it adds what the same stream
+// adds with those blocks zero (a chunk's run of them is one multiplication by a power of H).
+// Runs aes_setup and aes_ghash directly at the tensor cores' chunk of 512 blocks: runs that start
+// and end inside chunks, cover whole chunks, and a run that ends at the data's last whole block.
+TEST(AesKernels, GhashSkipsARunOfBlocksAsIfTheyWereZeroOnCpuBackend) {
+  OPKIT_CPU_DEVICE(cpu);
+  const opkit::ops::aes::AesKernels k = opkit::ops::aes::aes_kernels(cpu);
+  std::mt19937_64 rng(41);
+  const Bytes key = random_bytes(rng, 16), iv = random_bytes(rng, 12), aad = random_bytes(rng, 37);
+  const Bytes data = random_bytes(rng, 3000 * 16 + 9);
+  constexpr unsigned long long chunk = 512;
+  const unsigned long long aad_blocks = 3, whole = data.size() / 16, n = aad_blocks + whole + 2;
+  const unsigned long long chunks = (n + chunk - 1) / chunk;
+  auto ghash = [&](const Bytes& message, unsigned long long skip_begin, unsigned long long skip_end) {
+    auto state = cpu.alloc<AesState>(1);
+    auto powers = cpu.alloc<AesGf128>(AES_GHASH_POWERS);
+    auto key_iv = cpu.alloc<std::uint8_t>(key.size() + iv.size()), aad_bytes = cpu.alloc<std::uint8_t>(aad.size());
+    auto bytes = cpu.alloc<std::uint8_t>(message.size());
+    Bytes packed = key;
+    packed.insert(packed.end(), iv.begin(), iv.end());
+    key_iv.copy_from(std::span<const std::uint8_t>(packed));
+    aad_bytes.copy_from(std::span<const std::uint8_t>(aad));
+    bytes.copy_from(std::span<const std::uint8_t>(message));
+    const std::uint8_t* kiv = key_iv.data();
+    k.setup.launch({.grid = 1, .block = 1}, state.data(), kiv, 16u, kiv + 16, 12u, 1u /* GCM */, 1ull, chunk,
+                   static_cast<std::uint32_t*>(nullptr), powers.data());
+    const auto* none = static_cast<const unsigned long long*>(nullptr);
+    k.ghash.launch({.grid = static_cast<std::uint32_t>((chunks + 127) / 128), .block = 128}, state.data(),
+                   static_cast<const std::uint8_t*>(aad_bytes.data()), none,
+                   static_cast<unsigned long long>(aad.size()), static_cast<const std::uint8_t*>(bytes.data()), none,
+                   static_cast<unsigned long long>(message.size()), 1ull, chunks, chunk,
+                   static_cast<const AesGf128*>(powers.data()), skip_begin, skip_end);
+    const AesGf128 sum = state.to_host()[0].ghash;
+    return std::make_pair(sum.lo, sum.hi);
+  };
+  for (const auto& [first, last] : std::vector<std::pair<unsigned long long, unsigned long long>>{
+           {0, whole}, {100, 1300}, {600, 1024}, {1, 2}, {2047, whole}}) {
+    Bytes zeroed = data;
+    std::fill(zeroed.begin() + static_cast<std::ptrdiff_t>(16 * first),
+              zeroed.begin() + static_cast<std::ptrdiff_t>(16 * last), std::uint8_t{0});
+    EXPECT_EQ(ghash(data, aad_blocks + first, aad_blocks + last), ghash(zeroed, 0, 0))
+        << "data blocks " << first << " .. " << last << " skipped";
+  }
+  EXPECT_NE(ghash(data, 0, 0), ghash(data, aad_blocks + 100, aad_blocks + 1300));  // the skip is not a no-op
 }
 
 TEST(AesKernels, BadKeyIvTagSizesAndOverlapsAreInvalidArgumentsThatNeverShowTheKey) {
