@@ -7,7 +7,6 @@
 #include <openssl/crypto.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,9 +29,6 @@ constexpr const char* stage = "aes";
 constexpr std::uint32_t threads_per_block = 128;
 static_assert(threads_per_block == AES_BATCH_THREADS, "aes_ctr_batch sizes its shared memory for these blocks");
 static_assert(threads_per_block == AES_SETUP_BATCH_THREADS, "aes_setup_batch stages this many states");
-static_assert(offsetof(AesState, rounds) == 8 * AES_STATE_ROUNDS_WORD &&
-                  offsetof(AesState, counter) + sizeof(AesState::counter) == 8 * AES_STATE_COUNTER_END_WORD,
-              "aes_setup_batch stores a CTR state's words up to the counter's end");
 // Bulk GHASH: blocks per chunk, sized so that about 2^18 threads share a large message.
 constexpr std::uint64_t min_ghash_chunk = 32;
 constexpr std::uint64_t ghash_threads = std::uint64_t{1} << 18;

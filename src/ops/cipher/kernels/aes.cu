@@ -130,19 +130,10 @@ extern "C" __global__ void __launch_bounds__(AES_SETUP_BATCH_THREADS)
   const unsigned long long left = count - first;
   const unsigned int messages =
       left < AES_SETUP_BATCH_THREADS ? static_cast<unsigned int>(left) : AES_SETUP_BATCH_THREADS;
-  constexpr unsigned int state_words = sizeof(AesState) / 8;
-  const unsigned int words = messages * state_words;
+  const unsigned int words = messages * static_cast<unsigned int>(sizeof(AesState) / 8);
   const unsigned long long* from = reinterpret_cast<const unsigned long long*>(staged);
   unsigned long long* to = reinterpret_cast<unsigned long long*>(states + first);
-  // CTR reads the round keys of its key size, the rounds and the counter: the rest of the state
-  // (the unused round keys, GCM's fields) is not stored, a third of the bytes with a 16-byte key.
-  // The whole state is wiped all the same when the call ends.
-  constexpr unsigned int counter_end = AES_STATE_COUNTER_END_WORD, rounds_word = AES_STATE_ROUNDS_WORD;
-  const unsigned int key_words = mode == AES_MODE_CTR ? key_bytes / 2 + 14 : state_words;  // 4 (rounds + 1) / 2
-  for (unsigned int i = threadIdx.x; i < words; i += AES_SETUP_BATCH_THREADS) {
-    const unsigned int field = i % state_words;
-    if (field < key_words || (field >= rounds_word && field < counter_end)) to[i] = from[i];
-  }
+  for (unsigned int i = threadIdx.x; i < words; i += AES_SETUP_BATCH_THREADS) to[i] = from[i];
 }
 
 // mode AES_MODE_CTR: ivs holds 16-byte counter blocks. AES_MODE_GCM: ivs holds iv_bytes-byte IVs,

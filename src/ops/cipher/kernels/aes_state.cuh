@@ -19,9 +19,5 @@ struct AesState {
   AesGf128 h;                   // GCM: the hash key E_K(0^128)
   AesGf128 ghash;               // GCM: the GHASH accumulator (XOR-reduced by the GHASH kernel)
 };
-// The state's 8-byte words that hold `rounds` (and counter_bits), and the end of `counter`
-// (aes_setup_batch stores CTR states without the fields after it; the host asserts the layout).
-#define AES_STATE_ROUNDS_WORD 30
-#define AES_STATE_COUNTER_END_WORD 33
 // Bulk GCM's powers H^(chunk_blocks * 2^s) live apart (AES_GHASH_POWERS per message), so that a
 // batch's state is 312 bytes a message, not 952.
