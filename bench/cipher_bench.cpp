@@ -41,6 +41,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -374,9 +375,10 @@ struct Bench {
 
 void write_cubin(const opkit::Program& program, const std::string& path) {
   const opkit::CompiledProgram compiled = opkit::compile(program, opkit::Target::cuda("sm_90"));
-  std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(compiled.binary.data()),
+  std::ofstream file(path, std::ios::binary);
+  file.write(reinterpret_cast<const char*>(compiled.binary.data()),
              static_cast<std::streamsize>(compiled.binary.size()));
+  if (!file) throw std::runtime_error("cannot write " + path + " (does its folder exist?)");
   std::printf("wrote %s\n", path.c_str());
 }
 

@@ -71,6 +71,8 @@ class Function {
                       std::size_t count) = 0;
   virtual KernelAttributes attributes() = 0;
   virtual ParamInfo params() = 0;
+  // Kernel::carve_shared_memory_for; backends without an L1 / shared-memory split ignore it.
+  virtual void carve_shared_memory_for(unsigned /*blocks_per_unit*/) {}
 };
 
 class Module {

@@ -73,6 +73,14 @@ class Kernel {
   const std::string& name() const noexcept { return name_; }
   const Device& device() const noexcept { return device_; }
   KernelAttributes attributes() const;
+  // A hint for GPUs whose L1 cache and shared memory share one store per SM: make the shared part
+  // just large enough for blocks_per_unit resident blocks of this kernel (its static shared
+  // memory and the GPU's reservation per block), so that the rest stays L1 cache. The driver
+  // picks the carve-out for the most resident blocks otherwise, which for a grid that never
+  // fills them all leaves shared memory unused and L1 small (lz4_compress.cu). The GPU rounds up
+  // to a size it supports; the hint holds for later launches on every stream. No effect on
+  // backends without that split (the CPU backend).
+  void carve_shared_memory_for(unsigned blocks_per_unit) const;
 
  private:
   template <class Tuple, std::size_t... I>

@@ -78,4 +78,8 @@ KernelAttributes Kernel::attributes() const {
   return impl_->attributes();
 }
 
+void Kernel::carve_shared_memory_for(unsigned blocks_per_unit) const {
+  impl_->carve_shared_memory_for(blocks_per_unit);
+}
+
 }  // namespace opkit

@@ -160,13 +160,32 @@ TEST(Lz4Kernels, EveryKernelCompilesUnderNvrtc) {
     auto compiled = opkit::compile(opkit::ops::lz4::kernel_program(file), opkit::Target::cuda("sm_90"));
     EXPECT_FALSE(compiled.binary.empty()) << file;
   }
-  for (unsigned entries : {3072u, 4096u, 8192u}) {  // the compressor's variant for blocks under 64 KiB + 11 bytes
-    auto compiled = opkit::compile(opkit::ops::lz4::kernel_program("lz4_compress.cu")
-                                       .define("LZ4K_SMALL_BLOCKS_ONLY")
-                                       .define("LZ4K_SMALL_TABLE_ENTRIES", entries),
-                                   opkit::Target::cuda("sm_90"));
-    EXPECT_FALSE(compiled.binary.empty()) << entries;
+  // The compressor's variants for blocks under 64 KiB + 11 bytes, one or two LZ4 blocks a thread block.
+  for (unsigned entries : {2816u, 3072u, 4096u, 8192u})
+    for (unsigned blocks_per_cta : {1u, 2u}) {
+      auto compiled = opkit::compile(opkit::ops::lz4::kernel_program("lz4_compress.cu")
+                                         .define("LZ4K_SMALL_BLOCKS_ONLY")
+                                         .define("LZ4K_SMALL_TABLE_ENTRIES", entries)
+                                         .define("LZ4K_BLOCKS_PER_CTA", blocks_per_cta),
+                                     opkit::Target::cuda("sm_90"));
+      EXPECT_FALSE(compiled.binary.empty()) << entries << " entries, " << blocks_per_cta << " blocks a thread block";
+    }
+}
+
+// Two LZ4 blocks a thread block is the warp form's (a warp each): the CPU backend, and a GPU at
+// fewer than 32 threads a block, refuse it by name.
+TEST(Lz4Kernels, TwoBlocksAThreadBlockNeedAWholeWarpEach) {
+  namespace lz4 = opkit::ops::lz4;
+  const opkit::Device cpu = opkit::Device::cpu();
+  EXPECT_EQ(lz4::DeviceLz4(cpu).blocks_per_cta(), 1u);
+  try {
+    lz4::DeviceLz4(cpu, lz4::DeviceLz4::default_small_table_entries, 32, 2);
+    ADD_FAILURE() << "two blocks a thread block on the CPU backend";
+  } catch (const opkit::Error& e) {
+    EXPECT_EQ(e.kind(), opkit::Errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("blocks_per_cta"), std::string::npos) << e.what();
   }
+  EXPECT_THROW(lz4::DeviceLz4(cpu, lz4::DeviceLz4::default_small_table_entries, 32, 3), opkit::Error);
 }
 
 using Generator = Bytes (*)(std::size_t, std::uint32_t);
@@ -331,7 +350,8 @@ std::pair<std::vector<std::uint32_t>, Bytes> compressor_output(const Bytes& data
   cpu.compile(program)
       .kernel("lz4_compress")
       .launch({.grid = static_cast<unsigned>(blocks.count), .block = threads}, blocks.base, blocks.in_at, blocks.in_len,
-              slots, static_cast<unsigned long long>(c.slot_bytes), words);
+              slots, static_cast<unsigned long long>(c.slot_bytes), words,
+              static_cast<unsigned long long>(blocks.count));
   std::vector<std::uint32_t> host_words = words.to_host();
   host_words.resize(blocks.count);
   return {host_words, stored_bytes(host_words, slots.to_host(), c.slot_bytes)};

@@ -62,6 +62,7 @@ class CudaFunction final : public backend::Function {
               std::size_t count) override;
   KernelAttributes attributes() override;
   backend::ParamInfo params() override;
+  void carve_shared_memory_for(unsigned blocks_per_unit) override;
 
  private:
   std::shared_ptr<CudaModule> module_;
@@ -125,6 +126,7 @@ class CudaDevice final : public backend::Device {
   void make_current();
   const DriverApi& api() const { return api_; }
   int sm() const { return sm_; }
+  CUdevice handle() const { return device_; }
 
   // Kernel faults surface at the next synchronizing call; remembering the last launch lets that
   // error name the kernel that most likely caused it.

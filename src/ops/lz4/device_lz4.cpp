@@ -51,12 +51,14 @@ struct DeviceKernels {
 
 namespace {
 
-// A kernel file and, for the compressor, its table (lz4_compress.cu's LZ4K_SMALL_TABLE_ENTRIES and
-// LZ4K_SMALL_BLOCKS_ONLY): the kernel set compiles each once per device.
+// A kernel file and, for the compressor, its table and LZ4 blocks a thread block (lz4_compress.cu's
+// LZ4K_SMALL_TABLE_ENTRIES, LZ4K_SMALL_BLOCKS_ONLY, LZ4K_BLOCKS_PER_CTA): the kernel set compiles
+// each once per device.
 struct Lz4Params {
   std::string file;
   unsigned small_table_entries = 8192;
   bool small_blocks_only = false;
+  unsigned blocks_per_cta = 1;
   auto operator<=>(const Lz4Params&) const = default;
 };
 
@@ -65,6 +67,7 @@ Program params_program(const Lz4Params& p) {
   if (p.file == "lz4_compress.cu") {
     program.define("LZ4K_SMALL_TABLE_ENTRIES", p.small_table_entries);
     if (p.small_blocks_only) program.define("LZ4K_SMALL_BLOCKS_ONLY");
+    program.define("LZ4K_BLOCKS_PER_CTA", p.blocks_per_cta);
   }
   return program;
 }
@@ -79,11 +82,11 @@ const KernelSet<Lz4Params>& kernel_set() {
   return *set;
 }
 
-DeviceKernels kernels_for(const Device& device, unsigned small_table_entries) {
+DeviceKernels kernels_for(const Device& device, unsigned small_table_entries, unsigned blocks_per_cta) {
   const KernelSet<Lz4Params>& set = kernel_set();
-  return {set.kernel(device, {"lz4_compress.cu", 8192, false}, "lz4_compress"),
-          set.kernel(device, {"lz4_compress.cu", small_table_entries, true}, "lz4_compress"),
-          set.kernel(device, {"lz4_compress.cu", 8192, true}, "lz4_compress"),
+  return {set.kernel(device, {"lz4_compress.cu", 8192, false, blocks_per_cta}, "lz4_compress"),
+          set.kernel(device, {"lz4_compress.cu", small_table_entries, true, blocks_per_cta}, "lz4_compress"),
+          set.kernel(device, {"lz4_compress.cu", 8192, true, blocks_per_cta}, "lz4_compress"),
           set.kernel(device, {"lz4_decompress.cu"}, "lz4_decompress"),
           set.kernel(device, {"lz4_xxh32.cu"}, "lz4_xxh32"),
           set.kernel(device, {"lz4_gather.cu"}, "lz4_gather"),
@@ -106,14 +109,31 @@ unsigned check_table_entries(unsigned entries) {
 
 }  // namespace
 
-DeviceLz4::DeviceLz4(Device device, unsigned small_table_entries, unsigned compress_threads)
+DeviceLz4::DeviceLz4(Device device, unsigned small_table_entries, unsigned compress_threads,
+                     unsigned blocks_per_cta)
     : device_(std::move(device)),
       compress_threads_(compress_threads != 0        ? compress_threads
                         : device_.backend() == "cpu" ? 1
                                                      : max_compress_threads),
-      k_(std::make_shared<const DeviceKernels>(kernels_for(device_, check_table_entries(small_table_entries)))) {
+      // Two warps a thread block where a block is a whole warp on a GPU (lz4_compress.cu says why);
+      // the CPU backend's shared-memory form takes one.
+      blocks_per_cta_(blocks_per_cta != 0 ? blocks_per_cta
+                      : device_.backend() != "cpu" && compress_threads_ == max_compress_threads ? 2
+                                                                                                 : 1) {
   if (compress_threads_ > max_compress_threads)
     throw Error(Errc::invalid_argument, "lz4", "compress_threads must be 1..32");
+  if (blocks_per_cta_ > 2 || (blocks_per_cta_ == 2 && (compress_threads_ != max_compress_threads ||
+                                                       device_.backend() == "cpu")))
+    throw Error(Errc::invalid_argument, "lz4",
+                "blocks_per_cta must be 1, or 2 with 32 compress threads on a GPU");
+  k_ = std::make_shared<const DeviceKernels>(
+      kernels_for(device_, check_table_entries(small_table_entries), blocks_per_cta_));
+  // 32 warps an SM, as many as one warp a thread block ever had resident (the 32-block limit), and
+  // the rest of the SM's store as L1 cache for the blocks' bytes: the driver would otherwise size
+  // shared memory for the most two-warp blocks that fit (at 2816 entries 19, of which a 4096-block
+  // call uses 16), leaving 28 KiB of L1 instead of 60. Measured on an H100: docs/lz4.md.
+  for (const Kernel* compressor : {&k_->compress, &k_->compress_small, &k_->compress_few_small})
+    compressor->carve_shared_memory_for(32 / blocks_per_cta_);
 }
 
 DeviceLz4::Blocks DeviceLz4::blocks(const std::uint8_t* base, std::span<const unsigned long long> in_at,
@@ -143,8 +163,9 @@ DeviceLz4::Compressed DeviceLz4::compress(const Blocks& blocks, bool block_check
   const Kernel& kernel = blocks.largest >= small_block_limit ? k_->compress
                          : count <= full_table_max_blocks    ? k_->compress_few_small
                                                              : k_->compress_small;
-  kernel.launch({.grid = static_cast<std::uint32_t>(count), .block = compress_threads_, .stream = stream}, blocks.base,
-                blocks.in_at, blocks.in_len, c.slots, static_cast<unsigned long long>(c.slot_bytes), c.words);
+  kernel.launch({.grid = grid_of(count, blocks_per_cta_), .block = compress_threads_ * blocks_per_cta_, .stream = stream},
+                blocks.base, blocks.in_at, blocks.in_len, c.slots, static_cast<unsigned long long>(c.slot_bytes), c.words,
+                static_cast<unsigned long long>(count));
   if (block_checksums) {
     std::vector<unsigned long long> slot_at(count);
     for (std::size_t i = 0; i < count; ++i) slot_at[i] = i * c.slot_bytes;

@@ -32,14 +32,16 @@ class DeviceLz4 {
   // bench/lz4_bench.cpp compares it with 8192. compress_threads: the compressor's
   // threads per LZ4 block (1..32; 0: the device's choice, 32 on a GPU, 1 on the CPU backend,
   // whose threads of a block run one after another, so that more of them only add fiber
-  // switches at the parse's barriers).
-  static constexpr unsigned default_small_table_entries = 3072;
+  // switches at the parse's barriers). blocks_per_cta: LZ4 blocks a thread block of the
+  // compressor (1 or 2; 0: the device's choice, 2 on a GPU at 32 threads, else 1).
+  static constexpr unsigned default_small_table_entries = 2816;
   // Up to this many blocks a call, the 16-bit table has liblz4's 8192 entries (16 KiB: 13 blocks
   // an SM on sm_90, so 1024 blocks still run in one wave on a GPU of 80 SMs or more).
   static constexpr std::size_t full_table_max_blocks = 1024;
   explicit DeviceLz4(Device device, unsigned small_table_entries = default_small_table_entries,
-                     unsigned compress_threads = 0);
+                     unsigned compress_threads = 0, unsigned blocks_per_cta = 0);
   const Device& device() const { return device_; }
+  unsigned blocks_per_cta() const { return blocks_per_cta_; }
 
   // Blocks to compress: block i is base[in_at[i], + in_len[i]), at most 4 MiB each.
   struct Blocks {
@@ -117,7 +119,7 @@ class DeviceLz4 {
 
  private:
   Device device_;
-  unsigned compress_threads_;
+  unsigned compress_threads_, blocks_per_cta_;
   std::shared_ptr<const DeviceKernels> k_;
 };
 

@@ -37,7 +37,8 @@
 //
 // Launch: block = 1..LZ4K_COMPRESS_THREADS threads (32 on a GPU, one warp; the CPU backend runs a
 // block's threads one after another, so there one thread, a round of one position: the serial
-// parse, with no barriers), grid = the block count. Block i compresses in_base[in_offsets[i],
+// parse, with no barriers), times LZ4K_BLOCKS_PER_CTA (32 lanes each); grid = count LZ4 blocks
+// over LZ4K_BLOCKS_PER_CTA, rounded up. LZ4 block i compresses in_base[in_offsets[i],
 // + in_lengths[i]) (at most 4 MiB) into out[i * slot_bytes, ...) (slot_bytes >= the LZ4 compress
 // bound of the largest block) and writes its stored size to sizes[i], with bit 31 set when the
 // block is stored raw. Deterministic: the same input gives the same output.
@@ -68,6 +69,23 @@
 #define LZ4K_WARP_EXCHANGE
 #elif defined(__CUDA_ARCH__)
 #define LZ4K_WARP_EXCHANGE
+#endif
+// LZ4K_BLOCKS_PER_CTA (warp form only): LZ4 blocks a thread block compresses, one warp of 32
+// lanes each, each with its own table. Two halve the 1 KiB of shared memory the GPU reserves per
+// thread block, which at 2816 entries leaves 192 KiB a 32-warp SM: the 196 KiB carve-out, so 60
+// KiB stay L1 cache for the blocks' bytes instead of 28 (one a block at 3072 entries: 224 KiB).
+// The lane and the lanes a block are then the warp's.
+#ifndef LZ4K_BLOCKS_PER_CTA
+#define LZ4K_BLOCKS_PER_CTA 1
+#endif
+#if LZ4K_BLOCKS_PER_CTA == 1
+#define LZ4K_LANE threadIdx.x
+#define LZ4K_LANES blockDim.x
+#elif defined(LZ4K_WARP_EXCHANGE)
+#define LZ4K_LANE (threadIdx.x & 31u)
+#define LZ4K_LANES 32u
+#else
+#error "LZ4K_BLOCKS_PER_CTA > 1 needs the warp form"
 #endif
 #ifdef LZ4K_SMALL_BLOCKS_ONLY
 #define LZ4K_TABLE_WORDS (LZ4K_SMALL_TABLE_ENTRIES / 2u)
@@ -122,18 +140,18 @@ template <unsigned int Unroll>
 __device__ void lz4k_copy_out(unsigned char* dst, const Lz4Source& src, unsigned int from, unsigned int count) {
   const unsigned int to_boundary = (0u - (unsigned int)(unsigned long long)dst) & 15u;
   const unsigned int head = count < to_boundary ? count : to_boundary;
-  for (unsigned int j = threadIdx.x; j < head; j += blockDim.x) dst[j] = src.bytes[from + j];
+  for (unsigned int j = LZ4K_LANE; j < head; j += LZ4K_LANES) dst[j] = src.bytes[from + j];
   const unsigned int chunks = (count - head) / 16u;
   const unsigned int q = from + head + src.misalign;  // chunk 0's first byte, from src.words
   const unsigned int shift = q * 8u;                  // modulo 32: q's place in its word
   const bool straddles = (q & 3u) != 0u;
   const unsigned int* words = src.words + (q >> 2);
   unsigned char* aligned = dst + head;
-  for (unsigned int c0 = threadIdx.x; c0 < chunks; c0 += Unroll * blockDim.x) {
+  for (unsigned int c0 = LZ4K_LANE; c0 < chunks; c0 += Unroll * LZ4K_LANES) {
     unsigned int w[Unroll][5];
 #pragma unroll
     for (unsigned int u = 0; u < Unroll; ++u) {
-      const unsigned int c = c0 + u * blockDim.x;
+      const unsigned int c = c0 + u * LZ4K_LANES;
       if (c < chunks) {
         const unsigned int* at = words + 4u * c;
         w[u][0] = at[0];
@@ -145,14 +163,14 @@ __device__ void lz4k_copy_out(unsigned char* dst, const Lz4Source& src, unsigned
     }
 #pragma unroll
     for (unsigned int u = 0; u < Unroll; ++u) {
-      const unsigned int c = c0 + u * blockDim.x;
+      const unsigned int c = c0 + u * LZ4K_LANES;
       if (c < chunks)
         lz4k_store16(aligned + 16u * c, __funnelshift_r(w[u][0], w[u][1], shift),
                      __funnelshift_r(w[u][1], w[u][2], shift), __funnelshift_r(w[u][2], w[u][3], shift),
                      __funnelshift_r(w[u][3], w[u][4], shift));
     }
   }
-  for (unsigned int j = head + 16u * chunks + threadIdx.x; j < count; j += blockDim.x) dst[j] = src.bytes[from + j];
+  for (unsigned int j = head + 16u * chunks + LZ4K_LANE; j < count; j += LZ4K_LANES) dst[j] = src.bytes[from + j];
 }
 
 // The table's storage: 32-bit words, or 16-bit entries (entry h in half h & 1 of word h / 2: the
@@ -217,7 +235,7 @@ struct Lz4HashTable {
 // each of these at the same point (control flow stays uniform), and both forms below give every
 // thread the same results, so the parse is the same on a GPU and on the CPU backend.
 #ifdef LZ4K_WARP_EXCHANGE
-// On a GPU a block (at most 32 threads) is one warp, lane = threadIdx.x: warp intrinsics, no shared
+// On a GPU a block (at most 32 threads) is one warp, lane = LZ4K_LANE: warp intrinsics, no shared
 // memory and no block barrier.
 struct Lz4Lanes {
   unsigned int mask;       // the block's lanes
@@ -225,8 +243,8 @@ struct Lz4Lanes {
   unsigned int found = 0;  // the lanes whose pred held in the last first()
 
   __device__ void init() {
-    mask = 0xFFFFFFFFu >> (32u - blockDim.x);
-    below = (1u << threadIdx.x) - 1u;
+    mask = 0xFFFFFFFFu >> (32u - LZ4K_LANES);
+    below = (1u << LZ4K_LANE) - 1u;
   }
   // The lowest lane whose pred holds, or LZ4K_NONE (__ffs of no lanes is 0); value_of(value, lane)
   // then gives its value.
@@ -245,7 +263,7 @@ struct Lz4Lanes {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
     for (unsigned int step = 16; step > 0; step >>= 1) {
       const unsigned int other = __shfl_xor_sync(mask, value, step);
-      if ((threadIdx.x ^ step) < blockDim.x && other < value) value = other;  // not from a lane the block lacks
+      if ((LZ4K_LANE ^ step) < LZ4K_LANES && other < value) value = other;  // not from a lane the block lacks
     }
     return value;
 #else
@@ -261,13 +279,13 @@ struct Lz4Lanes {
   __device__ void put_latest(Lz4HashTable table, bool updating, unsigned int h, unsigned int position) {
     const unsigned int same_entry = __match_any_sync(mask, updating ? h : LZ4K_NONE);  // no hash is NONE
     __syncwarp(mask);
-    if (updating && (same_entry >> threadIdx.x) == 1u) table.put(h, position);
+    if (updating && (same_entry >> LZ4K_LANE) == 1u) table.put(h, position);
   }
   // Thread 0 puts one position, after the round's updates (which the exchanges since did not
   // order: warp intrinsics exchange values, not memory).
   __device__ void put_one(Lz4HashTable table, unsigned int h, unsigned int position) {
     __syncwarp(mask);
-    if (threadIdx.x == 0) table.put(h, position);
+    if (LZ4K_LANE == 0) table.put(h, position);
   }
   // The table's stores before the next round's lookups.
   __device__ void sync_table() {
@@ -291,44 +309,54 @@ struct Lz4Lanes {
   __device__ void init(Lz4Exchange* shared) {
     x = shared;
     exchange = 0;
-    if (threadIdx.x < 3) x->min_slot[threadIdx.x] = LZ4K_NONE;
+    if (LZ4K_LANE < 3) x->min_slot[LZ4K_LANE] = LZ4K_NONE;
   }
   // The minimum of `value` over the block's threads (one barrier).
   __device__ unsigned int min(unsigned int value) {
     const unsigned int slot = exchange % 3u, next = (exchange + 1u) % 3u;
-    if (threadIdx.x == 0) x->min_slot[next] = LZ4K_NONE;
-    if (blockDim.x == 1) return value;  // alone: nothing to exchange, no barrier
+    if (LZ4K_LANE == 0) x->min_slot[next] = LZ4K_NONE;
+    if (LZ4K_LANES == 1) return value;  // alone: nothing to exchange, no barrier
     if (value != LZ4K_NONE) atomicMin(x->min_slot + slot, value);
     __syncthreads();
     ++exchange;
     return x->min_slot[slot];
   }
   __device__ unsigned int first(bool pred, unsigned int value) {
-    x->candidate[threadIdx.x] = value;  // read after min's barrier
-    return min(pred ? threadIdx.x : LZ4K_NONE);
+    x->candidate[LZ4K_LANE] = value;  // read after min's barrier
+    return min(pred ? LZ4K_LANE : LZ4K_NONE);
   }
   __device__ unsigned int value_of(unsigned int, unsigned int lane) { return x->candidate[lane]; }
   __device__ bool none(unsigned int first) const { return first == LZ4K_NONE; }
-  __device__ bool through_first(unsigned int first) const { return threadIdx.x <= first; }
+  __device__ bool through_first(unsigned int first) const { return LZ4K_LANE <= first; }
   // After the exchange's barrier, so after every thread's lookup.
   __device__ void put_latest(Lz4HashTable table, bool updating, unsigned int h, unsigned int position) {
     if (updating) table.put_latest(h, position);
   }
   // After the round's updates: an exchange's barrier came between.
   __device__ void put_one(Lz4HashTable table, unsigned int h, unsigned int position) {
-    if (threadIdx.x == 0) table.put_latest(h, position);
+    if (LZ4K_LANE == 0) table.put_latest(h, position);
   }
   __device__ void sync_table() {
-    if (blockDim.x > 1) __syncthreads();
+    if (LZ4K_LANES > 1) __syncthreads();
   }
 };
 #endif
 
+// Every thread of the LZ4 block at this point, with its memory: the block's warp, or on the CPU
+// backend the thread block (there always one LZ4 block a thread block).
+__device__ __forceinline__ void lz4k_sync_block() {
+#ifdef LZ4K_WARP_EXCHANGE
+  __syncwarp(0xFFFFFFFFu >> (32u - LZ4K_LANES));
+#else
+  __syncthreads();
+#endif
+}
+
 // dst[op...] = length as LZ4's 255-continued bytes, written by all threads; returns the next byte.
 __device__ __forceinline__ unsigned int lz4k_put_length(unsigned char* dst, unsigned int op, unsigned int length) {
   const unsigned int full = length / 255u;
-  for (unsigned int j = threadIdx.x; j < full; j += blockDim.x) dst[op + j] = 255u;
-  if (threadIdx.x == 0) dst[op + full] = (unsigned char)(length - full * 255u);
+  for (unsigned int j = LZ4K_LANE; j < full; j += LZ4K_LANES) dst[op + j] = 255u;
+  if (LZ4K_LANE == 0) dst[op + full] = (unsigned char)(length - full * 255u);
   return op + full + 1u;
 }
 
@@ -343,16 +371,16 @@ __device__ unsigned int lz4k_put_literals(const Lz4Source& src, unsigned int anc
                                           unsigned int match_nibble, unsigned char* dst, unsigned int op) {
   const unsigned int token = op++;
   if (count >= 15u) {
-    if (threadIdx.x == 0) dst[token] = (unsigned char)((15u << 4) | match_nibble);
+    if (LZ4K_LANE == 0) dst[token] = (unsigned char)((15u << 4) | match_nibble);
     op = lz4k_put_length(dst, op, count - 15u);
-  } else if (threadIdx.x == 0) {
+  } else if (LZ4K_LANE == 0) {
     dst[token] = (unsigned char)((count << 4) | match_nibble);
   }
   // Literal runs are mostly short: a byte a thread. Longer ones 16 bytes a thread, one of those in
   // flight per thread: at two, sm_90's register allocator rematerialises the search round's loop
   // invariants inside the round (43 instructions become 50).
   if (count <= LZ4K_COMPRESS_THREADS) {
-    for (unsigned int j = threadIdx.x; j < count; j += blockDim.x) dst[op + j] = src.bytes[anchor + j];
+    for (unsigned int j = LZ4K_LANE; j < count; j += LZ4K_LANES) dst[op + j] = src.bytes[anchor + j];
   } else {
     lz4k_copy_out<1>(dst + op, src, anchor, count);
   }
@@ -369,7 +397,7 @@ __device__ unsigned int lz4k_put_short_sequence(const Lz4Source& src, unsigned i
   const unsigned int literals_at = count >= 15u ? 2u : 1u;  // after the token and count - 15 (< 255)
   const unsigned int offset_at = literals_at + count;
   const unsigned int token = ((count < 15u ? count : 15u) << 4) | (length < 15u ? length : 15u);
-  for (unsigned int j = threadIdx.x; j < offset_at + 2u; j += blockDim.x) {
+  for (unsigned int j = LZ4K_LANE; j < offset_at + 2u; j += LZ4K_LANES) {
     const bool literal = j >= literals_at && j < offset_at;
     const unsigned int from_src = literal ? src.bytes[anchor + j - literals_at] : 0u;
     const unsigned int offset_byte = j == offset_at ? offset & 0xFFu : offset >> 8;
@@ -383,8 +411,8 @@ __device__ unsigned int lz4k_put_short_sequence(const Lz4Source& src, unsigned i
 __device__ unsigned int lz4k_match_length(const Lz4Source& src, unsigned int a, unsigned int b, unsigned int limit,
                                           Lz4Lanes& lanes) {
   const unsigned int avail = a < limit ? limit - a : 0u;
-  for (unsigned int base = 0;; base += 4u * blockDim.x) {
-    const unsigned int at = base + 4u * threadIdx.x;
+  for (unsigned int base = 0;; base += 4u * LZ4K_LANES) {
+    const unsigned int at = base + 4u * LZ4K_LANE;
     unsigned int length = avail;  // this thread's first differing byte, avail, or none in its 4 bytes
     if (at + 4u <= avail) {
       const unsigned int diff = src.read32(a + at) ^ src.read32(b + at);
@@ -403,7 +431,7 @@ __device__ unsigned int lz4k_match_length(const Lz4Source& src, unsigned int a, 
 // dropped then).
 __device__ __forceinline__ unsigned int lz4k_search_at(unsigned int ip, unsigned int searched,
                                                        unsigned int mflimit_plus_one) {
-  const unsigned int position = ip + threadIdx.x * ((searched >> LZ4K_SKIP_TRIGGER) + 1u);
+  const unsigned int position = ip + LZ4K_LANE * ((searched >> LZ4K_SKIP_TRIGGER) + 1u);
   return position < mflimit_plus_one ? position : ip;
 }
 
@@ -425,13 +453,13 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
     for (;;) {
       // One round: position ip + t * stride for thread t.
       const unsigned int stride = (searched >> LZ4K_SKIP_TRIGGER) + 1u;
-      const unsigned int position = ip + threadIdx.x * stride;
+      const unsigned int position = ip + LZ4K_LANE * stride;
       const bool live = position < mflimit_plus_one;
       // The next round's bytes if this round finds no match (a lane's own position when there is
       // no next round: any position of the block will do).
-      const unsigned int next_ip = ip + blockDim.x * stride;
+      const unsigned int next_ip = ip + LZ4K_LANES * stride;
       const unsigned int next_at = next_ip < mflimit_plus_one
-                                       ? lz4k_search_at(next_ip, searched + blockDim.x, mflimit_plus_one)
+                                       ? lz4k_search_at(next_ip, searched + LZ4K_LANES, mflimit_plus_one)
                                        : lz4k_search_at(ip, searched, mflimit_plus_one);
       const unsigned long long next_key = table.key(src, next_at);
       // A lane past the end looks up ip instead (its result is dropped): no branch around the
@@ -444,7 +472,7 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
       const unsigned int winner = lanes.first(matches, candidate);
       lanes.put_latest(table, live && lanes.through_first(winner), h, position);
       if (lanes.none(winner)) {
-        searched += blockDim.x;
+        searched += LZ4K_LANES;
         ip = next_ip;
         if (ip >= mflimit_plus_one) break;
         key = next_key;
@@ -464,7 +492,7 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
         op = lz4k_put_short_sequence(src, anchor, literals, length, offset, dst, op);
       } else {
         op = lz4k_put_literals(src, anchor, literals, length >= 15u ? 15u : length, dst, op);
-        if (threadIdx.x == 0) {
+        if (LZ4K_LANE == 0) {
           dst[op] = (unsigned char)offset;
           dst[op + 1] = (unsigned char)(offset >> 8);
         }
@@ -488,14 +516,19 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
 
 extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsigned long long* in_offsets,
                                         const unsigned int* in_lengths, unsigned char* out,
-                                        unsigned long long slot_bytes, unsigned int* sizes) {
-  __shared__ Lz4TableStorage table_storage;
-  const unsigned int n = in_lengths[blockIdx.x];
+                                        unsigned long long slot_bytes, unsigned int* sizes,
+                                        unsigned long long count) {
+  __shared__ Lz4TableStorage table_storages[LZ4K_BLOCKS_PER_CTA];
+  const unsigned int slot = LZ4K_BLOCKS_PER_CTA == 1 ? 0u : threadIdx.x / 32u;  // the warp's block
+  const unsigned long long block = (unsigned long long)blockIdx.x * LZ4K_BLOCKS_PER_CTA + slot;
+  if (block >= count) return;  // the last thread block's spare warp
+  Lz4TableStorage& table_storage = table_storages[slot];
+  const unsigned int n = in_lengths[block];
   Lz4Source src;
-  src.init(in_base + in_offsets[blockIdx.x]);
-  unsigned char* dst = out + (unsigned long long)blockIdx.x * slot_bytes;
+  src.init(in_base + in_offsets[block]);
+  unsigned char* dst = out + block * slot_bytes;
 
-  for (unsigned int j = threadIdx.x; j < LZ4K_TABLE_WORDS / 4u; j += blockDim.x)  // 16 bytes a store
+  for (unsigned int j = LZ4K_LANE; j < LZ4K_TABLE_WORDS / 4u; j += LZ4K_LANES)  // 16 bytes a store
     lz4k_store16((unsigned char*)(table_storage.words + 4u * j), 0u, 0u, 0u, 0u);
   Lz4Lanes lanes;
 #ifdef LZ4K_WARP_EXCHANGE
@@ -504,7 +537,7 @@ extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsi
   __shared__ Lz4Exchange exchange;
   lanes.init(&exchange);
 #endif
-  __syncthreads();
+  lz4k_sync_block();
   Lz4HashTable table;
   table.storage = &table_storage;
   table.small = n < LZ4K_64K_LIMIT;
@@ -514,12 +547,12 @@ extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsi
   const unsigned int compressed = lz4k_compress_block(src, n, dst, table, lanes);
 #endif
   if (compressed < n) {
-    if (threadIdx.x == 0) sizes[blockIdx.x] = compressed;
+    if (LZ4K_LANE == 0) sizes[block] = compressed;
     return;
   }
   // The parse may have written sequences to dst before it found the block does not shrink: other
   // threads' bytes there must land before the raw copy overwrites them.
-  __syncthreads();
+  lz4k_sync_block();
   lz4k_copy_out<4>(dst, src, 0, n);
-  if (threadIdx.x == 0) sizes[blockIdx.x] = n | 0x80000000u;
+  if (LZ4K_LANE == 0) sizes[block] = n | 0x80000000u;
 }

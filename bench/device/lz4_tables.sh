@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# On the GPU machine: the compressor kernel's speed and ratio against its hash table's size and
+# the LZ4 blocks a thread block (CASES, "entries:blocks" pairs; the API's defaults are
+# DeviceLz4::default_small_table_entries and 2), beside nvCOMP's LZ4 on the same three corpora,
+# 64 KiB blocks; then the LZ4 GPU tests and compute-sanitizer on the compressor. The table sets
+# the shared memory a thread block takes (blocks x 2 x entries + the 1 KiB the GPU reserves), and
+# with it how much of each SM's 256 KiB stays L1 cache. The first case runs again last (drift).
+# `lz4 -1`'s ratios on these corpora (the tool is not on the GPU image; CPU measured, same files):
+# 2.164 / 2.735 / 3.234. About 4 minutes from a fresh machine (carry .whl for nvCOMP, .deps for
+# libxxhash):   OUT=/some/dir CASES="3072:1 2816:2 3072:1" bash bench/device/lz4_tables.sh
+source "$(dirname "$0")/check_steps.sh"
+CASES=${CASES:-3072:1 2816:2 2816:1 3072:2 2560:2 3072:1}
+RUNS=${RUNS:-5}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+timeout 200 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && \
+  cmake --build --preset release -j $(nproc) --target opkit_lz4_bench opkit_gpu_tests" >"$L/build.txt" 2>&1
+echo "build $? $(at)"
+source "$(dirname "$0")/lz4_corpora.sh"
+ls -l $C
+echo "corpora $(at)"
+if ls .whl/*nvcomp*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --upgrade --target /tmp/site .whl/*.whl >"$L/pip.txt" 2>&1
+  PYTHONPATH=/tmp/site timeout 120 python3 bench/python/lz4_nvcomp.py --chunk 65536 --runs "$RUNS" $FILES 2>&1 | tee "$L/nvcomp.txt"
+  echo "nvcomp $(at)"
+fi
+for c in $CASES; do
+  timeout 90 $B/bench/opkit_lz4_bench --block 4 --runs "$RUNS" --kernels-only --table-entries "${c%:*}" \
+    --blocks-per-cta "${c#*:}" $FILES 2>&1 | grep -E ' ratio |rror|wrong'
+  echo "case $c done $(at)"
+done
+pack
+timeout 120 $B/tests/opkit_gpu_tests --gtest_filter='Lz4*' --gtest_brief=1 >"$L/gpu_tests.txt" 2>&1
+echo "Lz4 GPU tests: exit $? $(at): $(summary "$L/gpu_tests.txt")"
+grep -h -B2 -A8 "Failure" "$L/gpu_tests.txt" | head -20
+for tool in memcheck racecheck; do
+  timeout 120 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 99 \
+    $B/tests/opkit_gpu_tests --gtest_filter='Lz4Gpu.CompressorBlocks*' --gtest_brief=1 >"$L/$tool.txt" 2>&1
+  echo "$tool compressor: exit $? $(at): $(summary "$L/$tool.txt")"
+done
+pack
+# The public API on device buffers with the defaults (and the kernels at 8192 entries, the host engine).
+timeout 150 $B/bench/opkit_lz4_bench --block 4 --runs 3 $FILES >"$L/api.txt" 2>&1
+echo "API bench: exit $? $(at)"
+grep -E ' ratio |rror|wrong' "$L/api.txt"
+pack
+echo "total $(at)"
