@@ -3,7 +3,7 @@
 // buffers without and with the content checksum; and the host engine (liblz4 blocks on all
 // cores, wall clock, host memory). Every result is checked: everything must decode back to the
 // corpus, on the device and (API frames) with the host engine, liblz4.
-//   opkit_lz4_bench [--block 4..7] [--runs N] [--threads 1..32] [--blocks-per-cta 1|2] [--cpu-backend] [--kernels-only [--hash-log 10..13]]
+//   opkit_lz4_bench [--block 4..7] [--runs N] [--threads 1..32] [--blocks-per-cta 1|2|4] [--cpu-backend] [--kernels-only [--hash-log 10..13]]
 //   FILE...
 // Prints one line per file and engine: ratio, compress GB/s, decompress GB/s.
 #include <algorithm>
@@ -180,7 +180,7 @@ int main(int argc, char** argv) try {
       cpu_backend = true;
     else if (a == "--threads" && i + 1 < argc)  // the compressor's threads per block (1..32)
       compress_threads = static_cast<unsigned>(std::stoi(argv[++i]));
-    else if (a == "--blocks-per-cta" && i + 1 < argc)  // the compressor's LZ4 blocks a thread block (1, 2)
+    else if (a == "--blocks-per-cta" && i + 1 < argc)  // the compressor's LZ4 blocks a thread block (1, 2, 4)
       blocks_per_cta = static_cast<unsigned>(std::stoi(argv[++i]));
     else if (a == "--kernels-only")
       kernels_only = true;

@@ -1,5 +1,5 @@
 # Sourced by the step-by-step device scripts (stream_order_check.sh, host_tags_check.sh,
-# gcm_tail_check.sh): where logs go ($L, packed into $OUT/logs.tgz by `pack`: the device tool
+# gcm_tail_check.sh, ...): where logs go ($L, packed into $OUT/SCRIPT-logs.tgz by `pack`: the device tool
 # returns few files), the build folder, and one-line summaries of each step (`at`: seconds since
 # the start; `summary LOG`: gtest's verdict and compute-sanitizer's error or hazard count).
 # Installs the LZ4 operator's libxxhash-dev from the .deb files carried in .deps/ where the GPU
@@ -12,5 +12,5 @@ B=build/release
 T0=$SECONDS
 at() { echo "[$((SECONDS - T0)) s]"; }
 summary() { grep -E "^\[  (PASSED|FAILED)|ERROR SUMMARY|RACECHECK SUMMARY" "$1" | tr '\n' ' '; }
-pack() { mkdir -p "$OUT" && tar czf "$OUT/logs.tgz" -C "$L" .; }
+pack() { mkdir -p "$OUT" && tar czf "$OUT/$(basename "$0" .sh)-logs.tgz" -C "$L" .; }  # one archive a script
 if ! [ -e /usr/include/xxhash.h ] && ls .deps/*.deb >/dev/null 2>&1; then dpkg -i .deps/*.deb >/dev/null 2>&1; fi

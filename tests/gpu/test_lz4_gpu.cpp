@@ -84,7 +84,7 @@ TEST(Lz4Gpu, CompressorBlocksAreTheCpuBackendsAtThirtyTwoThreads) {
     for (std::size_t block : {std::size_t{65536}, std::size_t{65533}, std::size_t{262144}, std::size_t{1021}}) {
       const Bytes data = gen((std::size_t{1} << 20) + 333, static_cast<std::uint32_t>(block));
       const auto theirs = compressed_blocks(cpu, data, block, 32);
-      for (unsigned blocks_per_cta : {1u, 2u}) {
+      for (unsigned blocks_per_cta : {1u, 2u, 4u}) {
         const auto ours = compressed_blocks(gpu, data, block, 0, blocks_per_cta);
         ASSERT_EQ(ours.first, theirs.first) << block << "-byte blocks, " << blocks_per_cta << " a thread block";
         EXPECT_EQ(ours.second, theirs.second) << block << "-byte blocks, " << blocks_per_cta << " a thread block";

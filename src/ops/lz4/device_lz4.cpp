@@ -82,11 +82,13 @@ const KernelSet<Lz4Params>& kernel_set() {
   return *set;
 }
 
+// blocks_per_cta: the small-table kernel's (the others take 1: their 16 KiB tables fill few SMs'
+// worth of blocks at a time anyway, and four would pass the 48 KiB of static shared memory).
 DeviceKernels kernels_for(const Device& device, unsigned small_table_entries, unsigned blocks_per_cta) {
   const KernelSet<Lz4Params>& set = kernel_set();
-  return {set.kernel(device, {"lz4_compress.cu", 8192, false, blocks_per_cta}, "lz4_compress"),
+  return {set.kernel(device, {"lz4_compress.cu", 8192, false}, "lz4_compress"),
           set.kernel(device, {"lz4_compress.cu", small_table_entries, true, blocks_per_cta}, "lz4_compress"),
-          set.kernel(device, {"lz4_compress.cu", 8192, true, blocks_per_cta}, "lz4_compress"),
+          set.kernel(device, {"lz4_compress.cu", 8192, true}, "lz4_compress"),
           set.kernel(device, {"lz4_decompress.cu"}, "lz4_decompress"),
           set.kernel(device, {"lz4_xxh32.cu"}, "lz4_xxh32"),
           set.kernel(device, {"lz4_gather.cu"}, "lz4_gather"),
@@ -122,18 +124,20 @@ DeviceLz4::DeviceLz4(Device device, unsigned small_table_entries, unsigned compr
                                                                                                  : 1) {
   if (compress_threads_ > max_compress_threads)
     throw Error(Errc::invalid_argument, "lz4", "compress_threads must be 1..32");
-  if (blocks_per_cta_ > 2 || (blocks_per_cta_ == 2 && (compress_threads_ != max_compress_threads ||
-                                                       device_.backend() == "cpu")))
+  const bool warps = compress_threads_ == max_compress_threads && device_.backend() != "cpu";
+  if ((blocks_per_cta_ != 1 && blocks_per_cta_ != 2 && blocks_per_cta_ != 4) || (blocks_per_cta_ > 1 && !warps))
     throw Error(Errc::invalid_argument, "lz4",
-                "blocks_per_cta must be 1, or 2 with 32 compress threads on a GPU");
+                "blocks_per_cta must be 1, or 2 or 4 with 32 compress threads on a GPU");
+  if (2 * std::size_t{small_table_entries} * blocks_per_cta_ > 48 * 1024)  // a kernel's static shared memory
+    throw Error(Errc::invalid_argument, "lz4",
+                "blocks_per_cta x small_table_entries x 2 bytes must fit 48 KiB of shared memory");
   k_ = std::make_shared<const DeviceKernels>(
       kernels_for(device_, check_table_entries(small_table_entries), blocks_per_cta_));
   // 32 warps an SM, as many as one warp a thread block ever had resident (the 32-block limit), and
   // the rest of the SM's store as L1 cache for the blocks' bytes: the driver would otherwise size
-  // shared memory for the most two-warp blocks that fit (at 2816 entries 19, of which a 4096-block
-  // call uses 16), leaving 28 KiB of L1 instead of 60. Measured on an H100: docs/lz4.md.
-  for (const Kernel* compressor : {&k_->compress, &k_->compress_small, &k_->compress_few_small})
-    compressor->carve_shared_memory_for(32 / blocks_per_cta_);
+  // shared memory for the most multi-warp blocks that fit, more than a 4096-block call uses,
+  // leaving less L1. Measured: docs/lz4.md.
+  k_->compress_small.carve_shared_memory_for(32 / blocks_per_cta_);
 }
 
 DeviceLz4::Blocks DeviceLz4::blocks(const std::uint8_t* base, std::span<const unsigned long long> in_at,
@@ -163,7 +167,8 @@ DeviceLz4::Compressed DeviceLz4::compress(const Blocks& blocks, bool block_check
   const Kernel& kernel = blocks.largest >= small_block_limit ? k_->compress
                          : count <= full_table_max_blocks    ? k_->compress_few_small
                                                              : k_->compress_small;
-  kernel.launch({.grid = grid_of(count, blocks_per_cta_), .block = compress_threads_ * blocks_per_cta_, .stream = stream},
+  const unsigned per_cta = &kernel == &k_->compress_small ? blocks_per_cta_ : 1;
+  kernel.launch({.grid = grid_of(count, per_cta), .block = compress_threads_ * per_cta, .stream = stream},
                 blocks.base, blocks.in_at, blocks.in_len, c.slots, static_cast<unsigned long long>(c.slot_bytes), c.words,
                 static_cast<unsigned long long>(count));
   if (block_checksums) {

@@ -33,7 +33,8 @@ class DeviceLz4 {
   // threads per LZ4 block (1..32; 0: the device's choice, 32 on a GPU, 1 on the CPU backend,
   // whose threads of a block run one after another, so that more of them only add fiber
   // switches at the parse's barriers). blocks_per_cta: LZ4 blocks a thread block of the
-  // compressor (1 or 2; 0: the device's choice, 2 on a GPU at 32 threads, else 1).
+  // compressor's small-table kernel (1, 2 or 4; 0: the device's choice, 2 on a GPU at 32 threads,
+  // else 1).
   static constexpr unsigned default_small_table_entries = 2816;
   // Up to this many blocks a call, the 16-bit table has liblz4's 8192 entries (16 KiB: 13 blocks
   // an SM on sm_90, so 1024 blocks still run in one wave on a GPU of 80 SMs or more).
