@@ -74,8 +74,8 @@ std::pair<std::vector<std::uint32_t>, Bytes> compressed_blocks(const opkit::Devi
 // backend, with the same parse: the GPU's blocks (one warp each) are the CPU backend's at 32
 // threads a block, byte for byte (the unit tests check the two forms against each other on the
 // CPU backend, with the intrinsics emulated; this checks the real ones). 1021-byte blocks: more
-// than DeviceLz4::full_table_max_blocks of them, so the smaller table's kernel. Odd block counts:
-// with two LZ4 blocks a thread block (the GPU's default) the last one's second warp has none.
+// than DeviceLz4::full_table_max_blocks of them, so the smaller table's kernel. Odd block counts
+// with two or four LZ4 blocks a thread block leave the last thread block warps without a block.
 TEST(Lz4Gpu, CompressorBlocksAreTheCpuBackendsAtThirtyTwoThreads) {
   OPKIT_SKIP_WITHOUT_GPU();
   const opkit::Device cpu = opkit::Device::cpu();

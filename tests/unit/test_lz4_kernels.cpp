@@ -173,9 +173,9 @@ TEST(Lz4Kernels, EveryKernelCompilesUnderNvrtc) {
     }
 }
 
-// Two LZ4 blocks a thread block is the warp form's (a warp each): the CPU backend, and a GPU at
-// fewer than 32 threads a block, refuse it by name.
-TEST(Lz4Kernels, TwoBlocksAThreadBlockNeedAWholeWarpEach) {
+// Several LZ4 blocks a thread block are the warp form's (a warp each): the CPU backend, and a GPU
+// at fewer than 32 threads a block, refuse it by name.
+TEST(Lz4Kernels, SeveralBlocksAThreadBlockNeedAWholeWarpEach) {
   namespace lz4 = opkit::ops::lz4;
   const opkit::Device cpu = opkit::Device::cpu();
   EXPECT_EQ(lz4::DeviceLz4(cpu).blocks_per_cta(), 1u);

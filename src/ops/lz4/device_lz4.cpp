@@ -117,10 +117,10 @@ DeviceLz4::DeviceLz4(Device device, unsigned small_table_entries, unsigned compr
       compress_threads_(compress_threads != 0        ? compress_threads
                         : device_.backend() == "cpu" ? 1
                                                      : max_compress_threads),
-      // Two warps a thread block where a block is a whole warp on a GPU (lz4_compress.cu says why);
-      // the CPU backend's shared-memory form takes one.
+      // More than one only where a block is a whole warp on a GPU; the CPU backend's
+      // shared-memory form takes one.
       blocks_per_cta_(blocks_per_cta != 0 ? blocks_per_cta
-                      : device_.backend() != "cpu" && compress_threads_ == max_compress_threads ? 2
+                      : device_.backend() != "cpu" && compress_threads_ == max_compress_threads ? default_blocks_per_cta
                                                                                                  : 1) {
   if (compress_threads_ > max_compress_threads)
     throw Error(Errc::invalid_argument, "lz4", "compress_threads must be 1..32");

@@ -71,10 +71,10 @@
 #define LZ4K_WARP_EXCHANGE
 #endif
 // LZ4K_BLOCKS_PER_CTA (warp form only): LZ4 blocks a thread block compresses, one warp of 32
-// lanes each, each with its own table. Two halve the 1 KiB of shared memory the GPU reserves per
-// thread block, which at 2816 entries leaves 192 KiB a 32-warp SM: the 196 KiB carve-out, so 60
-// KiB stay L1 cache for the blocks' bytes instead of 28 (one a block at 3072 entries: 224 KiB).
-// The lane and the lanes a block are then the warp's.
+// lanes each, each with its own table: fewer thread blocks share the 1 KiB of shared memory the
+// GPU reserves for each, so that a table size can stay under a smaller shared-memory carve-out
+// (more of the SM's store left as L1 cache; DeviceLz4 hints the carve-out for 32 warps an SM).
+// Measured in docs/lz4.md. The lane and the lanes a block are then the warp's.
 #ifndef LZ4K_BLOCKS_PER_CTA
 #define LZ4K_BLOCKS_PER_CTA 1
 #endif
