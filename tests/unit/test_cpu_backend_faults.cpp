@@ -175,6 +175,9 @@ TEST(CpuBackendFaults, StaticSharedMemoryOverAGpusLimitIsACompileErrorAsPtxasMak
   auto out = cpu().alloc<int>(1);
   at_limit.launch({.grid = 1, .block = 1}, out);
   EXPECT_EQ(out.to_host()[0], 4);
+  at_limit.carve_shared_memory_for(4);  // a GPU's L1 / shared-memory hint: nothing to do here
+  at_limit.launch({.grid = 1, .block = 1}, out);
+  EXPECT_EQ(out.to_host()[0], 4);
   opkit::Error e = launch_error([&] { at_limit.launch({.grid = 1, .block = 1, .shared_bytes = 200 * 1024}, out); });
   EXPECT_EQ(e.kind(), opkit::Errc::launch) << e.what();
   EXPECT_EQ(e.code_name(), "CUDA_ERROR_INVALID_VALUE");

@@ -94,22 +94,25 @@ KernelAttributes CudaFunction::attributes() {
   return a;
 }
 
+// A hint, so nothing here throws: a driver or GPU without the attribute (or the split) keeps its
+// own carve-out.
 void CudaFunction::carve_shared_memory_for(unsigned blocks_per_unit) {
   CudaDevice& device = module_->device();
   device.make_current();
   const DriverApi& api = device.api();
   int per_sm = 0, reserved = 0, own = 0;
-  check(api.cuDeviceGetAttribute(&per_sm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, device.handle()),
-        "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)", Errc::launch, *symbol_);
-  api.cuDeviceGetAttribute(&reserved, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, device.handle());
-  api.cuFuncGetAttribute(&own, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function_);
-  if (per_sm <= 0) return;
+  if (api.cuDeviceGetAttribute(&per_sm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, device.handle()) !=
+          CUDA_SUCCESS ||
+      per_sm <= 0 || api.cuFuncGetAttribute(&own, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function_) != CUDA_SUCCESS)
+    return;
+  if (api.cuDeviceGetAttribute(&reserved, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, device.handle()) !=
+      CUDA_SUCCESS)
+    reserved = 0;
   // Percent of the most an SM's shared memory can be, rounded up (the driver rounds up again, to
   // a size the GPU has).
   const long long wanted = static_cast<long long>(blocks_per_unit) * (own + reserved);
   const int percent = static_cast<int>(std::min<long long>(100, (100 * wanted + per_sm - 1) / per_sm));
-  check(api.cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, percent),
-        "cuFuncSetAttribute(PREFERRED_SHARED_MEMORY_CARVEOUT)", Errc::launch, *symbol_);
+  api.cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, percent);
 }
 
 backend::ParamInfo CudaFunction::params() {

@@ -137,7 +137,7 @@ DeviceLz4::DeviceLz4(Device device, unsigned small_table_entries, unsigned compr
   // the rest of the SM's store as L1 cache for the blocks' bytes: the driver would otherwise size
   // shared memory for the most multi-warp blocks that fit, more than a 4096-block call uses,
   // leaving less L1. Measured: docs/lz4.md.
-  k_->compress_small.carve_shared_memory_for(32 / blocks_per_cta_);
+  if (blocks_per_cta_ > 1) k_->compress_small.carve_shared_memory_for(32 / blocks_per_cta_);
 }
 
 DeviceLz4::Blocks DeviceLz4::blocks(const std::uint8_t* base, std::span<const unsigned long long> in_at,
