@@ -41,8 +41,8 @@
 #include <fstream>
 #include <functional>
 #include <optional>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>

@@ -3,8 +3,8 @@
 // buffers without and with the content checksum; and the host engine (liblz4 blocks on all
 // cores, wall clock, host memory). Every result is checked: everything must decode back to the
 // corpus, on the device and (API frames) with the host engine, liblz4.
-//   opkit_lz4_bench [--block 4..7] [--runs N] [--threads 1..32] [--blocks-per-cta 1|2|4] [--cpu-backend] [--kernels-only [--hash-log 10..13]]
-//   FILE...
+//   opkit_lz4_bench [--block 4..7] [--runs N] [--threads 1..32] [--blocks-per-cta 1|2|4] [--cpu-backend]
+//   [--kernels-only [--hash-log 10..13]] FILE...
 // Prints one line per file and engine: ratio, compress GB/s, decompress GB/s.
 #include <algorithm>
 #include <chrono>
@@ -119,8 +119,8 @@ bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Byte
   bool ok = out.to_host() == data && std::all_of(st.begin(), st.end(), [](std::uint32_t s) { return s == LZ4K_OK; });
   if (!ok) std::printf("%s: the kernels' round trip is wrong\n", name.c_str());
   // The table's entries and the LZ4 blocks a thread block, e.g. "opkit kernels 2816e x2".
-  const std::string engine_name = "opkit kernels " + std::to_string(table_entries) + "e x" +
-                                  std::to_string(engine.blocks_per_cta());
+  const std::string engine_name =
+      "opkit kernels " + std::to_string(table_entries) + "e x" + std::to_string(engine.blocks_per_cta());
   print(name, ok ? engine_name.c_str() : "opkit kernels WRONG", data.size(), stored + 7 + 4, c, d);
   return ok;
 }
@@ -169,7 +169,7 @@ int main(int argc, char** argv) try {
   unsigned compress_threads = 0;  // the device's choice
   unsigned blocks_per_cta = 0;    // the device's choice
   bool cpu_backend = false;
-  bool kernels_only = false;      // the kernels alone (the API's table unless --table-entries): no API, no host engine
+  bool kernels_only = false;  // the kernels alone (the API's table unless --table-entries): no API, no host engine
   unsigned table_entries = lz4::DeviceLz4::default_small_table_entries;  // for --kernels-only
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
@@ -214,13 +214,13 @@ int main(int argc, char** argv) try {
       std::fflush(stdout);
     };
     if (gpu && kernels_only) {
-      step("kernels", [&] {
-        return bench_kernels(*gpu, name, data, id, runs, table_entries, compress_threads, blocks_per_cta);
-      });
+      step("kernels",
+           [&] { return bench_kernels(*gpu, name, data, id, runs, table_entries, compress_threads, blocks_per_cta); });
       continue;
     }
     if (gpu) {
-      step("kernels", [&] { return bench_kernels(*gpu, name, data, id, runs, 8192, compress_threads, blocks_per_cta); });
+      step("kernels",
+           [&] { return bench_kernels(*gpu, name, data, id, runs, 8192, compress_threads, blocks_per_cta); });
       if (id == 4)  // the API's smaller table: its speed and ratio
         step("kernels, the API's table", [&] {
           return bench_kernels(*gpu, name, data, id, runs, lz4::DeviceLz4::default_small_table_entries,

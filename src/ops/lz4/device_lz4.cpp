@@ -111,23 +111,21 @@ unsigned check_table_entries(unsigned entries) {
 
 }  // namespace
 
-DeviceLz4::DeviceLz4(Device device, unsigned small_table_entries, unsigned compress_threads,
-                     unsigned blocks_per_cta)
+DeviceLz4::DeviceLz4(Device device, unsigned small_table_entries, unsigned compress_threads, unsigned blocks_per_cta)
     : device_(std::move(device)),
       compress_threads_(compress_threads != 0        ? compress_threads
                         : device_.backend() == "cpu" ? 1
                                                      : max_compress_threads),
       // More than one only where a block is a whole warp on a GPU; the CPU backend's
       // shared-memory form takes one.
-      blocks_per_cta_(blocks_per_cta != 0 ? blocks_per_cta
+      blocks_per_cta_(blocks_per_cta != 0                                                       ? blocks_per_cta
                       : device_.backend() != "cpu" && compress_threads_ == max_compress_threads ? default_blocks_per_cta
-                                                                                                 : 1) {
+                                                                                                : 1) {
   if (compress_threads_ > max_compress_threads)
     throw Error(Errc::invalid_argument, "lz4", "compress_threads must be 1..32");
   const bool warps = compress_threads_ == max_compress_threads && device_.backend() != "cpu";
   if ((blocks_per_cta_ != 1 && blocks_per_cta_ != 2 && blocks_per_cta_ != 4) || (blocks_per_cta_ > 1 && !warps))
-    throw Error(Errc::invalid_argument, "lz4",
-                "blocks_per_cta must be 1, or 2 or 4 with 32 compress threads on a GPU");
+    throw Error(Errc::invalid_argument, "lz4", "blocks_per_cta must be 1, or 2 or 4 with 32 compress threads on a GPU");
   if (2 * std::size_t{small_table_entries} * blocks_per_cta_ > 48 * 1024)  // a kernel's static shared memory
     throw Error(Errc::invalid_argument, "lz4",
                 "blocks_per_cta x small_table_entries x 2 bytes must fit 48 KiB of shared memory");
@@ -168,8 +166,8 @@ DeviceLz4::Compressed DeviceLz4::compress(const Blocks& blocks, bool block_check
                          : count <= full_table_max_blocks    ? k_->compress_few_small
                                                              : k_->compress_small;
   const unsigned per_cta = &kernel == &k_->compress_small ? blocks_per_cta_ : 1;
-  kernel.launch({.grid = grid_of(count, per_cta), .block = compress_threads_ * per_cta, .stream = stream},
-                blocks.base, blocks.in_at, blocks.in_len, c.slots, static_cast<unsigned long long>(c.slot_bytes), c.words,
+  kernel.launch({.grid = grid_of(count, per_cta), .block = compress_threads_ * per_cta, .stream = stream}, blocks.base,
+                blocks.in_at, blocks.in_len, c.slots, static_cast<unsigned long long>(c.slot_bytes), c.words,
                 static_cast<unsigned long long>(count));
   if (block_checksums) {
     std::vector<unsigned long long> slot_at(count);

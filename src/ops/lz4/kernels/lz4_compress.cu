@@ -516,8 +516,7 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
 
 extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsigned long long* in_offsets,
                                         const unsigned int* in_lengths, unsigned char* out,
-                                        unsigned long long slot_bytes, unsigned int* sizes,
-                                        unsigned long long count) {
+                                        unsigned long long slot_bytes, unsigned int* sizes, unsigned long long count) {
   __shared__ Lz4TableStorage table_storages[LZ4K_BLOCKS_PER_CTA];
   const unsigned int slot = LZ4K_BLOCKS_PER_CTA == 1 ? 0u : threadIdx.x / 32u;  // the warp's block
   const unsigned long long block = (unsigned long long)blockIdx.x * LZ4K_BLOCKS_PER_CTA + slot;
