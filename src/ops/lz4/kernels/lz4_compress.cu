@@ -235,8 +235,8 @@ struct Lz4HashTable {
 // each of these at the same point (control flow stays uniform), and both forms below give every
 // thread the same results, so the parse is the same on a GPU and on the CPU backend.
 #ifdef LZ4K_WARP_EXCHANGE
-// On a GPU a block (at most 32 threads) is one warp, lane = LZ4K_LANE: warp intrinsics, no shared
-// memory and no block barrier.
+// On a GPU an LZ4 block (at most 32 threads) is one warp, lane = LZ4K_LANE (several LZ4 blocks a
+// thread block are a warp each): warp intrinsics, no shared memory but the table, no block barrier.
 struct Lz4Lanes {
   unsigned int mask;       // the block's lanes
   unsigned int below;      // the lanes below this one
