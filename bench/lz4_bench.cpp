@@ -3,8 +3,8 @@
 // buffers without and with the content checksum; and the host engine (liblz4 blocks on all
 // cores, wall clock, host memory). Every result is checked: everything must decode back to the
 // corpus, on the device and (API frames) with the host engine, liblz4.
-//   opkit_lz4_bench [--block 4..7] [--runs N] [--threads 1..32] [--blocks-per-cta 1|2|4] [--cpu-backend]
-//   [--kernels-only [--hash-log 10..13]] FILE...
+//   opkit_lz4_bench [--block 4..7] [--runs N] [--cpu-backend] [--threads 1..32] [--blocks-per-cta 1|2|4]
+//   [--hash-bytes 4|5] [--kernels-only [--table-entries N]] FILE...
 // Prints one line per file and engine: ratio, compress GB/s, decompress GB/s.
 #include <algorithm>
 #include <chrono>
@@ -80,12 +80,20 @@ void print(const std::string& file, const char* engine, std::size_t n, std::size
   std::fflush(stdout);
 }
 
+// The compressor's settings (DeviceLz4's constructor; 0: the device's choice).
+struct Tuning {
+  unsigned table_entries = lz4::DeviceLz4::default_small_table_entries;
+  unsigned compress_threads = 0;
+  unsigned blocks_per_cta = 0;
+  unsigned hash_bytes = 4;
+};
+
 // The kernels alone, device-resident: the compress step (kernel + its block sizes to the host)
 // and the decode kernel over a block table built beforehand. Returns false when a result is wrong.
 bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Bytes& data, unsigned id, int runs,
-                   unsigned table_entries, unsigned compress_threads, unsigned blocks_per_cta) {
+                   const Tuning& t) {
   const std::size_t block_bytes = lz4::block_max_bytes(id);
-  const lz4::DeviceLz4 engine(gpu, table_entries, compress_threads, blocks_per_cta);
+  const lz4::DeviceLz4 engine(gpu, t.table_entries, t.compress_threads, t.blocks_per_cta, t.hash_bytes);
   opkit::DeviceBuffer<std::uint8_t> in = gpu.alloc<std::uint8_t>(data.size());
   in.copy_from(data);
   const std::size_t count = (data.size() + block_bytes - 1) / block_bytes;
@@ -118,9 +126,9 @@ bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Byte
   const std::vector<std::uint32_t> st = status.to_host();
   bool ok = out.to_host() == data && std::all_of(st.begin(), st.end(), [](std::uint32_t s) { return s == LZ4K_OK; });
   if (!ok) std::printf("%s: the kernels' round trip is wrong\n", name.c_str());
-  // The table's entries and the LZ4 blocks a thread block, e.g. "opkit kernels 2816e x2".
-  const std::string engine_name =
-      "opkit kernels " + std::to_string(table_entries) + "e x" + std::to_string(engine.blocks_per_cta());
+  // The table's entries, the LZ4 blocks a thread block and a 5-byte hash, e.g. "opkit kernels 2560e x1 h5".
+  const std::string engine_name = "opkit kernels " + std::to_string(t.table_entries) + "e x" +
+                                  std::to_string(engine.blocks_per_cta()) + (t.hash_bytes == 5 ? " h5" : "");
   print(name, ok ? engine_name.c_str() : "opkit kernels WRONG", data.size(), stored + 7 + 4, c, d);
   return ok;
 }
@@ -166,11 +174,9 @@ void bench_host(const std::string& name, const Bytes& data, unsigned id, int run
 int main(int argc, char** argv) try {
   unsigned id = 4;
   int runs = 5;
-  unsigned compress_threads = 0;  // the device's choice
-  unsigned blocks_per_cta = 0;    // the device's choice
+  Tuning tuning;
   bool cpu_backend = false;
   bool kernels_only = false;  // the kernels alone (the API's table unless --table-entries): no API, no host engine
-  unsigned table_entries = lz4::DeviceLz4::default_small_table_entries;  // for --kernels-only
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -179,13 +185,15 @@ int main(int argc, char** argv) try {
     else if (a == "--cpu-backend")  // the kernels on the CPU backend: checks this program without a GPU
       cpu_backend = true;
     else if (a == "--threads" && i + 1 < argc)  // the compressor's threads per block (1..32)
-      compress_threads = static_cast<unsigned>(std::stoi(argv[++i]));
+      tuning.compress_threads = static_cast<unsigned>(std::stoi(argv[++i]));
     else if (a == "--blocks-per-cta" && i + 1 < argc)  // the compressor's LZ4 blocks a thread block (1, 2, 4)
-      blocks_per_cta = static_cast<unsigned>(std::stoi(argv[++i]));
+      tuning.blocks_per_cta = static_cast<unsigned>(std::stoi(argv[++i]));
+    else if (a == "--hash-bytes" && i + 1 < argc)  // the smaller table's hash: 4 or 5 bytes
+      tuning.hash_bytes = static_cast<unsigned>(std::stoi(argv[++i]));
     else if (a == "--kernels-only")
       kernels_only = true;
     else if (a == "--table-entries" && i + 1 < argc)
-      table_entries = static_cast<unsigned>(std::stoi(argv[++i]));
+      tuning.table_entries = static_cast<unsigned>(std::stoi(argv[++i]));
     else if (a == "--runs" && i + 1 < argc)
       runs = std::stoi(argv[++i]);
     else
@@ -214,18 +222,15 @@ int main(int argc, char** argv) try {
       std::fflush(stdout);
     };
     if (gpu && kernels_only) {
-      step("kernels",
-           [&] { return bench_kernels(*gpu, name, data, id, runs, table_entries, compress_threads, blocks_per_cta); });
+      step("kernels", [&] { return bench_kernels(*gpu, name, data, id, runs, tuning); });
       continue;
     }
     if (gpu) {
-      step("kernels",
-           [&] { return bench_kernels(*gpu, name, data, id, runs, 8192, compress_threads, blocks_per_cta); });
-      if (id == 4)  // the API's smaller table: its speed and ratio
-        step("kernels, the API's table", [&] {
-          return bench_kernels(*gpu, name, data, id, runs, lz4::DeviceLz4::default_small_table_entries,
-                               compress_threads, blocks_per_cta);
-        });
+      Tuning full = tuning;
+      full.table_entries = 8192;
+      step("kernels", [&] { return bench_kernels(*gpu, name, data, id, runs, full); });
+      if (id == 4)  // the smaller table (the API's unless --table-entries): its speed and ratio
+        step("kernels, the smaller table", [&] { return bench_kernels(*gpu, name, data, id, runs, tuning); });
       step("API", [&] { return bench_api(*gpu, name, data, id, runs, false); });
       step("API with content checksum", [&] { return bench_api(*gpu, name, data, id, runs, true); });
     }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: the compressor kernel's speed and ratio against its hash table's size and
-# the LZ4 blocks a thread block (CASES, "entries:blocks" pairs; the API's defaults are
-# DeviceLz4::default_small_table_entries and 2), beside nvCOMP's LZ4 on the same three corpora,
-# 64 KiB blocks; then the LZ4 GPU tests and compute-sanitizer on the compressor. The table sets
+# the LZ4 blocks a thread block and the bytes its hash reads (CASES, "entries:blocks[:hash]"; the
+# API's defaults are DeviceLz4::default_small_table_entries, default_blocks_per_cta and 4), beside
+# nvCOMP's LZ4 on the same three corpora, 64 KiB blocks; then the LZ4 GPU tests and compute-sanitizer on the compressor. The table sets
 # the shared memory a thread block takes (blocks x 2 x entries + the 1 KiB the GPU reserves), and
 # with it how much of each SM's 256 KiB stays L1 cache. The first case runs again last (drift).
 # `lz4 -1`'s ratios on these corpora (the tool is not on the GPU image; CPU measured, same files):
@@ -10,7 +10,7 @@
 # libxxhash):   OUT=/some/dir CASES="3072:1 2816:2 3072:1" bash bench/device/lz4_tables.sh
 # RACECHECK=0 and API=0 leave out the two slowest steps (~50 and ~25 s).
 source "$(dirname "$0")/check_steps.sh"
-CASES=${CASES:-3072:1 2816:2 2816:1 3072:2 2560:2 3072:1}
+CASES=${CASES:-3072:1 2560:1:5 2304:1:5 2816:4 2560:1 3072:1}
 RUNS=${RUNS:-5}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 timeout 200 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && \
@@ -25,8 +25,9 @@ if ls .whl/*nvcomp*.whl >/dev/null 2>&1; then
   echo "nvcomp $(at)"
 fi
 for c in $CASES; do
-  timeout 90 $B/bench/opkit_lz4_bench --block 4 --runs "$RUNS" --kernels-only --table-entries "${c%:*}" \
-    --blocks-per-cta "${c#*:}" $FILES 2>&1 | grep -E ' ratio |rror|wrong'
+  IFS=: read -r entries blocks hash <<<"$c"
+  timeout 90 $B/bench/opkit_lz4_bench --block 4 --runs "$RUNS" --kernels-only --table-entries "$entries" \
+    --blocks-per-cta "${blocks:-1}" --hash-bytes "${hash:-4}" $FILES 2>&1 | grep -E ' ratio |rror|wrong'
   echo "case $c done $(at)"
 done
 pack

@@ -46,12 +46,13 @@ TEST(Lz4Gpu, FramesRoundTripNearTheHostEngineAndRepeat) {
 }
 
 // The compressor's size words and stored bytes for `data` in blocks of block_bytes on `device`
-// at `threads` threads and `blocks_per_cta` LZ4 blocks a thread block (0: the device's choice).
+// at `threads` threads and `blocks_per_cta` LZ4 blocks a thread block (0: the device's choice),
+// the smaller table hashing `hash_bytes`.
 std::pair<std::vector<std::uint32_t>, Bytes> compressed_blocks(const opkit::Device& device, const Bytes& data,
                                                                std::size_t block_bytes, unsigned threads,
-                                                               unsigned blocks_per_cta = 0) {
+                                                               unsigned blocks_per_cta = 0, unsigned hash_bytes = 4) {
   namespace lz4 = opkit::ops::lz4;
-  const lz4::DeviceLz4 engine(device, lz4::DeviceLz4::default_small_table_entries, threads, blocks_per_cta);
+  const lz4::DeviceLz4 engine(device, lz4::DeviceLz4::default_small_table_entries, threads, blocks_per_cta, hash_bytes);
   auto in = device.alloc<std::uint8_t>(data.size());
   in.copy_from(data);
   std::vector<unsigned long long> in_at;
@@ -83,11 +84,15 @@ TEST(Lz4Gpu, CompressorBlocksAreTheCpuBackendsAtThirtyTwoThreads) {
   for (Generator gen : {random_bytes, text_bytes, periodic_bytes, binary_bytes})
     for (std::size_t block : {std::size_t{65536}, std::size_t{65533}, std::size_t{262144}, std::size_t{1021}}) {
       const Bytes data = gen((std::size_t{1} << 20) + 333, static_cast<std::uint32_t>(block));
-      const auto theirs = compressed_blocks(cpu, data, block, 32);
-      for (unsigned blocks_per_cta : {1u, 2u, 4u}) {
-        const auto ours = compressed_blocks(gpu, data, block, 0, blocks_per_cta);
-        ASSERT_EQ(ours.first, theirs.first) << block << "-byte blocks, " << blocks_per_cta << " a thread block";
-        EXPECT_EQ(ours.second, theirs.second) << block << "-byte blocks, " << blocks_per_cta << " a thread block";
+      for (unsigned hash_bytes : {4u, 5u}) {
+        const auto theirs = compressed_blocks(cpu, data, block, 32, 0, hash_bytes);
+        for (unsigned blocks_per_cta : {1u, 2u, 4u}) {
+          const auto ours = compressed_blocks(gpu, data, block, 0, blocks_per_cta, hash_bytes);
+          ASSERT_EQ(ours.first, theirs.first)
+              << block << "-byte blocks, " << blocks_per_cta << " a thread block, " << hash_bytes << "-byte hash";
+          EXPECT_EQ(ours.second, theirs.second)
+              << block << "-byte blocks, " << blocks_per_cta << " a thread block, " << hash_bytes << "-byte hash";
+        }
       }
     }
 }

@@ -59,6 +59,7 @@ struct Lz4Params {
   unsigned small_table_entries = 8192;
   bool small_blocks_only = false;
   unsigned blocks_per_cta = 1;
+  unsigned small_hash_bytes = 4;
   auto operator<=>(const Lz4Params&) const = default;
 };
 
@@ -68,6 +69,7 @@ Program params_program(const Lz4Params& p) {
     program.define("LZ4K_SMALL_TABLE_ENTRIES", p.small_table_entries);
     if (p.small_blocks_only) program.define("LZ4K_SMALL_BLOCKS_ONLY");
     program.define("LZ4K_BLOCKS_PER_CTA", p.blocks_per_cta);
+    program.define("LZ4K_SMALL_HASH_BYTES", p.small_hash_bytes);
   }
   return program;
 }
@@ -84,10 +86,12 @@ const KernelSet<Lz4Params>& kernel_set() {
 
 // blocks_per_cta: the small-table kernel's (the others take 1: their 16 KiB tables fill few SMs'
 // worth of blocks at a time anyway, and four would pass the 48 KiB of static shared memory).
-DeviceKernels kernels_for(const Device& device, unsigned small_table_entries, unsigned blocks_per_cta) {
+DeviceKernels kernels_for(const Device& device, unsigned small_table_entries, unsigned blocks_per_cta,
+                          unsigned small_hash_bytes) {
   const KernelSet<Lz4Params>& set = kernel_set();
   return {set.kernel(device, {"lz4_compress.cu", 8192, false}, "lz4_compress"),
-          set.kernel(device, {"lz4_compress.cu", small_table_entries, true, blocks_per_cta}, "lz4_compress"),
+          set.kernel(device, {"lz4_compress.cu", small_table_entries, true, blocks_per_cta, small_hash_bytes},
+                     "lz4_compress"),
           set.kernel(device, {"lz4_compress.cu", 8192, true}, "lz4_compress"),
           set.kernel(device, {"lz4_decompress.cu"}, "lz4_decompress"),
           set.kernel(device, {"lz4_xxh32.cu"}, "lz4_xxh32"),
@@ -111,7 +115,8 @@ unsigned check_table_entries(unsigned entries) {
 
 }  // namespace
 
-DeviceLz4::DeviceLz4(Device device, unsigned small_table_entries, unsigned compress_threads, unsigned blocks_per_cta)
+DeviceLz4::DeviceLz4(Device device, unsigned small_table_entries, unsigned compress_threads, unsigned blocks_per_cta,
+                     unsigned small_hash_bytes)
     : device_(std::move(device)),
       compress_threads_(compress_threads != 0        ? compress_threads
                         : device_.backend() == "cpu" ? 1
@@ -126,11 +131,13 @@ DeviceLz4::DeviceLz4(Device device, unsigned small_table_entries, unsigned compr
   const bool warps = compress_threads_ == max_compress_threads && device_.backend() != "cpu";
   if ((blocks_per_cta_ != 1 && blocks_per_cta_ != 2 && blocks_per_cta_ != 4) || (blocks_per_cta_ > 1 && !warps))
     throw Error(Errc::invalid_argument, "lz4", "blocks_per_cta must be 1, or 2 or 4 with 32 compress threads on a GPU");
+  if (small_hash_bytes != 4 && small_hash_bytes != 5)
+    throw Error(Errc::invalid_argument, "lz4", "small_hash_bytes must be 4 or 5");
   if (2 * std::size_t{small_table_entries} * blocks_per_cta_ > 48 * 1024)  // a kernel's static shared memory
     throw Error(Errc::invalid_argument, "lz4",
                 "blocks_per_cta x small_table_entries x 2 bytes must fit 48 KiB of shared memory");
   k_ = std::make_shared<const DeviceKernels>(
-      kernels_for(device_, check_table_entries(small_table_entries), blocks_per_cta_));
+      kernels_for(device_, check_table_entries(small_table_entries), blocks_per_cta_, small_hash_bytes));
   // 32 warps an SM, as many as one warp a thread block ever had resident (the 32-block limit), and
   // the rest of the SM's store as L1 cache for the blocks' bytes: the driver would otherwise size
   // shared memory for the most multi-warp blocks that fit, more than a 4096-block call uses,

@@ -55,6 +55,14 @@
 // LZ4K_SMALL_BLOCKS_ONLY: every block is under 64 KiB + 11 bytes (the host knows), so only the
 // 16-bit table is needed and the shared memory per block shrinks with it (3072 entries: 6 KiB,
 // 32 blocks an SM, so that a 256 MiB input's 4096 blocks are all resident at once).
+// LZ4K_SMALL_HASH_BYTES: the bytes of a position the 16-bit table hashes, 4 (liblz4's) or 5 (the
+// key is then 8 bytes read, as for the 32-bit table; a match still needs 4 equal bytes).
+#ifndef LZ4K_SMALL_HASH_BYTES
+#define LZ4K_SMALL_HASH_BYTES 4
+#endif
+#if LZ4K_SMALL_HASH_BYTES != 4 && LZ4K_SMALL_HASH_BYTES != 5
+#error "LZ4K_SMALL_HASH_BYTES must be 4 or 5"
+#endif
 #ifndef LZ4K_SMALL_TABLE_ENTRIES
 #define LZ4K_SMALL_TABLE_ENTRIES 8192u
 #endif
@@ -187,13 +195,25 @@ struct Lz4HashTable {
   // The bytes from i that the hash reads: 4 (small) or 8 (of which it uses 5); the low 32 bits are
   // read32(i) either way.
   __device__ unsigned long long key(const Lz4Source& src, unsigned int i) const {
+#if LZ4K_SMALL_HASH_BYTES == 4
     return small ? (unsigned long long)src.read32(i) : src.read64(i);
+#else
+    return src.read64(i);
+#endif
   }
   __device__ unsigned int hash_key(unsigned long long key) const {
+#if LZ4K_SMALL_HASH_BYTES == 4
     if (small) return __umulhi((unsigned int)key * 2654435761u, LZ4K_SMALL_TABLE_ENTRIES);
+#else
+    if (small)
+      return __umulhi((unsigned int)(((key << (64 - 8 * LZ4K_SMALL_HASH_BYTES)) * 889523592379ull) >> 32),
+                      LZ4K_SMALL_TABLE_ENTRIES);
+#endif
     return (unsigned int)(((key << 24) * 889523592379ull) >> (64 - 12));
   }
-  __device__ unsigned int hash(const Lz4Source& src, unsigned int i) const { return hash_key(key(src, i)); }
+  __device__ unsigned int hash(const Lz4Source& src, unsigned int i) const {
+    return hash_key(key(src, i));
+  }
   __device__ int in_window(unsigned int match, unsigned int position) const {
     return small || match + LZ4K_DISTANCE_MAX >= position;
   }
