@@ -160,7 +160,7 @@ TEST(Lz4Kernels, EveryKernelCompilesUnderNvrtc) {
     auto compiled = opkit::compile(opkit::ops::lz4::kernel_program(file), opkit::Target::cuda("sm_90"));
     EXPECT_FALSE(compiled.binary.empty()) << file;
   }
-  // The compressor's variants for blocks under 64 KiB + 11 bytes, one or two LZ4 blocks a thread block.
+  // The compressor's variants for blocks under 64 KiB + 11 bytes, one, two or four LZ4 blocks a thread block.
   for (unsigned entries : {2816u, 3072u, 4096u, 8192u})
     for (unsigned blocks_per_cta : {1u, 2u, 4u}) {
       if (2 * entries * blocks_per_cta > 48 * 1024) continue;  // past static shared memory: the host never asks

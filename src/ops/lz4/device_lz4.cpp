@@ -107,10 +107,15 @@ DeviceKernels kernels_for(const Device& device, unsigned small_table_entries, un
           set.kernel(device, {"lz4_frame_scan.cu"}, "lz4_scan_tail")};
 }
 
-unsigned check_table_entries(unsigned entries) {
+// Whether the compressor's LZ4 blocks are whole warps (a GPU at 32 threads a block), which
+// several blocks a thread block need.
+bool whole_warps(const Device& device, unsigned compress_threads) {
+  return device.backend() != "cpu" && compress_threads == max_compress_threads;
+}
+
+void check_table_entries(unsigned entries) {
   if (entries < 1024 || entries > 8192 || entries % 8 != 0)
     throw Error(Errc::invalid_argument, "lz4", "small_table_entries must be a multiple of 8 from 1024 to 8192");
-  return entries;
 }
 
 }  // namespace
@@ -123,21 +128,22 @@ DeviceLz4::DeviceLz4(Device device, unsigned small_table_entries, unsigned compr
                                                      : max_compress_threads),
       // More than one only where a block is a whole warp on a GPU; the CPU backend's
       // shared-memory form takes one.
-      blocks_per_cta_(blocks_per_cta != 0                                                       ? blocks_per_cta
-                      : device_.backend() != "cpu" && compress_threads_ == max_compress_threads ? default_blocks_per_cta
-                                                                                                : 1) {
+      blocks_per_cta_(blocks_per_cta != 0                       ? blocks_per_cta
+                      : whole_warps(device_, compress_threads_) ? default_blocks_per_cta
+                                                                : 1) {
   if (compress_threads_ > max_compress_threads)
     throw Error(Errc::invalid_argument, "lz4", "compress_threads must be 1..32");
-  const bool warps = compress_threads_ == max_compress_threads && device_.backend() != "cpu";
-  if ((blocks_per_cta_ != 1 && blocks_per_cta_ != 2 && blocks_per_cta_ != 4) || (blocks_per_cta_ > 1 && !warps))
+  if ((blocks_per_cta_ != 1 && blocks_per_cta_ != 2 && blocks_per_cta_ != 4) ||
+      (blocks_per_cta_ > 1 && !whole_warps(device_, compress_threads_)))
     throw Error(Errc::invalid_argument, "lz4", "blocks_per_cta must be 1, or 2 or 4 with 32 compress threads on a GPU");
   if (small_hash_bytes != 4 && small_hash_bytes != 5)
     throw Error(Errc::invalid_argument, "lz4", "small_hash_bytes must be 4 or 5");
+  check_table_entries(small_table_entries);
   if (2 * std::size_t{small_table_entries} * blocks_per_cta_ > 48 * 1024)  // a kernel's static shared memory
     throw Error(Errc::invalid_argument, "lz4",
                 "blocks_per_cta x small_table_entries x 2 bytes must fit 48 KiB of shared memory");
   k_ = std::make_shared<const DeviceKernels>(
-      kernels_for(device_, check_table_entries(small_table_entries), blocks_per_cta_, small_hash_bytes));
+      kernels_for(device_, small_table_entries, blocks_per_cta_, small_hash_bytes));
   // 32 warps an SM, as many as one warp a thread block ever had resident (the 32-block limit), and
   // the rest of the SM's store as L1 cache for the blocks' bytes: the driver would otherwise size
   // shared memory for the most multi-warp blocks that fit, more than a 4096-block call uses,

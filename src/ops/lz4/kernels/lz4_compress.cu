@@ -190,10 +190,10 @@ union alignas(16) Lz4TableStorage {
 
 struct Lz4HashTable {
   Lz4TableStorage* storage;
-  int small;  // 16-bit positions, 4-byte hash
+  int small;  // 16-bit positions, a LZ4K_SMALL_HASH_BYTES hash
 
-  // The bytes from i that the hash reads: 4 (small) or 8 (of which it uses 5); the low 32 bits are
-  // read32(i) either way.
+  // The bytes from i that the hash reads: 4 (the small table hashing 4 bytes) or 8 (of which a
+  // 5-byte hash uses 5); the low 32 bits are read32(i) either way.
   __device__ unsigned long long key(const Lz4Source& src, unsigned int i) const {
 #if LZ4K_SMALL_HASH_BYTES == 4
     return small ? (unsigned long long)src.read32(i) : src.read64(i);
@@ -204,12 +204,11 @@ struct Lz4HashTable {
   __device__ unsigned int hash_key(unsigned long long key) const {
 #if LZ4K_SMALL_HASH_BYTES == 4
     if (small) return __umulhi((unsigned int)key * 2654435761u, LZ4K_SMALL_TABLE_ENTRIES);
-#else
-    if (small)
-      return __umulhi((unsigned int)(((key << (64 - 8 * LZ4K_SMALL_HASH_BYTES)) * 889523592379ull) >> 32),
-                      LZ4K_SMALL_TABLE_ENTRIES);
 #endif
-    return (unsigned int)(((key << 24) * 889523592379ull) >> (64 - 12));
+    // liblz4's 5-byte hash: the 32-bit table takes its top 12 bits, the small one its top 32 scaled.
+    const unsigned long long product = (key << 24) * 889523592379ull;
+    if (small) return __umulhi((unsigned int)(product >> 32), LZ4K_SMALL_TABLE_ENTRIES);
+    return (unsigned int)(product >> (64 - 12));
   }
   __device__ unsigned int hash(const Lz4Source& src, unsigned int i) const {
     return hash_key(key(src, i));
@@ -307,8 +306,9 @@ struct Lz4Lanes {
     __syncwarp(mask);
     if (LZ4K_LANE == 0) table.put(h, position);
   }
-  // The table's stores before the next round's lookups.
-  __device__ void sync_table() {
+  // Every lane's stores (the table's, the output's) before what follows: the table's before the
+  // next round's lookups, the zeroed table before the parse, sequences before a raw copy.
+  __device__ void sync() {
     __syncwarp(mask);
   }
 };
@@ -356,21 +356,11 @@ struct Lz4Lanes {
   __device__ void put_one(Lz4HashTable table, unsigned int h, unsigned int position) {
     if (LZ4K_LANE == 0) table.put_latest(h, position);
   }
-  __device__ void sync_table() {
+  __device__ void sync() {  // as the warp form's
     if (LZ4K_LANES > 1) __syncthreads();
   }
 };
 #endif
-
-// Every thread of the LZ4 block at this point, with its memory: the block's warp, or on the CPU
-// backend the thread block (there always one LZ4 block a thread block).
-__device__ __forceinline__ void lz4k_sync_block() {
-#ifdef LZ4K_WARP_EXCHANGE
-  __syncwarp(0xFFFFFFFFu >> (32u - LZ4K_LANES));
-#else
-  __syncthreads();
-#endif
-}
 
 // dst[op...] = length as LZ4's 255-continued bytes, written by all threads; returns the next byte.
 __device__ __forceinline__ unsigned int lz4k_put_length(unsigned char* dst, unsigned int op, unsigned int length) {
@@ -496,7 +486,7 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
         ip = next_ip;
         if (ip >= mflimit_plus_one) break;
         key = next_key;
-        lanes.sync_table();  // the round's updates before the next round's lookups
+        lanes.sync();  // the round's updates before the next round's lookups
         continue;
       }
 
@@ -526,7 +516,7 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
       // is later than any of them); the next round looks up ip itself first.
       key = table.key(src, lz4k_search_at(ip, 0u, mflimit_plus_one));
       lanes.put_one(table, table.hash(src, ip - 2), ip - 2);
-      lanes.sync_table();
+      lanes.sync();
     }
   }
   const unsigned int count = n - anchor;
@@ -556,7 +546,7 @@ extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsi
   __shared__ Lz4Exchange exchange;
   lanes.init(&exchange);
 #endif
-  lz4k_sync_block();
+  lanes.sync();
   Lz4HashTable table;
   table.storage = &table_storage;
   table.small = n < LZ4K_64K_LIMIT;
@@ -571,7 +561,7 @@ extern "C" __global__ void lz4_compress(const unsigned char* in_base, const unsi
   }
   // The parse may have written sequences to dst before it found the block does not shrink: other
   // threads' bytes there must land before the raw copy overwrites them.
-  lz4k_sync_block();
+  lanes.sync();
   lz4k_copy_out<4>(dst, src, 0, n);
   if (LZ4K_LANE == 0) sizes[block] = n | 0x80000000u;
 }
