@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU machine: why the bulk cipher kernels run below their ALU-pipe limit. Nsight Compute
-# on one launch each of chacha20_xor, chacha20_poly1305_main, aes_ctr_masked and aes_ghash (issue
-# slots, stall reasons, pipe use, occupancy, registers), then chacha20_xor's CHACHA20_SCHEDULE
-# variants timed side by side (opkit_cipher_bench --chacha20-schedules, 1 GiB, median of 7).
-# Clocks are left alone (--clock-control none). Run from the repository root:
-#   OUT=/some/dir bash bench/device/profile_cipher.sh
+# (--set full, clocks left alone) on the second launch of each kernel in KERNELS (default
+# chacha20_xor chacha20_poly1305_main aes_ctr_masked aes_ghash) over 256 MiB: issue slots,
+# occupancy, registers, then tools/ncu_stalls.py: warp-stall samples by reason and by SASS region
+# (each loop, the straight-line code between). About 40 s a kernel. Run from the repository root:
+#   OUT=/some/dir [KERNELS="chacha20_poly1305_main"] bash bench/device/profile_cipher.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/opkit-out}
 mkdir -p "$OUT"
@@ -13,15 +13,14 @@ B=build/release
 cmake --preset release -DOPKIT_WERROR=OFF >/dev/null &&
   cmake --build --preset release -j "$(nproc)" --target opkit_cipher_bench 2>&1 | tail -1 || exit 3
 bench=$B/bench/opkit_cipher_bench
-sections="--section SpeedOfLight --section ComputeWorkloadAnalysis --section InstructionStats --section SchedulerStats --section WarpStateStats --section Occupancy --section LaunchStats"
 # The first launch of each kernel is the benchmark's warm-up: profile the second.
-for kernel in chacha20_xor chacha20_poly1305_main aes_ctr_masked aes_ghash; do
-  ncu --clock-control none $sections -k "regex:^${kernel}\$" -s 1 -c 1 \
-    $bench --bytes 268435456 --reps 1 --batch 1000 >"$OUT/ncu_$kernel.txt" 2>&1
-  echo "== $kernel"
-  grep -E "Duration|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|Issued Ipc Active|No Eligible|Eligible Warps Per Scheduler|Warp Cycles Per Issued|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Block Limit Registers" \
-    "$OUT/ncu_$kernel.txt" | head -20
-  grep -iE "stall|pipe" "$OUT/ncu_$kernel.txt" | grep -vE "^ *-+$" | head -12
+for kernel in ${KERNELS:-chacha20_xor chacha20_poly1305_main aes_ctr_masked aes_ghash}; do
+  timeout 240 ncu --clock-control none --set full --import-source no -k "regex:^${kernel}\$" -s 1 -c 1 -f \
+    -o "$OUT/$kernel" $bench --bulk-only 1 --bytes 268435456 --reps 1 >"$OUT/${kernel}_run.txt" 2>&1
+  echo "== $kernel (ncu exit $?)"
+  ncu -i "$OUT/$kernel.ncu-rep" --page details >"$OUT/${kernel}_details.txt" 2>&1
+  grep -E "Duration|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|No Eligible|Eligible Warps Per Scheduler|Warp Cycles Per Issued|DRAM Throughput|Compute \(SM\) Throughput|Block Limit Registers" \
+    "$OUT/${kernel}_details.txt" | head -14
+  ncu -i "$OUT/$kernel.ncu-rep" --page source --csv --print-source sass >"$OUT/${kernel}_sass.csv" 2>&1
+  python3 tools/ncu_stalls.py "$OUT/${kernel}_sass.csv" --min-share 1
 done
-echo "== chacha20_xor schedules (chacha20_bulk.cu CHACHA20_SCHEDULE)"
-$bench --chacha20-schedules 0,1,0,1 | tee "$OUT/chacha20_schedules.txt"
