@@ -4,8 +4,10 @@
 // cores, wall clock, host memory). Every result is checked: everything must decode back to the
 // corpus, on the device and (API frames) with the host engine, liblz4.
 //   opkit_lz4_bench [--block 4..7] [--runs N] [--cpu-backend] [--threads 1..32] [--blocks-per-cta 1|2|4]
-//   [--hash-bytes 4|5] [--kernels-only [--table-entries N]] FILE...
-// Prints one line per file and engine: ratio, compress GB/s, decompress GB/s.
+//   [--hash-bytes 4|5] [--kernels-only [--table-entries N]] [--decoder-variant NAME=VALUE]... FILE...
+// Prints one line per file and engine: ratio, compress GB/s, decompress GB/s. Each
+// --decoder-variant adds a kernels row whose decode kernel is lz4_decompress.cu built with that
+// definition (e.g. LZ4K_EPOCH_LANES=0), timed over the same blocks right after the API's.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "lz4/block_codec.hpp"
 #include "lz4/device_lz4.hpp"
 #include "lz4/frame_format.hpp"
 #include "lz4/kernels/lz4_status.h"
@@ -86,6 +89,7 @@ struct Tuning {
   unsigned compress_threads = 0;
   unsigned blocks_per_cta = 0;
   unsigned hash_bytes = 4;
+  std::vector<std::string> decoder_variants;  // NAME=VALUE definitions for lz4_decompress.cu
 };
 
 // The kernels alone, device-resident: the compress step (kernel + its block sizes to the host)
@@ -130,6 +134,24 @@ bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Byte
   const std::string engine_name = "opkit kernels " + std::to_string(t.table_entries) + "e x" +
                                   std::to_string(engine.blocks_per_cta()) + (t.hash_bytes == 5 ? " h5" : "");
   print(name, ok ? engine_name.c_str() : "opkit kernels WRONG", data.size(), stored + 7 + 4, c, d);
+  for (const std::string& variant : t.decoder_variants) {
+    const std::size_t eq = variant.find('=');
+    if (eq == std::string::npos) throw opkit::Error(opkit::Errc::invalid_argument, "lz4_bench", "--decoder-variant wants NAME=VALUE");
+    opkit::Kernel kernel = gpu.compile(lz4::kernel_program("lz4_decompress.cu")
+                                           .define(variant.substr(0, eq), variant.substr(eq + 1)))
+                               .kernel("lz4_decompress");
+    out.fill(0);
+    const Times v = time_events(gpu, runs, [&] {
+      kernel.launch({.grid = static_cast<std::uint32_t>(count), .block = 32}, packed->slots.data(), table.in_at,
+                    table.in_len, out.data(), table.out_at, table.caps, sizes.data(), status.data());
+    });
+    const std::vector<std::uint32_t> vs = status.to_host();
+    const bool right =
+        out.to_host() == data && std::all_of(vs.begin(), vs.end(), [](std::uint32_t s) { return s == LZ4K_OK; });
+    ok = ok && right;
+    const std::string row = "opkit decode " + variant;
+    print(name, right ? row.c_str() : "opkit decode variant WRONG", data.size(), stored + 7 + 4, c, v);
+  }
   return ok;
 }
 
@@ -190,6 +212,8 @@ int main(int argc, char** argv) try {
       tuning.blocks_per_cta = static_cast<unsigned>(std::stoi(argv[++i]));
     else if (a == "--hash-bytes" && i + 1 < argc)  // the smaller table's hash: 4 or 5 bytes
       tuning.hash_bytes = static_cast<unsigned>(std::stoi(argv[++i]));
+    else if (a == "--decoder-variant" && i + 1 < argc)
+      tuning.decoder_variants.push_back(argv[++i]);
     else if (a == "--kernels-only")
       kernels_only = true;
     else if (a == "--table-entries" && i + 1 < argc)

@@ -309,7 +309,14 @@ static inline unsigned int lz4e_reduce_min(unsigned int, unsigned int value) {
   for (unsigned int i = 0; i < blockDim.x; ++i) least = v[i] < least ? v[i] : least;
   return lz4e_done(least);
 }
+static inline unsigned int lz4e_reduce_or(unsigned int, unsigned int value) {
+  const unsigned int* v = lz4e_gather(value);
+  unsigned int all = 0;
+  for (unsigned int i = 0; i < blockDim.x; ++i) all |= v[i];
+  return lz4e_done(all);
+}
 #define __ballot_sync(mask, pred) lz4e_ballot(mask, pred)
+#define __reduce_or_sync(mask, value) lz4e_reduce_or(mask, value)
 #define __shfl_sync(mask, value, lane) lz4e_shfl(mask, value, lane)
 #define __shfl_up_sync(mask, value, delta) lz4e_shfl_up(mask, value, delta)
 #define __match_any_sync(mask, value) lz4e_match_any(mask, value)

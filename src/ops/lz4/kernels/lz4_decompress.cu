@@ -84,6 +84,11 @@
 #endif
 // The same for each thread when all copy a long part: more than 8 spills registers (64 at most).
 #define LZ4K_LONG_UNROLL 8u
+// How an epoch without long sequences is copied: 1, one output byte a thread at a time, the
+// threads spread over the epoch's bytes; 0, each sequence by its own thread.
+#ifndef LZ4K_EPOCH_LANES
+#define LZ4K_EPOCH_LANES 1
+#endif
 
 // A sequence's lengths and where they lead: literals from window position `from`, then a match of
 // `match` bytes (with the 4 the format adds), then the next token at window position `next`.
@@ -175,6 +180,40 @@ __device__ __forceinline__ unsigned int lz4k_next_found(Lz4Window& b, unsigned i
   for (unsigned int u = LZ4K_DECODE_THREADS; u-- > t + 1u;) found = b.lanes[u] != none ? b.lanes[u] : found;
   __syncthreads();
   return found;
+#endif
+}
+
+// Every thread: the threads' `pred`, bit u for thread u.
+__device__ __forceinline__ unsigned int lz4k_ballot(Lz4Window& b, bool pred, unsigned int t) {
+#ifdef LZ4K_WARP_EXCHANGE
+  (void)b, (void)t;
+  return __ballot_sync(0xFFFFFFFFu, pred);
+#else
+  b.lanes[t] = pred ? 1u : 0u;
+  __syncthreads();
+  unsigned int bits = 0;
+  for (unsigned int u = 0; u < LZ4K_DECODE_THREADS; ++u) bits |= b.lanes[u] << u;
+  __syncthreads();
+  return bits;
+#endif
+}
+
+// Every thread: the OR of `v` over the threads (one reduction from sm_80, a butterfly before).
+__device__ __forceinline__ unsigned int lz4k_or(Lz4Window& b, unsigned int v, unsigned int t) {
+#if defined(LZ4K_WARP_EXCHANGE) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  (void)b, (void)t;
+  for (unsigned int step = 16; step > 0; step >>= 1) v |= __shfl_xor_sync(0xFFFFFFFFu, v, step);
+  return v;
+#elif defined(LZ4K_WARP_EXCHANGE)
+  (void)b, (void)t;
+  return __reduce_or_sync(0xFFFFFFFFu, v);
+#else
+  b.lanes[t] = v;
+  __syncthreads();
+  unsigned int all = 0;
+  for (unsigned int u = 0; u < LZ4K_DECODE_THREADS; ++u) all |= b.lanes[u];
+  __syncthreads();
+  return all;
 #endif
 }
 
@@ -369,6 +408,44 @@ __device__ __forceinline__ void lz4k_copy_long(const Lz4Window& b, unsigned int 
   lz4k_copy_match_together(out + match_at, offset, match, t);
 }
 
+// All threads: the epoch [first, end) of short sequences, the threads spread over its output, one
+// byte each a step (an epoch of a dense block is a few sequences of a few bytes: one thread a
+// sequence would leave most threads idle, each running its sequence's copy loops). The byte's
+// sequence is the last one starting at or before it: each sequence's thread puts its start in a
+// mask of the step's 32 bytes. A match byte reads byte m % offset of the `offset` bytes before
+// the match: the sequence's own literals, which this step may be writing and so are read from the
+// input, or output of an earlier epoch (the epoch rule), written behind a barrier.
+__device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int first, unsigned int end,
+                                                      const unsigned char* in, unsigned int lo, unsigned int n,
+                                                      unsigned char* out, unsigned int t) {
+  const unsigned int lo_out = b.group.out[first], hi_out = b.group.out[end];
+  const bool member = t >= first && t < end;
+  const unsigned int start = member ? b.group.out[t] : 0u;
+  for (unsigned int base = lo_out; base < hi_out; base += LZ4K_DECODE_THREADS) {
+    // Only the block's last sequence can be empty (no literals, no match): it starts at hi_out,
+    // past every byte, so the starts of the bytes' sequences are distinct.
+    const unsigned int rel = start - base;
+    const unsigned int starts = lz4k_or(b, member && rel < LZ4K_DECODE_THREADS ? 1u << rel : 0u, t);
+    const unsigned int before = (unsigned int)__popc((int)lz4k_ballot(b, member && start < base, t));
+    const unsigned int q = base + t;
+    if (q < hi_out) {
+      const unsigned int s = first + before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t)))) - 1u;
+      const unsigned int at = b.group.out[s], literals = b.group.literals[s];
+      unsigned int r = q - at;  // the byte's place in the sequence
+      const unsigned char* source = nullptr;
+      if (r >= literals) {
+        const unsigned int m = r - literals, offset = b.group.offset[s];
+        const unsigned int k = m < offset ? m : m % offset;
+        const unsigned int from_out = at + literals - offset + k;
+        r = from_out - at;  // in the literals when from_out >= at
+        if (from_out < at) source = out + from_out;
+      }
+      if (source == nullptr) source = lz4k_literal_source(b, in, lo, n, b.group.from[s], literals) + r;
+      out[q] = *source;
+    }
+  }
+}
+
 // 32 blocks per SM (the hardware's most) at 64 registers a thread.
 extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     lz4_decompress(const unsigned char* in_base, const unsigned long long* in_offsets, const unsigned int* in_lengths,
@@ -552,6 +629,12 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         if (b.group.dependency[t] > epoch_end) atomicMin(&b.epoch_start[after], t);
         if (t == 0) b.epoch_start[after == 2u ? 0u : after + 1u] = count;
         const unsigned int epoch = (epoch_end == LZ4K_GROUP ? ~0u : (1u << epoch_end) - 1u) & ~((1u << first) - 1u);
+        if (LZ4K_EPOCH_LANES && (b.long_ones & epoch) == 0u) {
+          lz4k_copy_epoch_lanes(b, first, epoch_end, in, lo, n, out, t);
+          lz4k_sync();
+          first = epoch_end;
+          continue;
+        }
         if (t >= first && t < epoch_end && !(b.long_ones >> t & 1u)) {
           const unsigned int to = b.group.out[t], n_literals = b.group.literals[t], n_match = b.group.match[t];
           const unsigned char* literal_source = lz4k_literal_source(b, in, lo, n, b.group.from[t], n_literals);
