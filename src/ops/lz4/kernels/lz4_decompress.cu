@@ -416,8 +416,7 @@ __device__ __forceinline__ void lz4k_copy_long(const Lz4Window& b, unsigned int 
 // the match: the sequence's own literals, which this step may be writing and so are read from the
 // input, or output of an earlier epoch (the epoch rule), written behind a barrier.
 __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int first, unsigned int end,
-                                                      const unsigned char* in, unsigned int lo, unsigned int n,
-                                                      unsigned char* out, unsigned int t) {
+                                                      const unsigned char* in, unsigned char* out, unsigned int t) {
   const unsigned int lo_out = b.group.out[first], hi_out = b.group.out[end];
   const bool member = t >= first && t < end;
   const unsigned int start = member ? b.group.out[t] : 0u;
@@ -430,18 +429,21 @@ __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int
     const unsigned int q = base + t;
     if (q < hi_out) {
       const unsigned int s = first + before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t)))) - 1u;
-      const unsigned int at = b.group.out[s], literals = b.group.literals[s];
-      unsigned int r = q - at;  // the byte's place in the sequence
-      const unsigned char* source = nullptr;
-      if (r >= literals) {
-        const unsigned int m = r - literals, offset = b.group.offset[s];
+      // The byte's source: out[at] when it is output of an earlier epoch, else in[at]. Literals
+      // come from global memory rather than the window: one kind of load, no branch (the window
+      // was staged through L1 a moment ago).
+      const unsigned int start_s = b.group.out[s], literals = b.group.literals[s];
+      unsigned int at = q - start_s;  // the byte's place in the sequence
+      bool earlier = false;
+      if (at >= literals) {
+        const unsigned int m = at - literals, offset = b.group.offset[s];
         const unsigned int k = m < offset ? m : m % offset;
-        const unsigned int from_out = at + literals - offset + k;
-        r = from_out - at;  // in the literals when from_out >= at
-        if (from_out < at) source = out + from_out;
+        at = start_s + literals - offset + k;  // an output position
+        earlier = at < start_s;
+        if (!earlier) at -= start_s;  // in the literals
       }
-      if (source == nullptr) source = lz4k_literal_source(b, in, lo, n, b.group.from[s], literals) + r;
-      out[q] = *source;
+      if (!earlier) at += b.group.from[s];
+      out[q] = (earlier ? out : in)[at];
     }
   }
 }
@@ -630,7 +632,7 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         if (t == 0) b.epoch_start[after == 2u ? 0u : after + 1u] = count;
         const unsigned int epoch = (epoch_end == LZ4K_GROUP ? ~0u : (1u << epoch_end) - 1u) & ~((1u << first) - 1u);
         if (LZ4K_EPOCH_LANES && (b.long_ones & epoch) == 0u) {
-          lz4k_copy_epoch_lanes(b, first, epoch_end, in, lo, n, out, t);
+          lz4k_copy_epoch_lanes(b, first, epoch_end, in, out, t);
           lz4k_sync();
           first = epoch_end;
           continue;
