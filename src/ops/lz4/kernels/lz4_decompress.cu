@@ -85,7 +85,9 @@
 // The same for each thread when all copy a long part: more than 8 spills registers (64 at most).
 #define LZ4K_LONG_UNROLL 8u
 // How an epoch without long sequences is copied: 1, one output byte a thread at a time, the
-// threads spread over the epoch's bytes; 0, each sequence by its own thread.
+// threads spread over the epoch's bytes; 0, each sequence by its own thread. 2: as 1, and a group
+// without long sequences is one epoch, each match byte's source followed back through the group's
+// earlier matches to a literal or to output before the group.
 #ifndef LZ4K_EPOCH_LANES
 #define LZ4K_EPOCH_LANES 1
 #endif
@@ -448,6 +450,52 @@ __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int
   }
 }
 
+// All threads: group sequences [0, count), none long, in one pass, the threads spread over its
+// output one byte each a step. A match byte whose source is output of the group is not read from
+// there (it may not be written yet) but followed: the source's own source, until it is a literal
+// (read from the input) or output before the group (written behind a barrier). Each step goes to
+// an earlier sequence's bytes, so a byte takes at most `count` steps.
+__device__ __forceinline__ void lz4k_copy_group_chase(Lz4Window& b, unsigned int count, const unsigned char* in,
+                                                      unsigned char* out, unsigned int t) {
+  const unsigned int lo_out = b.group.out[0], hi_out = b.group.out[count];
+  const bool member = t < count;
+  const unsigned int start = member ? b.group.out[t] : 0u;
+  for (unsigned int base = lo_out; base < hi_out; base += LZ4K_DECODE_THREADS) {
+    const unsigned int rel = start - base;
+    const unsigned int starts = lz4k_or(b, member && rel < LZ4K_DECODE_THREADS ? 1u << rel : 0u, t);
+    const unsigned int before = (unsigned int)__popc((int)lz4k_ballot(b, member && start < base, t));
+    const unsigned int q = base + t;
+    if (q < hi_out) {
+      unsigned int s = before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t)))) - 1u;
+      unsigned int p = q;  // the output position whose byte q is
+      for (;;) {
+        const unsigned int start_s = b.group.out[s], literals = b.group.literals[s];
+        if (p - start_s < literals) {  // a literal
+          p = b.group.from[s] + (p - start_s);
+          break;
+        }
+        const unsigned int m = p - start_s - literals, offset = b.group.offset[s];
+        p = start_s + literals - offset + (m < offset ? m : m % offset);
+        if (p < lo_out) {  // output of an earlier group
+          out[q] = out[p];
+          p = ~0u;
+          break;
+        }
+        if (p >= start_s) {  // the sequence's own literals
+          p = b.group.from[s] + (p - start_s);
+          break;
+        }
+        unsigned int j = 0;  // the last sequence j < s starting at or before p (sequence 0 does)
+#pragma unroll
+        for (unsigned int step = LZ4K_GROUP / 2u; step != 0u; step >>= 1)
+          if (j + step < s && b.group.out[j + step] <= p) j += step;
+        s = j;
+      }
+      if (p != ~0u) out[q] = in[p];
+    }
+  }
+}
+
 // 32 blocks per SM (the hardware's most) at 64 registers a thread.
 extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     lz4_decompress(const unsigned char* in_base, const unsigned long long* in_offsets, const unsigned int* in_lengths,
@@ -625,7 +673,13 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       // window, overwrite the shared arrays after the last). Fields are read in the epoch, not kept
       // in registers through the others. Epoch e's end is in epoch_start[(e + 1) % 3]; the slot of
       // e's own start is free again.
-      for (unsigned int first = 0, slot = 1; first < count; slot = slot == 2u ? 0u : slot + 1u) {
+      // (LZ4K_EPOCH_LANES 2: a group without long sequences in one pass, no epochs.)
+      const bool chase = LZ4K_EPOCH_LANES == 2 && b.long_ones == 0u;
+      if (chase) {
+        lz4k_copy_group_chase(b, count, in, out, t);
+        lz4k_sync();
+      }
+      for (unsigned int first = chase ? count : 0u, slot = 1; first < count; slot = slot == 2u ? 0u : slot + 1u) {
         const unsigned int epoch_end = b.epoch_start[slot];
         const unsigned int after = slot == 2u ? 0u : slot + 1u;
         if (b.group.dependency[t] > epoch_end) atomicMin(&b.epoch_start[after], t);
