@@ -29,7 +29,9 @@
 //   --aes-ghash tensor_cores,horner  the AES-GCM bulk rows once per GHASH engine
 //                (aes_batch_io.hpp), marked "-tensorcores" / "-horner"
 //   --poly1305-chains 1,16  only ChaCha20-Poly1305 encrypt and decrypt, once per
-//                POLY1305_CHAINS variant of chacha20_bulk.cu
+//                POLY1305_CHAINS variant of chacha20_bulk.cu (rows "-cN")
+//   --aead-variants A=1,B=2  the same, once per definition (NAME=VALUE; "default": none) that
+//                chacha20_bulk.cu is built with (rows "-NAME=VALUE")
 //   --cubins DIR only write the kernels' sm_90 cubins there for tools/sass_count.py (aes.cu;
 //                chacha20_bulk.cu aligned; chacha20_batch.cu for ChaCha20 and ChaCha20-Poly1305,
 //                aligned and not, the AEAD encrypting and decrypting); needs NVRTC, not a GPU
@@ -346,11 +348,22 @@ struct Bench {
   // (decrypt: the tag over the input, checked against encrypt's).
   void aead_variant(const Bytes& host_in, opkit::DeviceBuffer<std::uint8_t>& in, opkit::DeviceBuffer<std::uint8_t>& out,
                     opkit::DeviceBuffer<std::uint8_t>& back, int chains) {
+    aead_variant(host_in, in, out, back, "POLY1305_CHAINS=" + std::to_string(chains), "-c" + std::to_string(chains));
+  }
+  // `definition`: NAME=VALUE, or "default" for none; `label` ends the rows' op names.
+  void aead_variant(const Bytes& host_in, opkit::DeviceBuffer<std::uint8_t>& in, opkit::DeviceBuffer<std::uint8_t>& out,
+                    opkit::DeviceBuffer<std::uint8_t>& back, const std::string& definition, const std::string& label) {
     const Bytes key = random_bytes(32, 61), nonce = random_bytes(12, 62);
     ops::detail::Iv16 iv{};
     std::copy(nonce.begin(), nonce.end(), iv.begin() + 4);  // (counter 0) || nonce
     const auto compile = [&](bool decrypt) {
-      return gpu.compile(ops::chacha20_bulk_program(true, decrypt).define("POLY1305_CHAINS", chains));
+      opkit::Program program = ops::chacha20_bulk_program(true, decrypt);
+      const std::size_t eq = definition.find('=');
+      if (definition != "default") {
+        if (eq == std::string::npos) throw std::invalid_argument("--aead-variants: " + definition + " is not NAME=VALUE");
+        program.define(definition.substr(0, eq), definition.substr(eq + 1));
+      }
+      return gpu.compile(program);
     };
     const opkit::Module enc_module = compile(false), dec_module = compile(true);
     Bytes tag(16), dec_tag(16), want(host_in.size()), want_tag(16);
@@ -365,7 +378,7 @@ struct Bench {
     ops::encrypt(ops::Cipher::chacha20_poly1305, {key, nonce}, host_in, want, want_tag);
     const bool enc_ok = out.to_host() == want && tag == want_tag;
     const bool dec_ok = back.to_host() == host_in && dec_tag == want_tag;
-    const std::string variant = "-c" + std::to_string(chains);
+    const std::string& variant = label;
     const std::string shape = std::to_string(host_in.size() >> 20) + "MiB";
     row("chacha20-poly1305", shape, ("encrypt" + variant).c_str(), host_in.size(), enc, enc_ok);
     row("chacha20-poly1305", shape, ("decrypt" + variant).c_str(), host_in.size(), dec, dec_ok);
@@ -401,6 +414,7 @@ int run(int argc, char** argv) {
   bool bulk_only = false;      // --bulk-only 1: the kernel-only row and the bulk rows only
   bool batch_only = false;     // --batch-only 1: the batch rows only
   std::vector<int> chains;     // --poly1305-chains 1,16: only the ChaCha20-Poly1305 rows of those variants
+  std::vector<std::string> aead_variants;  // --aead-variants A=1,B=2: the same, any definitions
   std::vector<ops::Cipher> ciphers(ops::all_ciphers().begin(), ops::all_ciphers().end());  // --ciphers A,B
   std::vector<ops::aes::BatchIo> aes_ios;            // --aes-batch-io staged,direct: AES batch rows once per IO
   std::vector<int> aes_slices;                       // --aes-slices N,M: AES batch rows once per slice size
@@ -434,6 +448,11 @@ int run(int argc, char** argv) {
     }
     if (a == "--poly1305-chains") {
       chains = int_list(argv[i + 1]);
+      continue;
+    }
+    if (a == "--aead-variants") {
+      std::stringstream names(argv[i + 1]);
+      for (std::string name; std::getline(names, name, ',');) aead_variants.push_back(name);
       continue;
     }
     if (a == "--ciphers") {
@@ -488,6 +507,10 @@ int run(int argc, char** argv) {
   in.copy_from(std::span<const std::uint8_t>(host_in));
   if (!chains.empty()) {
     for (int c : chains) bench.aead_variant(host_in, in, out, back, c);
+    return bench.all_ok ? 0 : 1;
+  }
+  if (!aead_variants.empty()) {
+    for (const std::string& d : aead_variants) bench.aead_variant(host_in, in, out, back, d, "-" + d);
     return bench.all_ok ? 0 : 1;
   }
   if (!schedules.empty()) {

@@ -46,19 +46,32 @@ CIPHER_FN void chacha20_rounds_counter_free(unsigned int x[16]) {
   CHACHA20_QR(x[3], x[7], x[11], x[15]);
 }
 
+// CHACHA20_ROUNDS_UNROLL: how many of the nine double rounds after the first one loop iteration
+// holds (9, the default: all, no loop; 1 or 3: a loop of a ninth or a third of the code, three
+// loop instructions an iteration, for kernels whose body would not fit the instruction cache).
+#ifndef CHACHA20_ROUNDS_UNROLL
+#define CHACHA20_ROUNDS_UNROLL 9
+#endif
+#define CHACHA20_PRAGMA(text) _Pragma(#text)
+#define CHACHA20_UNROLL(n) CHACHA20_PRAGMA(unroll n)
+
+CIPHER_FN void chacha20_diagonal_round(unsigned int x[16]) {
+  CHACHA20_QR(x[0], x[5], x[10], x[15]);
+  CHACHA20_QR(x[1], x[6], x[11], x[12]);
+  CHACHA20_QR(x[2], x[7], x[8], x[13]);
+  CHACHA20_QR(x[3], x[4], x[9], x[14]);
+}
+
 CIPHER_FN void chacha20_rounds_rest(unsigned int x[16]) {
-#pragma unroll
-  for (int round = 0; round < 10; ++round) {
-    if (round != 0) {
-      CHACHA20_QR(x[1], x[5], x[9], x[13]);
-      CHACHA20_QR(x[2], x[6], x[10], x[14]);
-      CHACHA20_QR(x[3], x[7], x[11], x[15]);
-    }
+  CHACHA20_QR(x[0], x[4], x[8], x[12]);
+  chacha20_diagonal_round(x);
+  CHACHA20_UNROLL(CHACHA20_ROUNDS_UNROLL)
+  for (int round = 1; round < 10; ++round) {
+    CHACHA20_QR(x[1], x[5], x[9], x[13]);
+    CHACHA20_QR(x[2], x[6], x[10], x[14]);
+    CHACHA20_QR(x[3], x[7], x[11], x[15]);
     CHACHA20_QR(x[0], x[4], x[8], x[12]);
-    CHACHA20_QR(x[0], x[5], x[10], x[15]);
-    CHACHA20_QR(x[1], x[6], x[11], x[12]);
-    CHACHA20_QR(x[2], x[7], x[8], x[13]);
-    CHACHA20_QR(x[3], x[4], x[9], x[14]);
+    chacha20_diagonal_round(x);
   }
 }
 
