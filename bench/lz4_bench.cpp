@@ -4,7 +4,7 @@
 // cores, wall clock, host memory). Every result is checked: everything must decode back to the
 // corpus, on the device and (API frames) with the host engine, liblz4.
 //   opkit_lz4_bench [--block 4..7] [--runs N] [--cpu-backend] [--threads 1..32] [--blocks-per-cta 1|2|4]
-//   [--hash-bytes 4|5] [--kernels-only [--table-entries N]] [--decoder-variant NAME=VALUE]... FILE...
+//   [--hash-bytes 4|5] [--kernels-only [--table-entries N]] [--decoder-variant NAME=VALUE[,NAME=VALUE]]... FILE...
 // Prints one line per file and engine: ratio, compress GB/s, decompress GB/s. Each
 // --decoder-variant adds a kernels row whose decode kernel is lz4_decompress.cu built with that
 // definition (e.g. LZ4K_EPOCH_LANES=0), timed over the same blocks right after the API's.
@@ -135,11 +135,17 @@ bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Byte
                                   std::to_string(engine.blocks_per_cta()) + (t.hash_bytes == 5 ? " h5" : "");
   print(name, ok ? engine_name.c_str() : "opkit kernels WRONG", data.size(), stored + 7 + 4, c, d);
   for (const std::string& variant : t.decoder_variants) {
-    const std::size_t eq = variant.find('=');
-    if (eq == std::string::npos) throw opkit::Error(opkit::Errc::invalid_argument, "lz4_bench", "--decoder-variant wants NAME=VALUE");
-    opkit::Kernel kernel = gpu.compile(lz4::kernel_program("lz4_decompress.cu")
-                                           .define(variant.substr(0, eq), variant.substr(eq + 1)))
-                               .kernel("lz4_decompress");
+    opkit::Program program = lz4::kernel_program("lz4_decompress.cu");
+    for (std::size_t at = 0; at < variant.size();) {  // NAME=VALUE[,NAME=VALUE...]
+      const std::size_t comma = std::min(variant.find(',', at), variant.size());
+      const std::string definition = variant.substr(at, comma - at);
+      const std::size_t eq = definition.find('=');
+      if (eq == std::string::npos)
+        throw opkit::Error(opkit::Errc::invalid_argument, "lz4_bench", "--decoder-variant wants NAME=VALUE,...");
+      program.define(definition.substr(0, eq), definition.substr(eq + 1));
+      at = comma + 1;
+    }
+    opkit::Kernel kernel = gpu.compile(program).kernel("lz4_decompress");
     out.fill(0);
     const Times v = time_events(gpu, runs, [&] {
       kernel.launch({.grid = static_cast<std::uint32_t>(count), .block = 32}, packed->slots.data(), table.in_at,
