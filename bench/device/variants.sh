@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# On the GPU machine: builds of a kernel timed side by side in one call, each checked against its
+# reference by the bench. The LZ4 decode kernel (opkit_lz4_bench --decoder-variant, the three
+# corpora of lz4_corpora.sh, 64 KiB blocks) for each of DECODERS (space-separated; each
+# NAME=VALUE[,NAME=VALUE]), and the ChaCha20-Poly1305 bulk kernels (opkit_cipher_bench
+# --aead-variants, 1 GiB, encrypt and decrypt+verify) for each of AEADS (comma-separated
+# NAME=VALUE or "default"). The first of each list runs again last (drift). About 2 minutes:
+#   OUT=/some/dir DECODERS="LZ4K_EPOCH_LANES=0 LZ4K_EPOCH_LANES=1" AEADS="default,CHACHA20_ROUNDS_UNROLL=1" \
+#     bash bench/device/variants.sh
+source "$(dirname "$0")/check_steps.sh"
+DECODERS=${DECODERS:-LZ4K_EPOCH_LANES=0 LZ4K_EPOCH_LANES=1}
+AEADS=${AEADS:-default,CHACHA20_ROUNDS_UNROLL=1}
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+timeout 240 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && \
+  cmake --build --preset release -j $(nproc) --target opkit_lz4_bench opkit_cipher_bench" >"$L/build.txt" 2>&1
+echo "build $? $(at)"
+if [ -n "$DECODERS" ]; then
+  source "$(dirname "$0")/lz4_corpora.sh"
+  args=()
+  for d in $DECODERS ${DECODERS%% *}; do args+=(--decoder-variant "$d"); done
+  timeout 200 $B/bench/opkit_lz4_bench --block 4 --runs 5 --kernels-only "${args[@]}" $FILES >"$L/decoders.txt" 2>&1
+  echo "decoders: exit $? $(at)"
+  grep -E ' ratio |rror|wrong|WRONG' "$L/decoders.txt" | sed 's/ compress .* decompress/ decompress/'
+fi
+pack
+if [ -n "$AEADS" ]; then
+  timeout 150 $B/bench/opkit_cipher_bench --aead-variants "$AEADS,${AEADS%%,*}" --reps 7 >"$L/aeads.txt" 2>&1
+  echo "aeads: exit $? $(at)"
+  grep -E "ROW|rror" "$L/aeads.txt"
+fi
+pack
+echo "total $(at)"
