@@ -754,6 +754,61 @@ TEST(Lz4Kernels, ParallelParseDecodesDenseAndExtensionHeavyBlocksLikeASerialPars
   EXPECT_EQ(expect_serial_semantics(blocks, caps, "one byte short"), 0);
 }
 
+// The decoder's other builds (lz4_decompress.cu: each epoch by sequence, LZ4K_EPOCH_LANES 0; whole
+// groups by following sources back, 2; groups staged in shared memory, LZ4K_GROUP_STAGE; longer
+// parts by the threads' byte steps, LZ4K_SHORT), in both forms, against the serial parse: dense
+// blocks (groups of a few hundred bytes, overlapping matches with offsets 1..24), literal runs
+// and matches of 16..800 bytes (groups past the stage and parts past LZ4K_SHORT), and the same
+// blocks with one byte of room too few.
+TEST(Lz4Kernels, DecoderBuildsDecodeLikeASerialParse) {
+  std::mt19937 rng(23);
+  std::vector<Bytes> blocks;
+  std::vector<unsigned> caps;
+  const auto add = [&](const std::vector<Sequence>& q) {
+    blocks.push_back(lz4_block(q));
+    caps.push_back(decoded_size(q));
+  };
+  for (int i = 0; i < 4; ++i) add(dense_sequences(rng, 400 + rng() % 1500));
+  for (int i = 0; i < 4; ++i) {
+    std::vector<Sequence> q = dense_sequences(rng, 600);
+    for (std::size_t j = 1; j + 1 < q.size(); j += 1 + rng() % 20) {
+      const Bytes more = random_bytes(16 + rng() % 150, rng());
+      if (rng() % 2 == 0)
+        q[j].literals.insert(q[j].literals.end(), more.begin(), more.end());
+      else
+        q[j].match += static_cast<unsigned>(more.size() * (1 + rng() % 5));
+    }
+    add(q);
+  }
+  const std::vector<std::vector<std::pair<std::string, std::string>>> builds = {
+      {{"LZ4K_EPOCH_LANES", "0"}},
+      {{"LZ4K_EPOCH_LANES", "2"}},
+      {{"LZ4K_EPOCH_LANES", "2"}, {"LZ4K_SHORT", "128"}},
+      {{"LZ4K_EPOCH_LANES", "1"}, {"LZ4K_GROUP_STAGE", "768"}},
+      {{"LZ4K_EPOCH_LANES", "1"}, {"LZ4K_SHORT", "128"}, {"LZ4K_GROUP_STAGE", "768"}}};
+  for (int short_by = 0; short_by <= 1; ++short_by) {
+    std::vector<unsigned> room = caps;
+    for (unsigned& cap : room) cap -= static_cast<unsigned>(short_by);
+    for (const auto& build : builds)
+      for (bool warp_form : {false, true}) {
+        opkit::Program program =
+            warp_form ? decoder_warp_form() : opkit::ops::lz4::kernel_program("lz4_decompress.cu");
+        std::string name = warp_form ? "warp form" : "shared-memory form";
+        for (const auto& [macro, value] : build) {
+          program.define(macro, value);
+          name += ", " + macro + "=" + value;
+        }
+        const std::vector<BlockResult> got = decode_blocks(blocks, room, program);
+        for (std::size_t i = 0; i < blocks.size(); ++i) {
+          const BlockResult expected = serial_decode(blocks[i], room[i]);
+          ASSERT_EQ(expected.status, short_by ? LZ4K_OUTPUT_OVERFLOW : LZ4K_OK) << "block " << i;
+          EXPECT_EQ(got[i].status, expected.status) << name << ", block " << i << ", room short by " << short_by;
+          EXPECT_EQ(got[i].data, expected.data) << name << ", block " << i << ", room short by " << short_by;
+        }
+      }
+  }
+}
+
 // Blocks whose last sequence ends at, just before and just after the window's end (the first
 // window's 512 bytes and the second's), with its token at the window's last positions: a tail of
 // 3-byte sequences after a lead that shifts them, and a last literal run of 5..13 bytes.

@@ -91,6 +91,12 @@
 #ifndef LZ4K_EPOCH_LANES
 #define LZ4K_EPOCH_LANES 1
 #endif
+// With LZ4K_EPOCH_LANES 1: a group without long sequences whose output is at most this many bytes
+// is written to shared memory first (a multiple of 32; 0: never), so that a match reading output
+// of an earlier epoch of its group reads it there rather than through L2, then copied out whole.
+#ifndef LZ4K_GROUP_STAGE
+#define LZ4K_GROUP_STAGE 0
+#endif
 
 // A sequence's lengths and where they lead: literals from window position `from`, then a match of
 // `match` bytes (with the 4 the format adds), then the next token at window position `next`.
@@ -130,6 +136,9 @@ struct Lz4Window {
   unsigned int done;            // the group ends with the block's last sequence
   unsigned int long_ones;       // bit s: sequence s is copied by all threads
   unsigned int epoch_start[3];  // the next epochs' first sequences, in rotation
+#if LZ4K_GROUP_STAGE
+  unsigned char stage[LZ4K_GROUP_STAGE];  // a staged group's output, from out[group.out[0]]
+#endif
 };
 
 // Orders the block's shared (and global) memory: the block is one warp.
@@ -416,10 +425,13 @@ __device__ __forceinline__ void lz4k_copy_long(const Lz4Window& b, unsigned int 
 // sequence is the last one starting at or before it: each sequence's thread puts its start in a
 // mask of the step's 32 bytes. A match byte reads byte m % offset of the `offset` bytes before
 // the match: the sequence's own literals, which this step may be writing and so are read from the
-// input, or output of an earlier epoch (the epoch rule), written behind a barrier.
+// input, or output of an earlier epoch (the epoch rule), written behind a barrier. With `stage`
+// (the group staged: LZ4K_GROUP_STAGE) the group's bytes go there, and are read from there, from
+// output position `group_lo` on.
 __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int first, unsigned int end,
-                                                      const unsigned char* in, unsigned char* out, unsigned int t) {
-  const unsigned int lo_out = b.group.out[first], hi_out = b.group.out[end];
+                                                      const unsigned char* in, unsigned char* out, unsigned char* stage,
+                                                      unsigned int t) {
+  const unsigned int lo_out = b.group.out[first], hi_out = b.group.out[end], group_lo = b.group.out[0];
   const bool member = t >= first && t < end;
   const unsigned int start = member ? b.group.out[t] : 0u;
   for (unsigned int base = lo_out; base < hi_out; base += LZ4K_DECODE_THREADS) {
@@ -431,9 +443,9 @@ __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int
     const unsigned int q = base + t;
     if (q < hi_out) {
       const unsigned int s = first + before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t)))) - 1u;
-      // The byte's source: out[at] when it is output of an earlier epoch, else in[at]. Literals
-      // come from global memory rather than the window: one kind of load, no branch (the window
-      // was staged through L1 a moment ago).
+      // The byte's source: output position `at` of an earlier epoch, else in[at]. Literals come
+      // from global memory rather than the window: one kind of load, no branch (the window was
+      // staged through L1 a moment ago).
       const unsigned int start_s = b.group.out[s], literals = b.group.literals[s];
       unsigned int at = q - start_s;  // the byte's place in the sequence
       bool earlier = false;
@@ -445,7 +457,13 @@ __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int
         if (!earlier) at -= start_s;  // in the literals
       }
       if (!earlier) at += b.group.from[s];
-      out[q] = (earlier ? out : in)[at];
+      const unsigned char* source =
+          !earlier ? in + at : stage != nullptr && at >= group_lo ? stage + (at - group_lo) : out + at;
+      const unsigned char byte = *source;
+      if (stage != nullptr)
+        stage[q - group_lo] = byte;
+      else
+        out[q] = byte;
     }
   }
 }
@@ -675,6 +693,14 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       // e's own start is free again.
       // (LZ4K_EPOCH_LANES 2: a group without long sequences in one pass, no epochs.)
       const bool chase = LZ4K_EPOCH_LANES == 2 && b.long_ones == 0u;
+      const unsigned int group_bytes = b.group.out[count] - b.group.out[0];
+#if LZ4K_GROUP_STAGE
+      unsigned char* stage = b.stage;
+      const bool staged = LZ4K_EPOCH_LANES == 1 && b.long_ones == 0u && group_bytes <= LZ4K_GROUP_STAGE;
+#else
+      unsigned char* stage = nullptr;
+      const bool staged = false;
+#endif
       if (chase) {
         lz4k_copy_group_chase(b, count, in, out, t);
         lz4k_sync();
@@ -686,7 +712,7 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         if (t == 0) b.epoch_start[after == 2u ? 0u : after + 1u] = count;
         const unsigned int epoch = (epoch_end == LZ4K_GROUP ? ~0u : (1u << epoch_end) - 1u) & ~((1u << first) - 1u);
         if (LZ4K_EPOCH_LANES && (b.long_ones & epoch) == 0u) {
-          lz4k_copy_epoch_lanes(b, first, epoch_end, in, out, t);
+          lz4k_copy_epoch_lanes(b, first, epoch_end, in, out, staged ? stage : nullptr, t);
           lz4k_sync();
           first = epoch_end;
           continue;
@@ -702,6 +728,11 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
           lz4k_copy_long(b, (unsigned int)__ffs((int)ones) - 1u, in, lo, n, out, t);
         lz4k_sync();
         first = epoch_end;
+      }
+      if (staged) {  // the group's output, 32 bytes a step
+        const unsigned int group_lo = b.group.out[0];
+        for (unsigned int j = t; j < group_bytes; j += LZ4K_DECODE_THREADS) out[group_lo + j] = stage[j];
+        lz4k_sync();
       }
       if (b.done) {               // the window's last group
         op = b.group.out[count];  // the last sequence's match was counted
