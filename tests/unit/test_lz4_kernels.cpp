@@ -754,8 +754,8 @@ TEST(Lz4Kernels, ParallelParseDecodesDenseAndExtensionHeavyBlocksLikeASerialPars
   EXPECT_EQ(expect_serial_semantics(blocks, caps, "one byte short"), 0);
 }
 
-// The decoder's other builds (lz4_decompress.cu: each epoch by sequence, LZ4K_EPOCH_LANES 0; whole
-// groups by following sources back, 2; groups staged in shared memory, LZ4K_GROUP_STAGE; longer
+// The decoder's other builds (lz4_decompress.cu: each epoch's bytes spread over the threads,
+// LZ4K_EPOCH_LANES 1; whole groups by following sources back, 2; groups staged in shared memory, LZ4K_GROUP_STAGE; longer
 // parts by the threads' byte steps, LZ4K_SHORT), in both forms, against the serial parse: dense
 // blocks (groups of a few hundred bytes, overlapping matches with offsets 1..24), literal runs
 // and matches of 16..800 bytes (groups past the stage and parts past LZ4K_SHORT), and the same
@@ -781,7 +781,7 @@ TEST(Lz4Kernels, DecoderBuildsDecodeLikeASerialParse) {
     add(q);
   }
   const std::vector<std::vector<std::pair<std::string, std::string>>> builds = {
-      {{"LZ4K_EPOCH_LANES", "0"}},
+      {{"LZ4K_EPOCH_LANES", "1"}},
       {{"LZ4K_EPOCH_LANES", "2"}},
       {{"LZ4K_EPOCH_LANES", "2"}, {"LZ4K_SHORT", "128"}},
       {{"LZ4K_EPOCH_LANES", "1"}, {"LZ4K_GROUP_STAGE", "768"}},

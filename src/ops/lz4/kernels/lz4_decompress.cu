@@ -84,12 +84,14 @@
 #endif
 // The same for each thread when all copy a long part: more than 8 spills registers (64 at most).
 #define LZ4K_LONG_UNROLL 8u
-// How an epoch without long sequences is copied: 1, one output byte a thread at a time, the
-// threads spread over the epoch's bytes; 0, each sequence by its own thread. 2: as 1, and a group
-// without long sequences is one epoch, each match byte's source followed back through the group's
-// earlier matches to a literal or to output before the group.
+// How an epoch without long sequences is copied: 0 (the default, the form measured on the GPU),
+// each sequence by its own thread; 1, one output byte a thread at a time, the threads spread over
+// the epoch's bytes; 2: as 1, and a group without long sequences is one epoch, each match byte's
+// source followed back through the group's earlier matches to a literal or to output before the
+// group. 1 and 2 are built and tested (tests/unit/test_lz4_kernels.cpp) but not yet timed on a
+// GPU: bench/device/variants.sh times them beside 0.
 #ifndef LZ4K_EPOCH_LANES
-#define LZ4K_EPOCH_LANES 1
+#define LZ4K_EPOCH_LANES 0
 #endif
 // With LZ4K_EPOCH_LANES 1: a group without long sequences whose output is at most this many bytes
 // is written to shared memory first (a multiple of 32; 0: never), so that a match reading output
