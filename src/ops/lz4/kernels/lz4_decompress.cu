@@ -427,13 +427,18 @@ __device__ __forceinline__ void lz4k_copy_long(const Lz4Window& b, unsigned int 
 // sequence is the last one starting at or before it: each sequence's thread puts its start in a
 // mask of the step's 32 bytes. A match byte reads byte m % offset of the `offset` bytes before
 // the match: the sequence's own literals, which this step may be writing and so are read from the
-// input, or output of an earlier epoch (the epoch rule), written behind a barrier. With `stage`
-// (the group staged: LZ4K_GROUP_STAGE) the group's bytes go there, and are read from there, from
+// input, or output of an earlier epoch (the epoch rule), written behind a barrier. `staged` (the
+// group staged: LZ4K_GROUP_STAGE): the group's bytes go to b.stage, and are read from there, from
 // output position `group_lo` on.
 __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int first, unsigned int end,
-                                                      const unsigned char* in, unsigned char* out, unsigned char* stage,
+                                                      const unsigned char* in, unsigned char* out, bool staged,
                                                       unsigned int t) {
-  const unsigned int lo_out = b.group.out[first], hi_out = b.group.out[end], group_lo = b.group.out[0];
+  const unsigned int lo_out = b.group.out[first], hi_out = b.group.out[end];
+#if LZ4K_GROUP_STAGE
+  const unsigned int group_lo = b.group.out[0];
+#else
+  (void)staged;
+#endif
   const bool member = t >= first && t < end;
   const unsigned int start = member ? b.group.out[t] : 0u;
   for (unsigned int base = lo_out; base < hi_out; base += LZ4K_DECODE_THREADS) {
@@ -459,12 +464,18 @@ __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int
         if (!earlier) at -= start_s;  // in the literals
       }
       if (!earlier) at += b.group.from[s];
-      const unsigned char* source =
-          !earlier ? in + at : stage != nullptr && at >= group_lo ? stage + (at - group_lo) : out + at;
-      const unsigned char byte = *source;
-      if (stage != nullptr)
-        stage[q - group_lo] = byte;
+      unsigned char byte;
+#if LZ4K_GROUP_STAGE
+      if (staged && earlier && at >= group_lo)
+        byte = b.stage[at - group_lo];
       else
+#endif
+        byte = (earlier ? out : in)[at];
+#if LZ4K_GROUP_STAGE
+      if (staged)
+        b.stage[q - group_lo] = byte;
+      else
+#endif
         out[q] = byte;
     }
   }
@@ -696,13 +707,8 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       // (LZ4K_EPOCH_LANES 2: a group without long sequences in one pass, no epochs.)
       const bool chase = LZ4K_EPOCH_LANES == 2 && b.long_ones == 0u;
       const unsigned int group_bytes = b.group.out[count] - b.group.out[0];
-#if LZ4K_GROUP_STAGE
-      unsigned char* stage = b.stage;
-      const bool staged = LZ4K_EPOCH_LANES == 1 && b.long_ones == 0u && group_bytes <= LZ4K_GROUP_STAGE;
-#else
-      unsigned char* stage = nullptr;
-      const bool staged = false;
-#endif
+      const bool staged = LZ4K_GROUP_STAGE != 0 && LZ4K_EPOCH_LANES == 1 && b.long_ones == 0u &&
+                          group_bytes <= LZ4K_GROUP_STAGE;
       if (chase) {
         lz4k_copy_group_chase(b, count, in, out, t);
         lz4k_sync();
@@ -714,7 +720,7 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         if (t == 0) b.epoch_start[after == 2u ? 0u : after + 1u] = count;
         const unsigned int epoch = (epoch_end == LZ4K_GROUP ? ~0u : (1u << epoch_end) - 1u) & ~((1u << first) - 1u);
         if (LZ4K_EPOCH_LANES && (b.long_ones & epoch) == 0u) {
-          lz4k_copy_epoch_lanes(b, first, epoch_end, in, out, staged ? stage : nullptr, t);
+          lz4k_copy_epoch_lanes(b, first, epoch_end, in, out, staged, t);
           lz4k_sync();
           first = epoch_end;
           continue;
@@ -731,11 +737,13 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         lz4k_sync();
         first = epoch_end;
       }
+#if LZ4K_GROUP_STAGE
       if (staged) {  // the group's output, 32 bytes a step
         const unsigned int group_lo = b.group.out[0];
-        for (unsigned int j = t; j < group_bytes; j += LZ4K_DECODE_THREADS) out[group_lo + j] = stage[j];
+        for (unsigned int j = t; j < group_bytes; j += LZ4K_DECODE_THREADS) out[group_lo + j] = b.stage[j];
         lz4k_sync();
       }
+#endif
       if (b.done) {               // the window's last group
         op = b.group.out[count];  // the last sequence's match was counted
         break;
