@@ -453,17 +453,19 @@ __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int
       // The byte's source: output position `at` of an earlier epoch, else in[at]. Literals come
       // from global memory rather than the window: one kind of load, no branch (the window was
       // staged through L1 a moment ago).
-      const unsigned int start_s = b.group.out[s], literals = b.group.literals[s];
+      // (The four fields are read at once: one shared-memory round trip, not two.)
+      const unsigned int start_s = b.group.out[s], literals = b.group.literals[s], offset = b.group.offset[s],
+                         from = b.group.from[s];
       unsigned int at = q - start_s;  // the byte's place in the sequence
       bool earlier = false;
       if (at >= literals) {
-        const unsigned int m = at - literals, offset = b.group.offset[s];
+        const unsigned int m = at - literals;
         const unsigned int k = m < offset ? m : m % offset;
         at = start_s + literals - offset + k;  // an output position
         earlier = at < start_s;
         if (!earlier) at -= start_s;  // in the literals
       }
-      if (!earlier) at += b.group.from[s];
+      if (!earlier) at += from;
       unsigned char byte;
 #if LZ4K_GROUP_STAGE
       if (staged && earlier && at >= group_lo)
