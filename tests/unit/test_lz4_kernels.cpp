@@ -755,11 +755,12 @@ TEST(Lz4Kernels, ParallelParseDecodesDenseAndExtensionHeavyBlocksLikeASerialPars
 }
 
 // The decoder's other builds (lz4_decompress.cu: each epoch's bytes spread over the threads,
-// LZ4K_EPOCH_LANES 1; whole groups by following sources back, 2; groups staged in shared memory, LZ4K_GROUP_STAGE; longer
-// parts by the threads' byte steps, LZ4K_SHORT), in both forms, against the serial parse: dense
-// blocks (groups of a few hundred bytes, overlapping matches with offsets 1..24), literal runs
-// and matches of 16..800 bytes (groups past the stage and parts past LZ4K_SHORT), and the same
-// blocks with one byte of room too few.
+// LZ4K_EPOCH_LANES 1; whole groups by following sources back, 2; groups staged in shared memory,
+// LZ4K_GROUP_STAGE; longer parts by the threads' byte steps, LZ4K_SHORT; epochs from ballots,
+// LZ4K_EPOCH_BALLOT), in both forms, against the serial parse: dense blocks (groups of a few
+// hundred bytes, overlapping matches with offsets 1..24), literal runs and matches of 16..800
+// bytes (groups past the stage and parts past LZ4K_SHORT), and the same blocks with one byte of
+// room too few.
 TEST(Lz4Kernels, DecoderBuildsDecodeLikeASerialParse) {
   std::mt19937 rng(23);
   std::vector<Bytes> blocks;
@@ -785,7 +786,9 @@ TEST(Lz4Kernels, DecoderBuildsDecodeLikeASerialParse) {
       {{"LZ4K_EPOCH_LANES", "2"}},
       {{"LZ4K_EPOCH_LANES", "2"}, {"LZ4K_SHORT", "128"}},
       {{"LZ4K_EPOCH_LANES", "1"}, {"LZ4K_GROUP_STAGE", "768"}},
-      {{"LZ4K_EPOCH_LANES", "1"}, {"LZ4K_SHORT", "128"}, {"LZ4K_GROUP_STAGE", "768"}}};
+      {{"LZ4K_EPOCH_LANES", "1"}, {"LZ4K_SHORT", "128"}, {"LZ4K_GROUP_STAGE", "768"}},
+      {{"LZ4K_EPOCH_BALLOT", "1"}},
+      {{"LZ4K_EPOCH_BALLOT", "1"}, {"LZ4K_EPOCH_LANES", "1"}, {"LZ4K_SHORT", "128"}, {"LZ4K_GROUP_STAGE", "768"}}};
   for (int short_by = 0; short_by <= 1; ++short_by) {
     std::vector<unsigned> room = caps;
     for (unsigned& cap : room) cap -= static_cast<unsigned>(short_by);

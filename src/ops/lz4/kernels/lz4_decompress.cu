@@ -99,6 +99,12 @@
 #ifndef LZ4K_GROUP_STAGE
 #define LZ4K_GROUP_STAGE 0
 #endif
+// 1: each epoch's end and the group's long sequences come from ballots of values the threads hold
+// in registers; 0 (the default, as measured): from shared-memory atomics and a rotation of three
+// shared slots.
+#ifndef LZ4K_EPOCH_BALLOT
+#define LZ4K_EPOCH_BALLOT 0
+#endif
 
 // A sequence's lengths and where they lead: literals from window position `from`, then a match of
 // `match` bytes (with the 4 the format adds), then the next token at window position `next`.
@@ -228,6 +234,13 @@ __device__ __forceinline__ unsigned int lz4k_or(Lz4Window& b, unsigned int v, un
   __syncthreads();
   return all;
 #endif
+}
+
+// Every thread: the lowest thread whose `value` is above `bound`, else `none`.
+__device__ __forceinline__ unsigned int lz4k_first_above(Lz4Window& b, unsigned int value, unsigned int bound,
+                                                         unsigned int none, unsigned int t) {
+  const unsigned int above = lz4k_ballot(b, value > bound, t);
+  return above != 0u ? (unsigned int)__ffs((int)above) - 1u : none;
 }
 
 // The sequence whose token would be at window position p, if the window and the block vouch for
@@ -658,14 +671,17 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         b.group.out[count] = op + total;
         b.problem = ~0u;
         b.long_ones = 0;
+#if !LZ4K_EPOCH_BALLOT
         b.epoch_start[1] = count;  // no later epoch found yet
         b.epoch_start[2] = count;
+#endif
       }
       op += total;
       lz4k_sync();
       // Thread s: its checks, and the latest earlier sequence of the group whose output its match
       // reads (dependency: that sequence + 1, 0 if none).
       unsigned int dependency = 0;
+      bool is_long = false;
       if (t < count) {
         unsigned int offset = 0;
         int last = 0;
@@ -681,7 +697,8 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         b.group.from[t] = from;
         b.group.match[t] = match;
         b.group.offset[t] = offset;
-        if (literals > LZ4K_SHORT || match > LZ4K_SHORT) atomicOr(&b.long_ones, 1u << t);
+        is_long = literals > LZ4K_SHORT || match > LZ4K_SHORT;
+        if (!LZ4K_EPOCH_BALLOT && is_long) atomicOr(&b.long_ones, 1u << t);
         // The bytes its match reads before its own output, [source, limit), from the group's output?
         const unsigned int source = out_at + literals - offset, overlap = match < offset ? match : offset;
         const unsigned int limit = source + overlap < out_at ? source + overlap : out_at;
@@ -691,13 +708,23 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
           for (unsigned int step = LZ4K_GROUP / 2u; step != 0u; step >>= 1)
             if (j + step < t && b.group.out[j + step] < limit) j += step;
           dependency = j + 1u;
+#if !LZ4K_EPOCH_BALLOT
           atomicMin(&b.epoch_start[1], t);  // epoch 0 starts at 0
+#endif
         }
       }
+#if LZ4K_EPOCH_BALLOT
+      const unsigned int long_ones = lz4k_ballot(b, is_long, t);
+      unsigned int next_end = lz4k_first_above(b, dependency, 0u, count, t);  // epoch 0's end
+#else
       b.group.dependency[t] = dependency;
+#endif
       lz4k_sync();
       problem = b.problem;
       if (problem != ~0u) break;
+#if !LZ4K_EPOCH_BALLOT
+      const unsigned int long_ones = b.long_ones;
+#endif
       // Epoch by epoch: an epoch [first, next) ends before the first sequence whose match reads
       // output of a sequence of the epoch (dependency > first). While the threads copy the epoch,
       // they find where the one after it ends, so that it is known after the barrier that ends this
@@ -707,34 +734,40 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       // in registers through the others. Epoch e's end is in epoch_start[(e + 1) % 3]; the slot of
       // e's own start is free again.
       // (LZ4K_EPOCH_LANES 2: a group without long sequences in one pass, no epochs.)
-      const bool chase = LZ4K_EPOCH_LANES == 2 && b.long_ones == 0u;
+      const bool chase = LZ4K_EPOCH_LANES == 2 && long_ones == 0u;
       const unsigned int group_bytes = b.group.out[count] - b.group.out[0];
-      const bool staged = LZ4K_GROUP_STAGE != 0 && LZ4K_EPOCH_LANES == 1 && b.long_ones == 0u &&
+      const bool staged = LZ4K_GROUP_STAGE != 0 && LZ4K_EPOCH_LANES == 1 && long_ones == 0u &&
                           group_bytes <= LZ4K_GROUP_STAGE;
       if (chase) {
         lz4k_copy_group_chase(b, count, in, out, t);
         lz4k_sync();
       }
       for (unsigned int first = chase ? count : 0u, slot = 1; first < count; slot = slot == 2u ? 0u : slot + 1u) {
+#if LZ4K_EPOCH_BALLOT
+        (void)slot;
+        const unsigned int epoch_end = next_end;
+        next_end = lz4k_first_above(b, dependency, epoch_end, count, t);
+#else
         const unsigned int epoch_end = b.epoch_start[slot];
         const unsigned int after = slot == 2u ? 0u : slot + 1u;
         if (b.group.dependency[t] > epoch_end) atomicMin(&b.epoch_start[after], t);
         if (t == 0) b.epoch_start[after == 2u ? 0u : after + 1u] = count;
+#endif
         const unsigned int epoch = (epoch_end == LZ4K_GROUP ? ~0u : (1u << epoch_end) - 1u) & ~((1u << first) - 1u);
-        if (LZ4K_EPOCH_LANES && (b.long_ones & epoch) == 0u) {
+        if (LZ4K_EPOCH_LANES && (long_ones & epoch) == 0u) {
           lz4k_copy_epoch_lanes(b, first, epoch_end, in, out, staged, t);
           lz4k_sync();
           first = epoch_end;
           continue;
         }
-        if (t >= first && t < epoch_end && !(b.long_ones >> t & 1u)) {
+        if (t >= first && t < epoch_end && !(long_ones >> t & 1u)) {
           const unsigned int to = b.group.out[t], n_literals = b.group.literals[t], n_match = b.group.match[t];
           const unsigned char* literal_source = lz4k_literal_source(b, in, lo, n, b.group.from[t], n_literals);
           for (unsigned int k = 0; k < n_literals; k += LZ4K_CHUNK)
             lz4k_copy_chunk(out + to + k, literal_source + k, n_literals - k);
           if (n_match != 0u) lz4k_copy_match_alone(out + to + n_literals, b.group.offset[t], n_match);
         }
-        for (unsigned int ones = b.long_ones & epoch; ones != 0u; ones &= ones - 1u)
+        for (unsigned int ones = long_ones & epoch; ones != 0u; ones &= ones - 1u)
           lz4k_copy_long(b, (unsigned int)__ffs((int)ones) - 1u, in, lo, n, out, t);
         lz4k_sync();
         first = epoch_end;
