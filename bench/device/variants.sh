@@ -4,12 +4,12 @@
 # corpora of lz4_corpora.sh, 64 KiB blocks) for each of DECODERS (space-separated; each
 # NAME=VALUE[,NAME=VALUE]), and the ChaCha20-Poly1305 bulk kernels (opkit_cipher_bench
 # --aead-variants, 1 GiB, encrypt and decrypt+verify) for each of AEADS (comma-separated
-# NAME=VALUE or "default"). The first of each list runs again last (drift). About 2 minutes:
-#   OUT=/some/dir DECODERS="LZ4K_EPOCH_LANES=0 LZ4K_EPOCH_LANES=1" AEADS="default,CHACHA20_ROUNDS_UNROLL=1" \
-#     bash bench/device/variants.sh
+# NAME=VALUE or "default"). The first of each list runs again last (drift). The defaults are the
+# builds of 2026-12-07 night, not yet timed (bench/results/2026-12-07-night-no-gpu-counts.md).
+# About 2 minutes:   OUT=/some/dir bash bench/device/variants.sh
 source "$(dirname "$0")/check_steps.sh"
-DECODERS=${DECODERS:-LZ4K_EPOCH_LANES=0 LZ4K_EPOCH_LANES=1}
-AEADS=${AEADS:-default,CHACHA20_ROUNDS_UNROLL=1}
+DECODERS=${DECODERS:-LZ4K_EPOCH_LANES=0 LZ4K_EPOCH_BALLOT=1 LZ4K_EPOCH_LANES=1 LZ4K_EPOCH_LANES=1,LZ4K_SHORT=128,LZ4K_GROUP_STAGE=768 LZ4K_EPOCH_LANES=1,LZ4K_SHORT=128,LZ4K_GROUP_STAGE=768,LZ4K_EPOCH_BALLOT=1 LZ4K_EPOCH_LANES=2 LZ4K_EPOCH_LANES=2,LZ4K_SHORT=128}
+AEADS=${AEADS:-default,CHACHA20_ROUNDS_UNROLL=1,CHACHA20_ROUNDS_UNROLL=3}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 timeout 240 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && \
   cmake --build --preset release -j $(nproc) --target opkit_lz4_bench opkit_cipher_bench" >"$L/build.txt" 2>&1
