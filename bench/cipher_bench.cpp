@@ -360,7 +360,8 @@ struct Bench {
       opkit::Program program = ops::chacha20_bulk_program(true, decrypt);
       const std::size_t eq = definition.find('=');
       if (definition != "default") {
-        if (eq == std::string::npos) throw std::invalid_argument("--aead-variants: " + definition + " is not NAME=VALUE");
+        if (eq == std::string::npos)
+          throw std::invalid_argument("--aead-variants: " + definition + " is not NAME=VALUE");
         program.define(definition.substr(0, eq), definition.substr(eq + 1));
       }
       return gpu.compile(program);
@@ -410,10 +411,10 @@ int run(int argc, char** argv) {
   std::size_t bytes = std::size_t{1} << 30, batch = 1000000, small = 64, packet = 1500;
   int reps = 7;
   std::string device = "cuda:0";
-  std::vector<int> schedules;  // --chacha20-schedules 0,1: only the kernel-only rows of those variants
-  bool bulk_only = false;      // --bulk-only 1: the kernel-only row and the bulk rows only
-  bool batch_only = false;     // --batch-only 1: the batch rows only
-  std::vector<int> chains;     // --poly1305-chains 1,16: only the ChaCha20-Poly1305 rows of those variants
+  std::vector<int> schedules;              // --chacha20-schedules 0,1: only the kernel-only rows of those variants
+  bool bulk_only = false;                  // --bulk-only 1: the kernel-only row and the bulk rows only
+  bool batch_only = false;                 // --batch-only 1: the batch rows only
+  std::vector<int> chains;                 // --poly1305-chains 1,16: only the ChaCha20-Poly1305 rows of those variants
   std::vector<std::string> aead_variants;  // --aead-variants A=1,B=2: the same, any definitions
   std::vector<ops::Cipher> ciphers(ops::all_ciphers().begin(), ops::all_ciphers().end());  // --ciphers A,B
   std::vector<ops::aes::BatchIo> aes_ios;            // --aes-batch-io staged,direct: AES batch rows once per IO

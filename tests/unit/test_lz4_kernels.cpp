@@ -794,8 +794,7 @@ TEST(Lz4Kernels, DecoderBuildsDecodeLikeASerialParse) {
     for (unsigned& cap : room) cap -= static_cast<unsigned>(short_by);
     for (const auto& build : builds)
       for (bool warp_form : {false, true}) {
-        opkit::Program program =
-            warp_form ? decoder_warp_form() : opkit::ops::lz4::kernel_program("lz4_decompress.cu");
+        opkit::Program program = warp_form ? decoder_warp_form() : opkit::ops::lz4::kernel_program("lz4_decompress.cu");
         std::string name = warp_form ? "warp form" : "shared-memory form";
         for (const auto& [macro, value] : build) {
           program.define(macro, value);

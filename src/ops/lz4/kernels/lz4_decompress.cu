@@ -736,8 +736,8 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       // (LZ4K_EPOCH_LANES 2: a group without long sequences in one pass, no epochs.)
       const bool chase = LZ4K_EPOCH_LANES == 2 && long_ones == 0u;
       const unsigned int group_bytes = b.group.out[count] - b.group.out[0];
-      const bool staged = LZ4K_GROUP_STAGE != 0 && LZ4K_EPOCH_LANES == 1 && long_ones == 0u &&
-                          group_bytes <= LZ4K_GROUP_STAGE;
+      const bool staged =
+          LZ4K_GROUP_STAGE != 0 && LZ4K_EPOCH_LANES == 1 && long_ones == 0u && group_bytes <= LZ4K_GROUP_STAGE;
       if (chase) {
         lz4k_copy_group_chase(b, count, in, out, t);
         lz4k_sync();
