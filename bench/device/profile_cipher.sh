@@ -13,14 +13,8 @@ B=build/release
 cmake --preset release -DOPKIT_WERROR=OFF >/dev/null &&
   cmake --build --preset release -j "$(nproc)" --target opkit_cipher_bench 2>&1 | tail -1 || exit 3
 bench=$B/bench/opkit_cipher_bench
+source "$(dirname "$0")/ncu_profile.sh"
 # The first launch of each kernel is the benchmark's warm-up: profile the second.
 for kernel in ${KERNELS:-chacha20_xor chacha20_poly1305_main aes_ctr_masked aes_ghash}; do
-  timeout 240 ncu --clock-control none --set full --import-source no -k "regex:^${kernel}\$" -s 1 -c 1 -f \
-    -o "$OUT/$kernel" $bench --bulk-only 1 --bytes 268435456 --reps 1 >"$OUT/${kernel}_run.txt" 2>&1
-  echo "== $kernel (ncu exit $?)"
-  ncu -i "$OUT/$kernel.ncu-rep" --page details >"$OUT/${kernel}_details.txt" 2>&1
-  grep -E "Duration|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Issue Slots Busy|No Eligible|Eligible Warps Per Scheduler|Warp Cycles Per Issued|DRAM Throughput|Compute \(SM\) Throughput|Block Limit Registers" \
-    "$OUT/${kernel}_details.txt" | head -14
-  ncu -i "$OUT/$kernel.ncu-rep" --page source --csv --print-source sass >"$OUT/${kernel}_sass.csv" 2>&1
-  python3 tools/ncu_stalls.py "$OUT/${kernel}_sass.csv" --min-share 1
+  ncu_profile "$kernel" 1 $bench --bulk-only 1 --bytes 268435456 --reps 1
 done

@@ -18,13 +18,7 @@ if [ ! -s "$corpus" ]; then
   find /usr/lib /usr/share -type f -size +0 2>/dev/null | sort | xargs -d '\n' cat 2>/dev/null |
     head -c $((256 << 20)) >"$corpus"
 fi
+source "$(dirname "$0")/ncu_profile.sh"
 for kernel in lz4_decompress lz4_compress; do
-  timeout 240 ncu --clock-control none --set full --import-source no -k "regex:^${kernel}\$" -c 1 -f \
-    -o "$OUT/$kernel" $B/bench/opkit_lz4_bench --block 4 --runs 1 --kernels-only "$corpus" >"$OUT/${kernel}_run.txt" 2>&1
-  echo "== $kernel (ncu exit $?)"
-  ncu -i "$OUT/$kernel.ncu-rep" --page details >"$OUT/${kernel}_details.txt" 2>&1
-  grep -E "Duration|Registers Per Thread|Achieved Occupancy|Issue Slots Busy|No Eligible|Eligible Warps Per Scheduler|Warp Cycles Per Issued|DRAM Throughput|Compute \(SM\) Throughput|L1/TEX Hit Rate" \
-    "$OUT/${kernel}_details.txt" | head -12
-  ncu -i "$OUT/$kernel.ncu-rep" --page source --csv --print-source sass >"$OUT/${kernel}_sass.csv" 2>&1
-  python3 tools/ncu_stalls.py "$OUT/${kernel}_sass.csv" --min-share 1
+  ncu_profile "$kernel" 0 $B/bench/opkit_lz4_bench --block 4 --runs 1 --kernels-only "$corpus"
 done

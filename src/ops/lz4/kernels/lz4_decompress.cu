@@ -434,6 +434,29 @@ __device__ __forceinline__ void lz4k_copy_long(const Lz4Window& b, unsigned int 
   lz4k_copy_match_together(out + match_at, offset, match, t);
 }
 
+// The sequences of [first, end) that start at or before byte base + t, counted (every thread
+// calls it; its count is meaningful where that byte is below the range's end): each sequence's
+// thread puts its start (`start`; any value where t is not in [first, end)) in a mask of the
+// step's 32 bytes. The byte's sequence is first + count - 1, the last one starting at or before
+// it. Only the block's last sequence can be empty (no literals, no match), and it starts at the
+// range's end, past every byte, so the starts of the bytes' sequences are distinct.
+struct Lz4ByteStarts {
+  unsigned int starts, before;  // the step's starts as a mask; those before the step
+  __device__ __forceinline__ unsigned int count(unsigned int t) const {
+    return before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t))));
+  }
+};
+
+__device__ __forceinline__ Lz4ByteStarts lz4k_byte_starts(Lz4Window& b, unsigned int first, unsigned int end,
+                                                          unsigned int start, unsigned int base, unsigned int t) {
+  const bool member = t >= first && t < end;
+  const unsigned int rel = start - base;
+  Lz4ByteStarts r;
+  r.starts = lz4k_or(b, member && rel < LZ4K_DECODE_THREADS ? 1u << rel : 0u, t);
+  r.before = (unsigned int)__popc((int)lz4k_ballot(b, member && start < base, t));
+  return r;
+}
+
 // All threads: the epoch [first, end) of short sequences, the threads spread over its output, one
 // byte each a step (an epoch of a dense block is a few sequences of a few bytes: one thread a
 // sequence would leave most threads idle, each running its sequence's copy loops). The byte's
@@ -452,17 +475,12 @@ __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int
 #else
   (void)staged;
 #endif
-  const bool member = t >= first && t < end;
-  const unsigned int start = member ? b.group.out[t] : 0u;
+  const unsigned int start = t >= first && t < end ? b.group.out[t] : 0u;
   for (unsigned int base = lo_out; base < hi_out; base += LZ4K_DECODE_THREADS) {
-    // Only the block's last sequence can be empty (no literals, no match): it starts at hi_out,
-    // past every byte, so the starts of the bytes' sequences are distinct.
-    const unsigned int rel = start - base;
-    const unsigned int starts = lz4k_or(b, member && rel < LZ4K_DECODE_THREADS ? 1u << rel : 0u, t);
-    const unsigned int before = (unsigned int)__popc((int)lz4k_ballot(b, member && start < base, t));
+    const Lz4ByteStarts starts = lz4k_byte_starts(b, first, end, start, base, t);
     const unsigned int q = base + t;
     if (q < hi_out) {
-      const unsigned int s = first + before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t)))) - 1u;
+      const unsigned int s = first + starts.count(t) - 1u;
       // The byte's source: output position `at` of an earlier epoch, else in[at]. Literals come
       // from global memory rather than the window: one kind of load, no branch (the window was
       // staged through L1 a moment ago).
@@ -504,15 +522,12 @@ __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int
 __device__ __forceinline__ void lz4k_copy_group_chase(Lz4Window& b, unsigned int count, const unsigned char* in,
                                                       unsigned char* out, unsigned int t) {
   const unsigned int lo_out = b.group.out[0], hi_out = b.group.out[count];
-  const bool member = t < count;
-  const unsigned int start = member ? b.group.out[t] : 0u;
+  const unsigned int start = t < count ? b.group.out[t] : 0u;
   for (unsigned int base = lo_out; base < hi_out; base += LZ4K_DECODE_THREADS) {
-    const unsigned int rel = start - base;
-    const unsigned int starts = lz4k_or(b, member && rel < LZ4K_DECODE_THREADS ? 1u << rel : 0u, t);
-    const unsigned int before = (unsigned int)__popc((int)lz4k_ballot(b, member && start < base, t));
+    const Lz4ByteStarts starts = lz4k_byte_starts(b, 0u, count, start, base, t);
     const unsigned int q = base + t;
     if (q < hi_out) {
-      unsigned int s = before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t)))) - 1u;
+      unsigned int s = starts.count(t) - 1u;
       unsigned int p = q;  // the output position whose byte q is
       for (;;) {
         const unsigned int start_s = b.group.out[s], literals = b.group.literals[s];
