@@ -4,9 +4,11 @@
 # corpora of lz4_corpora.sh, 64 KiB blocks) for each of DECODERS (space-separated; each
 # NAME=VALUE[,NAME=VALUE]), and the ChaCha20-Poly1305 bulk kernels (opkit_cipher_bench
 # --aead-variants, 1 GiB, encrypt and decrypt+verify) for each of AEADS (comma-separated
-# NAME=VALUE or "default"). The first of each list runs again last (drift). The defaults are the
-# builds of 2026-12-07 night, not yet timed (bench/results/2026-12-07-night-no-gpu-counts.md).
-# About 2 minutes:   OUT=/some/dir bash bench/device/variants.sh
+# NAME=VALUE or "default"). The first of each list runs again last (drift). SANITIZE="BUILD ...":
+# those decoder builds also under compute-sanitizer memcheck and racecheck (the first 2 MiB of
+# each corpus; ~40 s a build and tool). The defaults are the builds of 2026-12-07 night, not yet
+# timed (bench/results/2026-12-07-night-no-gpu-counts.md). About 3 minutes without SANITIZE:
+#   OUT=/some/dir bash bench/device/variants.sh
 source "$(dirname "$0")/check_steps.sh"
 DECODERS=${DECODERS:-LZ4K_EPOCH_LANES=0 LZ4K_EPOCH_BALLOT=1 LZ4K_EPOCH_LANES=1 LZ4K_EPOCH_LANES=1,LZ4K_SHORT=128,LZ4K_GROUP_STAGE=768 LZ4K_EPOCH_LANES=1,LZ4K_SHORT=128,LZ4K_GROUP_STAGE=768,LZ4K_EPOCH_BALLOT=1 LZ4K_EPOCH_LANES=2 LZ4K_EPOCH_LANES=2,LZ4K_SHORT=128}
 AEADS=${AEADS:-default,CHACHA20_ROUNDS_UNROLL=1,CHACHA20_ROUNDS_UNROLL=3}
@@ -21,6 +23,16 @@ if [ -n "$DECODERS" ]; then
   timeout 200 $B/bench/opkit_lz4_bench --block 4 --runs 5 --kernels-only "${args[@]}" $FILES >"$L/decoders.txt" 2>&1
   echo "decoders: exit $? $(at)"
   grep -E ' ratio |rror|wrong|WRONG' "$L/decoders.txt" | sed 's/ compress .* decompress/ decompress/'
+  if [ -n "${SANITIZE:-}" ]; then
+    for f in $FILES; do head -c $((2 << 20)) "$f" >"$L/$(basename "$f").2m"; done
+    for d in $SANITIZE; do
+      for tool in memcheck racecheck; do
+        timeout 120 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 99 $B/bench/opkit_lz4_bench --block 4 --runs 1 \
+          --kernels-only --decoder-variant "$d" "$L"/*.2m >"$L/$tool-$d.txt" 2>&1
+        echo "$tool $d: exit $? $(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/$tool-$d.txt" | tr '\n' ' ') $(at)"
+      done
+    done
+  fi
 fi
 pack
 if [ -n "$AEADS" ]; then
