@@ -48,33 +48,30 @@ def frame_blocks(path):
         at += size + (4 if flg & 0x10 else 0)
 
 
+def extended(block, at, length):
+    """A length of 15 extended by the 255-run at block[at:] (LZ4's format); (length, next position)."""
+    if length == 15:
+        while True:
+            length += block[at]
+            at += 1
+            if block[at - 1] != 255:
+                break
+    return length, at
+
+
 def sequences(block):
     """(token position, output position, literals, match, offset) of each sequence; match 0: the last."""
     out, at, result = 0, 0, []
     while at < len(block):
         token = block[at]
         start = at
-        at += 1
-        literals = token >> 4
-        if literals == 15:
-            while True:
-                literals += block[at]
-                at += 1
-                if block[at - 1] != 255:
-                    break
+        literals, at = extended(block, at + 1, token >> 4)
         at += literals
         if at >= len(block):
             result.append((start, out, literals, 0, 0))
             break
         offset = block[at] | block[at + 1] << 8
-        at += 2
-        match = token & 15
-        if match == 15:
-            while True:
-                match += block[at]
-                at += 1
-                if block[at - 1] != 255:
-                    break
+        match, at = extended(block, at + 2, token & 15)
         match += 4
         result.append((start, out, literals, match, offset))
         out += literals + match

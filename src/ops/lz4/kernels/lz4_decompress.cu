@@ -434,6 +434,12 @@ __device__ __forceinline__ void lz4k_copy_long(const Lz4Window& b, unsigned int 
   lz4k_copy_match_together(out + match_at, offset, match, t);
 }
 
+// The output position that byte m of a match repeats: byte m % offset of the `offset` bytes
+// before the match, which starts at output position match_at.
+__device__ __forceinline__ unsigned int lz4k_match_source(unsigned int match_at, unsigned int offset, unsigned int m) {
+  return match_at - offset + (m < offset ? m : m % offset);
+}
+
 // The sequences of [first, end) that start at or before byte base + t, counted (every thread
 // calls it; its count is meaningful where that byte is below the range's end): each sequence's
 // thread puts its start (`start`; any value where t is not in [first, end)) in a mask of the
@@ -461,9 +467,9 @@ __device__ __forceinline__ Lz4ByteStarts lz4k_byte_starts(Lz4Window& b, unsigned
 // byte each a step (an epoch of a dense block is a few sequences of a few bytes: one thread a
 // sequence would leave most threads idle, each running its sequence's copy loops). The byte's
 // sequence is the last one starting at or before it: each sequence's thread puts its start in a
-// mask of the step's 32 bytes. A match byte reads byte m % offset of the `offset` bytes before
-// the match: the sequence's own literals, which this step may be writing and so are read from the
-// input, or output of an earlier epoch (the epoch rule), written behind a barrier. `staged` (the
+// mask of the step's 32 bytes. A match byte repeats one of the `offset` bytes before the match
+// (lz4k_match_source): the sequence's own literals, which this step may be writing and so are
+// read from the input, or output of an earlier epoch (the epoch rule), written behind a barrier. `staged` (the
 // group staged: LZ4K_GROUP_STAGE): the group's bytes go to b.stage, and are read from there, from
 // output position `group_lo` on.
 __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int first, unsigned int end,
@@ -490,9 +496,7 @@ __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int
       unsigned int at = q - start_s;  // the byte's place in the sequence
       bool earlier = false;
       if (at >= literals) {
-        const unsigned int m = at - literals;
-        const unsigned int k = m < offset ? m : m % offset;
-        at = start_s + literals - offset + k;  // an output position
+        at = lz4k_match_source(start_s + literals, offset, at - literals);  // an output position
         earlier = at < start_s;
         if (!earlier) at -= start_s;  // in the literals
       }
@@ -535,8 +539,7 @@ __device__ __forceinline__ void lz4k_copy_group_chase(Lz4Window& b, unsigned int
           p = b.group.from[s] + (p - start_s);
           break;
         }
-        const unsigned int m = p - start_s - literals, offset = b.group.offset[s];
-        p = start_s + literals - offset + (m < offset ? m : m % offset);
+        p = lz4k_match_source(start_s + literals, b.group.offset[s], p - start_s - literals);
         if (p < lo_out) {  // output of an earlier group
           out[q] = out[p];
           p = ~0u;
