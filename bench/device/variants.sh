@@ -4,19 +4,19 @@
 # corpora of lz4_corpora.sh, 64 KiB blocks) for each of DECODERS (space-separated; each
 # NAME=VALUE[,NAME=VALUE]), and the ChaCha20-Poly1305 bulk kernels (opkit_cipher_bench
 # --aead-variants, 1 GiB, encrypt and decrypt+verify) for each of AEADS (comma-separated
-# NAME=VALUE or "default"). The first of each list runs again last (drift). SANITIZE="BUILD ...":
+# NAME=VALUE or "default"; "none" for either list leaves it out). The first of each list runs again last (drift). SANITIZE="BUILD ...":
 # those decoder builds also under compute-sanitizer memcheck and racecheck (the first 2 MiB of
-# each corpus; ~40 s a build and tool). The defaults are the builds of 2026-12-07 night, not yet
-# timed (bench/results/2026-12-07-night-no-gpu-counts.md). About 3 minutes without SANITIZE:
+# each corpus; ~40 s a build and tool). The defaults: the decoder's short-part bound around its
+# 128 and the AEAD kernel's rolled rounds against unrolled ones. About 3 minutes without SANITIZE:
 #   OUT=/some/dir bash bench/device/variants.sh
 source "$(dirname "$0")/check_steps.sh"
-DECODERS=${DECODERS:-LZ4K_EPOCH_LANES=0 LZ4K_EPOCH_BALLOT=1 LZ4K_EPOCH_LANES=1 LZ4K_EPOCH_LANES=1,LZ4K_SHORT=128,LZ4K_GROUP_STAGE=768 LZ4K_EPOCH_LANES=1,LZ4K_SHORT=128,LZ4K_GROUP_STAGE=768,LZ4K_EPOCH_BALLOT=1 LZ4K_EPOCH_LANES=2 LZ4K_EPOCH_LANES=2,LZ4K_SHORT=128}
-AEADS=${AEADS:-default,CHACHA20_ROUNDS_UNROLL=1,CHACHA20_ROUNDS_UNROLL=3}
+DECODERS=${DECODERS:-LZ4K_SHORT=128 LZ4K_SHORT=64 LZ4K_SHORT=256}
+AEADS=${AEADS:-default,CHACHA20_AEAD_ROUNDS_UNROLL=9,CHACHA20_AEAD_ROUNDS_UNROLL=3}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 timeout 240 bash -c "cmake --preset release -DOPKIT_WERROR=OFF >/dev/null && \
   cmake --build --preset release -j $(nproc) --target opkit_lz4_bench opkit_cipher_bench" >"$L/build.txt" 2>&1
 echo "build $? $(at)"
-if [ -n "$DECODERS" ]; then
+if [ "$DECODERS" != none ]; then
   source "$(dirname "$0")/lz4_corpora.sh"
   args=()
   for d in $DECODERS ${DECODERS%% *}; do args+=(--decoder-variant "$d"); done
@@ -35,7 +35,7 @@ if [ -n "$DECODERS" ]; then
   fi
 fi
 pack
-if [ -n "$AEADS" ]; then
+if [ "$AEADS" != none ]; then
   timeout 150 $B/bench/opkit_cipher_bench --aead-variants "$AEADS,${AEADS%%,*}" --reps 7 >"$L/aeads.txt" 2>&1
   echo "aeads: exit $? $(at)"
   grep -E "ROW|rror" "$L/aeads.txt"

@@ -46,15 +46,6 @@ CIPHER_FN void chacha20_rounds_counter_free(unsigned int x[16]) {
   CHACHA20_QR(x[3], x[7], x[11], x[15]);
 }
 
-// CHACHA20_ROUNDS_UNROLL: how many of the nine double rounds after the first one loop iteration
-// holds (9, the default: all, no loop; 1 or 3: a loop of a ninth or a third of the code, three
-// loop instructions an iteration, for kernels whose body would not fit the instruction cache).
-#ifndef CHACHA20_ROUNDS_UNROLL
-#define CHACHA20_ROUNDS_UNROLL 9
-#endif
-#define CHACHA20_PRAGMA(text) _Pragma(#text)
-#define CHACHA20_UNROLL(n) CHACHA20_PRAGMA(unroll n)
-
 CIPHER_FN void chacha20_diagonal_round(unsigned int x[16]) {
   CHACHA20_QR(x[0], x[5], x[10], x[15]);
   CHACHA20_QR(x[1], x[6], x[11], x[12]);
@@ -62,10 +53,14 @@ CIPHER_FN void chacha20_diagonal_round(unsigned int x[16]) {
   CHACHA20_QR(x[3], x[4], x[9], x[14]);
 }
 
+// Unroll: how many of the nine double rounds after the first one loop iteration holds (9: all,
+// no loop). A kernel whose body would not fit the instruction cache takes fewer (chacha20_bulk.cu's
+// AEAD kernel: 1).
+template <int Unroll = 9>
 CIPHER_FN void chacha20_rounds_rest(unsigned int x[16]) {
   CHACHA20_QR(x[0], x[4], x[8], x[12]);
   chacha20_diagonal_round(x);
-  CHACHA20_UNROLL(CHACHA20_ROUNDS_UNROLL)
+#pragma unroll Unroll
   for (int round = 1; round < 10; ++round) {
     CHACHA20_QR(x[1], x[5], x[9], x[13]);
     CHACHA20_QR(x[2], x[6], x[10], x[14]);
@@ -102,13 +97,14 @@ CIPHER_FN void chacha20_shared_start(unsigned int init[16], unsigned int shared[
   chacha20_rounds_counter_free(shared);
 }
 
+template <int Unroll = 9>
 CIPHER_FN void chacha20_block_from(unsigned int ks[16], const unsigned int init[16], const unsigned int shared[16],
                                    unsigned int c) {
   unsigned int x[16];
 #pragma unroll
   for (int i = 0; i < 16; ++i) x[i] = shared[i];
   x[12] = c;
-  chacha20_rounds_rest(x);
+  chacha20_rounds_rest<Unroll>(x);
 #pragma unroll
   for (int i = 0; i < 16; ++i) ks[i] = x[i] + (i == 12 ? c : init[i]);
 }

@@ -52,6 +52,17 @@
 #define POLY1305_CHAINS 16
 #endif
 
+// The double rounds a loop iteration of chacha20_poly1305_main's ChaCha20 (chacha20_rounds_rest's
+// Unroll). Its piece loop, one block and four Poly1305 products, is 1,125 SASS instructions fully
+// unrolled (~18 KB; "no instruction" was the top stall in Nsight Compute) and 96 registers; as a
+// loop of one double round it is 415 + 9 x 99 instructions, 69 registers, three blocks an SM
+// instead of two. Measured on an H100 (2026-12-07 night, bench/results/2026-12-07-night-decoder-lanes.md,
+// 1 GiB, opkit_cipher_bench --aead-variants): 1: 784.7 / 750.5 GB/s encrypt / decrypt+verify,
+// 3: 781.5 / 745.1, 9: 624.0–635.2 / 663.4–672.1.
+#ifndef CHACHA20_AEAD_ROUNDS_UNROLL
+#define CHACHA20_AEAD_ROUNDS_UNROLL 1
+#endif
+
 #define PIECE_BYTES 256u  // bytes per thread of the AEAD main kernel: 4 ChaCha20 blocks, 16 Poly1305 blocks
 
 // Where the one-time Poly1305 key lives while the operation runs (device memory, zeroed after).
@@ -261,7 +272,8 @@ __global__ void __launch_bounds__(BLOCK, 1)
       cipher_vec4 x[4];
 #pragma unroll
       for (int j = 0; j < 4; ++j) x[j] = cipher_load16<ALIGNED != 0>(piece_in + 64 * c + 16 * j);
-      chacha20_block_from(ks, init, shared, 1u + (unsigned int)(piece * 4u) + (unsigned int)c);
+      chacha20_block_from<CHACHA20_AEAD_ROUNDS_UNROLL>(ks, init, shared,
+                                                       1u + (unsigned int)(piece * 4u) + (unsigned int)c);
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const cipher_vec4 y = cipher_xor(x[j], ks + 4 * j);

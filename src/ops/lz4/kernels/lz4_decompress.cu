@@ -30,21 +30,30 @@
 // problem (an atomicMin of s << 3 | status), and groups run in order, so the status is the one an
 // in-order parse reports, and a group with a problem copies nothing.
 //
-// Copies are by sequence, not by byte: thread s copies sequence s on its own, its literals and
-// then its match, a few bytes at a time with all loads before all stores (the compiler cannot
-// prove that the pointers differ, so a plain loop would wait out each load before its store).
 // A sequence may read output of earlier sequences only once they are written, so the group is cut
 // into epochs, each behind a barrier: a new epoch starts at a sequence whose match source overlaps
 // the output of an earlier sequence of the current epoch. Thread s finds the latest earlier
 // sequence its match reads (a binary search over the group's output positions); while the threads
-// copy epoch e they find where epoch e + 1 ends (the first sequence that reads one of e + 1's),
-// so no thread walks the group again. A source in the sequence's own literals or its own match
-// (overlapping matches repeat the `offset` bytes before them) needs no barrier, as the same thread
-// wrote it. Parts longer than LZ4K_SHORT would leave the other threads idle, so such a sequence is
-// copied by all threads together, after the epoch's short ones. A group's last epoch ends behind a
-// barrier too, so a later group (and the next window) reads its output. Hostile blocks stop at the
-// first problem with a status code (lz4_status.h); nothing is read or written outside
-// [in, in + stored) and [out, out + cap).
+// copy epoch e they find where epoch e + 1 ends (a ballot: the first sequence that reads one of e +
+// 1's), so no thread walks the group again. An epoch whose literal runs and matches are all at
+// most LZ4K_SHORT bytes (most of them: a dense block's epoch is a few sequences of a few bytes) is
+// copied with the threads spread over its output, one byte each a step: the byte's sequence from a
+// mask of the step's sequence starts, its source a literal (read from the input) or the byte a
+// match repeats (m % offset of the `offset` bytes before the match), which is output of an earlier
+// epoch or the sequence's own literals, read from the input too. An epoch with a longer part is
+// copied by sequence: thread s copies each short sequence s on its own, a few bytes at a time with
+// all loads before all stores (the compiler cannot prove that the pointers differ, so a plain loop
+// would wait out each load before its store; a source in its own literals or match needs no
+// barrier, as the same thread wrote it), then each long one is copied by all threads together. A
+// group's last epoch ends behind a barrier too, so a later group (and the next window) reads its
+// output. Hostile blocks stop at the first problem with a status code (lz4_status.h); nothing is
+// read or written outside [in, in + stored) and [out, out + cap).
+//
+// Measured (H100, 2026-12-07 night, bench/results/2026-12-07-night-decoder-lanes.md, the kernel
+// on 256 MiB corpora at 64 KiB blocks): the byte-spread epochs with ballots and LZ4K_SHORT 128
+// decode 89.8 / 115.6 / 154.9 GB/s (binaries / Python / logs) against 61.3 / 93.6 / 150.6 for one
+// thread a sequence with shared-memory atomics; staging a group's output in shared memory and
+// following sources back through the group (no epochs) were slower and are gone.
 //
 // Two forms, like lz4_compress.cu's: on a GPU (LZ4K_WARP_EXCHANGE) the threads exchange prefix sums
 // and run ends through warp intrinsics and order shared memory with __syncwarp; the CPU backend
@@ -74,9 +83,11 @@
 #define LZ4K_GROUP 32u  // one sequence per thread
 // The speculative parse's "no next token it can vouch for"; window-relative positions are below it.
 #define LZ4K_UNRESOLVED 0xFFFFu
-// Longest literal run or match a thread copies on its own; longer ones are copied by all threads.
+// Longest literal run or match of an epoch copied byte-spread (or, beside a longer one, by its own
+// thread); longer ones are copied by all threads together. (H100, 2026-12-07 night: 32 / 64 / 128
+// decoded binaries at 87.1 / 89.2 / 89.8 GB/s, Python sources at 111.7 / 114.6 / 115.6.)
 #ifndef LZ4K_SHORT
-#define LZ4K_SHORT 32u
+#define LZ4K_SHORT 128u
 #endif
 // Bytes a thread loads before it stores them when it copies alone.
 #ifndef LZ4K_CHUNK
@@ -84,27 +95,6 @@
 #endif
 // The same for each thread when all copy a long part: more than 8 spills registers (64 at most).
 #define LZ4K_LONG_UNROLL 8u
-// How an epoch without long sequences is copied: 0 (the default, the form measured on the GPU),
-// each sequence by its own thread; 1, one output byte a thread at a time, the threads spread over
-// the epoch's bytes; 2: as 1, and a group without long sequences is one epoch, each match byte's
-// source followed back through the group's earlier matches to a literal or to output before the
-// group. 1 and 2 are built and tested (tests/unit/test_lz4_kernels.cpp) but not yet timed on a
-// GPU: bench/device/variants.sh times them beside 0.
-#ifndef LZ4K_EPOCH_LANES
-#define LZ4K_EPOCH_LANES 0
-#endif
-// With LZ4K_EPOCH_LANES 1: a group without long sequences whose output is at most this many bytes
-// is written to shared memory first (a multiple of 32; 0: never), so that a match reading output
-// of an earlier epoch of its group reads it there rather than through L2, then copied out whole.
-#ifndef LZ4K_GROUP_STAGE
-#define LZ4K_GROUP_STAGE 0
-#endif
-// 1: each epoch's end and the group's long sequences come from ballots of values the threads hold
-// in registers; 0 (the default, as measured): from shared-memory atomics and a rotation of three
-// shared slots.
-#ifndef LZ4K_EPOCH_BALLOT
-#define LZ4K_EPOCH_BALLOT 0
-#endif
 
 // A sequence's lengths and where they lead: literals from window position `from`, then a match of
 // `match` bytes (with the 4 the format adds), then the next token at window position `next`.
@@ -132,7 +122,6 @@ struct Lz4Window {
       unsigned int from[LZ4K_GROUP];                // their input position
       unsigned int match[LZ4K_GROUP];               // match bytes (0: the block's last sequence)
       unsigned int offset[LZ4K_GROUP];              // match offset
-      unsigned int dependency[LZ4K_GROUP];          // the last earlier sequence its match reads, + 1 (0: none)
     } group;
   };
   unsigned int lanes[LZ4K_DECODE_THREADS];  // the CPU form's exchanges
@@ -140,13 +129,8 @@ struct Lz4Window {
   unsigned int next;                        // the input position after them: the next window's start
   unsigned int exact_index;                 // the window's sequence parsed exactly (its last, unresolved), or ~0
   unsigned int exact_literals, exact_from, exact_match, exact_match_cut;  // its fields
-  unsigned int problem;         // (s << 3 | status) of the group's first bad sequence, or ~0
-  unsigned int done;            // the group ends with the block's last sequence
-  unsigned int long_ones;       // bit s: sequence s is copied by all threads
-  unsigned int epoch_start[3];  // the next epochs' first sequences, in rotation
-#if LZ4K_GROUP_STAGE
-  unsigned char stage[LZ4K_GROUP_STAGE];  // a staged group's output, from out[group.out[0]]
-#endif
+  unsigned int problem;  // (s << 3 | status) of the group's first bad sequence, or ~0
+  unsigned int done;     // the group ends with the block's last sequence
 };
 
 // Orders the block's shared (and global) memory: the block is one warp.
@@ -465,97 +449,33 @@ __device__ __forceinline__ Lz4ByteStarts lz4k_byte_starts(Lz4Window& b, unsigned
 
 // All threads: the epoch [first, end) of short sequences, the threads spread over its output, one
 // byte each a step (an epoch of a dense block is a few sequences of a few bytes: one thread a
-// sequence would leave most threads idle, each running its sequence's copy loops). The byte's
-// sequence is the last one starting at or before it: each sequence's thread puts its start in a
-// mask of the step's 32 bytes. A match byte repeats one of the `offset` bytes before the match
-// (lz4k_match_source): the sequence's own literals, which this step may be writing and so are
-// read from the input, or output of an earlier epoch (the epoch rule), written behind a barrier. `staged` (the
-// group staged: LZ4K_GROUP_STAGE): the group's bytes go to b.stage, and are read from there, from
-// output position `group_lo` on.
+// sequence would leave most threads idle, each running its sequence's copy loops). A match byte
+// repeats one of the `offset` bytes before the match (lz4k_match_source): the sequence's own
+// literals, which this step may be writing and so are read from the input, or output of an
+// earlier epoch (the epoch rule), written behind a barrier. Literals come from global memory
+// rather than the window: one kind of load, no branch (the window was staged through L1 a moment
+// ago).
 __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int first, unsigned int end,
-                                                      const unsigned char* in, unsigned char* out, bool staged,
-                                                      unsigned int t) {
+                                                      const unsigned char* in, unsigned char* out, unsigned int t) {
   const unsigned int lo_out = b.group.out[first], hi_out = b.group.out[end];
-#if LZ4K_GROUP_STAGE
-  const unsigned int group_lo = b.group.out[0];
-#else
-  (void)staged;
-#endif
   const unsigned int start = t >= first && t < end ? b.group.out[t] : 0u;
   for (unsigned int base = lo_out; base < hi_out; base += LZ4K_DECODE_THREADS) {
     const Lz4ByteStarts starts = lz4k_byte_starts(b, first, end, start, base, t);
     const unsigned int q = base + t;
     if (q < hi_out) {
       const unsigned int s = first + starts.count(t) - 1u;
-      // The byte's source: output position `at` of an earlier epoch, else in[at]. Literals come
-      // from global memory rather than the window: one kind of load, no branch (the window was
-      // staged through L1 a moment ago).
-      // (The four fields are read at once: one shared-memory round trip, not two.)
+      // The four fields at once: one shared-memory round trip, not two.
       const unsigned int start_s = b.group.out[s], literals = b.group.literals[s], offset = b.group.offset[s],
                          from = b.group.from[s];
       unsigned int at = q - start_s;  // the byte's place in the sequence
-      bool earlier = false;
+      bool earlier = false;           // at: an output position of an earlier epoch (else an input position)
       if (at >= literals) {
-        at = lz4k_match_source(start_s + literals, offset, at - literals);  // an output position
+        at = lz4k_match_source(start_s + literals, offset, at - literals);
         earlier = at < start_s;
         if (!earlier) at -= start_s;  // in the literals
       }
       if (!earlier) at += from;
-      unsigned char byte;
-#if LZ4K_GROUP_STAGE
-      if (staged && earlier && at >= group_lo)
-        byte = b.stage[at - group_lo];
-      else
-#endif
-        byte = (earlier ? out : in)[at];
-#if LZ4K_GROUP_STAGE
-      if (staged)
-        b.stage[q - group_lo] = byte;
-      else
-#endif
-        out[q] = byte;
-    }
-  }
-}
-
-// All threads: group sequences [0, count), none long, in one pass, the threads spread over its
-// output one byte each a step. A match byte whose source is output of the group is not read from
-// there (it may not be written yet) but followed: the source's own source, until it is a literal
-// (read from the input) or output before the group (written behind a barrier). Each step goes to
-// an earlier sequence's bytes, so a byte takes at most `count` steps.
-__device__ __forceinline__ void lz4k_copy_group_chase(Lz4Window& b, unsigned int count, const unsigned char* in,
-                                                      unsigned char* out, unsigned int t) {
-  const unsigned int lo_out = b.group.out[0], hi_out = b.group.out[count];
-  const unsigned int start = t < count ? b.group.out[t] : 0u;
-  for (unsigned int base = lo_out; base < hi_out; base += LZ4K_DECODE_THREADS) {
-    const Lz4ByteStarts starts = lz4k_byte_starts(b, 0u, count, start, base, t);
-    const unsigned int q = base + t;
-    if (q < hi_out) {
-      unsigned int s = starts.count(t) - 1u;
-      unsigned int p = q;  // the output position whose byte q is
-      for (;;) {
-        const unsigned int start_s = b.group.out[s], literals = b.group.literals[s];
-        if (p - start_s < literals) {  // a literal
-          p = b.group.from[s] + (p - start_s);
-          break;
-        }
-        p = lz4k_match_source(start_s + literals, b.group.offset[s], p - start_s - literals);
-        if (p < lo_out) {  // output of an earlier group
-          out[q] = out[p];
-          p = ~0u;
-          break;
-        }
-        if (p >= start_s) {  // the sequence's own literals
-          p = b.group.from[s] + (p - start_s);
-          break;
-        }
-        unsigned int j = 0;  // the last sequence j < s starting at or before p (sequence 0 does)
-#pragma unroll
-        for (unsigned int step = LZ4K_GROUP / 2u; step != 0u; step >>= 1)
-          if (j + step < s && b.group.out[j + step] <= p) j += step;
-        s = j;
-      }
-      if (p != ~0u) out[q] = in[p];
+      out[q] = (earlier ? out : in)[at];
     }
   }
 }
@@ -688,11 +608,6 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
       if (t == 0) {
         b.group.out[count] = op + total;
         b.problem = ~0u;
-        b.long_ones = 0;
-#if !LZ4K_EPOCH_BALLOT
-        b.epoch_start[1] = count;  // no later epoch found yet
-        b.epoch_start[2] = count;
-#endif
       }
       op += total;
       lz4k_sync();
@@ -716,87 +631,56 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         b.group.match[t] = match;
         b.group.offset[t] = offset;
         is_long = literals > LZ4K_SHORT || match > LZ4K_SHORT;
-        if (!LZ4K_EPOCH_BALLOT && is_long) atomicOr(&b.long_ones, 1u << t);
         // The bytes its match reads before its own output, [source, limit), from the group's output?
         const unsigned int source = out_at + literals - offset, overlap = match < offset ? match : offset;
         const unsigned int limit = source + overlap < out_at ? source + overlap : out_at;
         if (status == LZ4K_OK && match != 0u && source < out_at && limit > b.group.out[0]) {
-          unsigned int j = 0;  // the last sequence j < t with out[j] < limit (out[0] is)
+          // The last sequence j < t with out[j] < limit (out[0] is). The index never passes t - 1,
+          // not even for a load whose value is then not used: the block's last sequence may be
+          // rewriting out[count] meanwhile (above).
+          unsigned int j = 0;
 #pragma unroll
-          for (unsigned int step = LZ4K_GROUP / 2u; step != 0u; step >>= 1)
-            if (j + step < t && b.group.out[j + step] < limit) j += step;
+          for (unsigned int step = LZ4K_GROUP / 2u; step != 0u; step >>= 1) {
+            const unsigned int k = j + step < t ? j + step : j;
+            if (b.group.out[k] < limit) j = k;
+          }
           dependency = j + 1u;
-#if !LZ4K_EPOCH_BALLOT
-          atomicMin(&b.epoch_start[1], t);  // epoch 0 starts at 0
-#endif
         }
       }
-#if LZ4K_EPOCH_BALLOT
+      // Every thread holds the group's long sequences and the first epoch's end.
       const unsigned int long_ones = lz4k_ballot(b, is_long, t);
-      unsigned int next_end = lz4k_first_above(b, dependency, 0u, count, t);  // epoch 0's end
-#else
-      b.group.dependency[t] = dependency;
-#endif
+      unsigned int next_end = lz4k_first_above(b, dependency, 0u, count, t);
       lz4k_sync();
       problem = b.problem;
       if (problem != ~0u) break;
-#if !LZ4K_EPOCH_BALLOT
-      const unsigned int long_ones = b.long_ones;
-#endif
-      // Epoch by epoch: an epoch [first, next) ends before the first sequence whose match reads
-      // output of a sequence of the epoch (dependency > first). While the threads copy the epoch,
-      // they find where the one after it ends, so that it is known after the barrier that ends this
-      // one. Short sequences are copied each by its thread, then the long ones by all threads; the
-      // barrier after an epoch makes its output readable by the next (and lets the next group, or
-      // window, overwrite the shared arrays after the last). Fields are read in the epoch, not kept
-      // in registers through the others. Epoch e's end is in epoch_start[(e + 1) % 3]; the slot of
-      // e's own start is free again.
-      // (LZ4K_EPOCH_LANES 2: a group without long sequences in one pass, no epochs.)
-      const bool chase = LZ4K_EPOCH_LANES == 2 && long_ones == 0u;
-      const unsigned int group_bytes = b.group.out[count] - b.group.out[0];
-      const bool staged =
-          LZ4K_GROUP_STAGE != 0 && LZ4K_EPOCH_LANES == 1 && long_ones == 0u && group_bytes <= LZ4K_GROUP_STAGE;
-      if (chase) {
-        lz4k_copy_group_chase(b, count, in, out, t);
-        lz4k_sync();
-      }
-      for (unsigned int first = chase ? count : 0u, slot = 1; first < count; slot = slot == 2u ? 0u : slot + 1u) {
-#if LZ4K_EPOCH_BALLOT
-        (void)slot;
+      // Epoch by epoch: an epoch [first, end) ends before the first sequence whose match reads
+      // output of a sequence of the epoch (dependency > first); the threads find the next epoch's
+      // end with a ballot of their dependencies. An epoch without long parts is copied with the
+      // threads spread over its bytes (lz4k_copy_epoch_lanes); one with long parts, each short
+      // sequence by its own thread, then the long ones by all threads together. The barrier after
+      // an epoch makes its output readable by the next (and lets the next group, or window,
+      // overwrite the shared arrays after the last). Fields are read in the epoch, not kept in
+      // registers through the others.
+      for (unsigned int first = 0; first < count;) {
         const unsigned int epoch_end = next_end;
         next_end = lz4k_first_above(b, dependency, epoch_end, count, t);
-#else
-        const unsigned int epoch_end = b.epoch_start[slot];
-        const unsigned int after = slot == 2u ? 0u : slot + 1u;
-        if (b.group.dependency[t] > epoch_end) atomicMin(&b.epoch_start[after], t);
-        if (t == 0) b.epoch_start[after == 2u ? 0u : after + 1u] = count;
-#endif
         const unsigned int epoch = (epoch_end == LZ4K_GROUP ? ~0u : (1u << epoch_end) - 1u) & ~((1u << first) - 1u);
-        if (LZ4K_EPOCH_LANES && (long_ones & epoch) == 0u) {
-          lz4k_copy_epoch_lanes(b, first, epoch_end, in, out, staged, t);
-          lz4k_sync();
-          first = epoch_end;
-          continue;
+        if ((long_ones & epoch) == 0u) {
+          lz4k_copy_epoch_lanes(b, first, epoch_end, in, out, t);
+        } else {
+          if (t >= first && t < epoch_end && !(long_ones >> t & 1u)) {
+            const unsigned int to = b.group.out[t], n_literals = b.group.literals[t], n_match = b.group.match[t];
+            const unsigned char* literal_source = lz4k_literal_source(b, in, lo, n, b.group.from[t], n_literals);
+            for (unsigned int k = 0; k < n_literals; k += LZ4K_CHUNK)
+              lz4k_copy_chunk(out + to + k, literal_source + k, n_literals - k);
+            if (n_match != 0u) lz4k_copy_match_alone(out + to + n_literals, b.group.offset[t], n_match);
+          }
+          for (unsigned int ones = long_ones & epoch; ones != 0u; ones &= ones - 1u)
+            lz4k_copy_long(b, (unsigned int)__ffs((int)ones) - 1u, in, lo, n, out, t);
         }
-        if (t >= first && t < epoch_end && !(long_ones >> t & 1u)) {
-          const unsigned int to = b.group.out[t], n_literals = b.group.literals[t], n_match = b.group.match[t];
-          const unsigned char* literal_source = lz4k_literal_source(b, in, lo, n, b.group.from[t], n_literals);
-          for (unsigned int k = 0; k < n_literals; k += LZ4K_CHUNK)
-            lz4k_copy_chunk(out + to + k, literal_source + k, n_literals - k);
-          if (n_match != 0u) lz4k_copy_match_alone(out + to + n_literals, b.group.offset[t], n_match);
-        }
-        for (unsigned int ones = long_ones & epoch; ones != 0u; ones &= ones - 1u)
-          lz4k_copy_long(b, (unsigned int)__ffs((int)ones) - 1u, in, lo, n, out, t);
         lz4k_sync();
         first = epoch_end;
       }
-#if LZ4K_GROUP_STAGE
-      if (staged) {  // the group's output, 32 bytes a step
-        const unsigned int group_lo = b.group.out[0];
-        for (unsigned int j = t; j < group_bytes; j += LZ4K_DECODE_THREADS) out[group_lo + j] = b.stage[j];
-        lz4k_sync();
-      }
-#endif
       if (b.done) {               // the window's last group
         op = b.group.out[count];  // the last sequence's match was counted
         break;
