@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# On the GPU machine: the checks that the 2026-12-07 night decoder and AEAD changes need in one
+# On the GPU machine: the checks that changes to the LZ4 decoder and the AEAD kernel need, in one
 # call: variants.sh (the decoder's short-part bound, the decoder under memcheck and racecheck, the
 # AEAD kernel's rolled rounds against unrolled), the LZ4 and Poly1305 GPU tests and the same under
 # memcheck and racecheck, nVCOMP LZ4 beside opkit's kernels, API and host engine on the three
 # corpora, and the ChaCha20 / ChaCha20-Poly1305 bulk rows. About 7 minutes from a fresh machine
-# (carry .whl and .deps):   OUT=/some/dir bash bench/device/night_check.sh
+# (carry .whl and .deps):   OUT=/some/dir bash bench/device/lz4_aead_check.sh
 OUT=$OUT SANITIZE="LZ4K_SHORT=128" DECODERS="LZ4K_SHORT=128 LZ4K_SHORT=64 LZ4K_SHORT=256" AEADS="default,CHACHA20_AEAD_ROUNDS_UNROLL=9" bash bench/device/variants.sh 2>&1 | grep -vE "^python|^logs|^mixed.bin \(256" | tail -20
 source bench/device/check_steps.sh; source bench/device/lz4_corpora.sh
 timeout 200 cmake --build --preset release -j 16 --target opkit_gpu_tests >"$L/b.txt" 2>&1; echo "build $?"
