@@ -424,29 +424,6 @@ __device__ __forceinline__ unsigned int lz4k_match_source(unsigned int match_at,
   return match_at - offset + (m < offset ? m : m % offset);
 }
 
-// The sequences of [first, end) that start at or before byte base + t, counted (every thread
-// calls it; its count is meaningful where that byte is below the range's end): each sequence's
-// thread puts its start (`start`; any value where t is not in [first, end)) in a mask of the
-// step's 32 bytes. The byte's sequence is first + count - 1, the last one starting at or before
-// it. Only the block's last sequence can be empty (no literals, no match), and it starts at the
-// range's end, past every byte, so the starts of the bytes' sequences are distinct.
-struct Lz4ByteStarts {
-  unsigned int starts, before;  // the step's starts as a mask; those before the step
-  __device__ __forceinline__ unsigned int count(unsigned int t) const {
-    return before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t))));
-  }
-};
-
-__device__ __forceinline__ Lz4ByteStarts lz4k_byte_starts(Lz4Window& b, unsigned int first, unsigned int end,
-                                                          unsigned int start, unsigned int base, unsigned int t) {
-  const bool member = t >= first && t < end;
-  const unsigned int rel = start - base;
-  Lz4ByteStarts r;
-  r.starts = lz4k_or(b, member && rel < LZ4K_DECODE_THREADS ? 1u << rel : 0u, t);
-  r.before = (unsigned int)__popc((int)lz4k_ballot(b, member && start < base, t));
-  return r;
-}
-
 // All threads: the epoch [first, end) of short sequences, the threads spread over its output, one
 // byte each a step (an epoch of a dense block is a few sequences of a few bytes: one thread a
 // sequence would leave most threads idle, each running its sequence's copy loops). A match byte
@@ -454,16 +431,22 @@ __device__ __forceinline__ Lz4ByteStarts lz4k_byte_starts(Lz4Window& b, unsigned
 // literals, which this step may be writing and so are read from the input, or output of an
 // earlier epoch (the epoch rule), written behind a barrier. Literals come from global memory
 // rather than the window: one kind of load, no branch (the window was staged through L1 a moment
-// ago).
+// ago). A byte's sequence is the last one starting at or before it: each sequence's thread puts its
+// start in a mask of the step's 32 bytes. Only the block's last sequence can be empty (no
+// literals, no match), and it starts at the epoch's end, past every byte, so the starts of the
+// bytes' sequences are distinct.
 __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int first, unsigned int end,
                                                       const unsigned char* in, unsigned char* out, unsigned int t) {
   const unsigned int lo_out = b.group.out[first], hi_out = b.group.out[end];
-  const unsigned int start = t >= first && t < end ? b.group.out[t] : 0u;
+  const bool member = t >= first && t < end;
+  const unsigned int start = member ? b.group.out[t] : 0u;
   for (unsigned int base = lo_out; base < hi_out; base += LZ4K_DECODE_THREADS) {
-    const Lz4ByteStarts starts = lz4k_byte_starts(b, first, end, start, base, t);
+    const unsigned int rel = start - base;
+    const unsigned int starts = lz4k_or(b, member && rel < LZ4K_DECODE_THREADS ? 1u << rel : 0u, t);
+    const unsigned int before = (unsigned int)__popc((int)lz4k_ballot(b, member && start < base, t));
     const unsigned int q = base + t;
     if (q < hi_out) {
-      const unsigned int s = first + starts.count(t) - 1u;
+      const unsigned int s = first + before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t)))) - 1u;
       // The four fields at once: one shared-memory round trip, not two.
       const unsigned int start_s = b.group.out[s], literals = b.group.literals[s], offset = b.group.offset[s],
                          from = b.group.from[s];
