@@ -56,6 +56,7 @@
 #include "opkit/opkit.hpp"
 #include "opkit/ops/cipher.hpp"
 #include "opkit/target.hpp"
+#include "program_definitions.hpp"
 
 namespace {
 
@@ -358,12 +359,7 @@ struct Bench {
     std::copy(nonce.begin(), nonce.end(), iv.begin() + 4);  // (counter 0) || nonce
     const auto compile = [&](bool decrypt) {
       opkit::Program program = ops::chacha20_bulk_program(true, decrypt);
-      const std::size_t eq = definition.find('=');
-      if (definition != "default") {
-        if (eq == std::string::npos)
-          throw std::invalid_argument("--aead-variants: " + definition + " is not NAME=VALUE");
-        program.define(definition.substr(0, eq), definition.substr(eq + 1));
-      }
+      if (definition != "default") define_all(program, definition, "--aead-variants");
       return gpu.compile(program);
     };
     const opkit::Module enc_module = compile(false), dec_module = compile(true);
@@ -379,10 +375,9 @@ struct Bench {
     ops::encrypt(ops::Cipher::chacha20_poly1305, {key, nonce}, host_in, want, want_tag);
     const bool enc_ok = out.to_host() == want && tag == want_tag;
     const bool dec_ok = back.to_host() == host_in && dec_tag == want_tag;
-    const std::string& variant = label;
     const std::string shape = std::to_string(host_in.size() >> 20) + "MiB";
-    row("chacha20-poly1305", shape, ("encrypt" + variant).c_str(), host_in.size(), enc, enc_ok);
-    row("chacha20-poly1305", shape, ("decrypt" + variant).c_str(), host_in.size(), dec, dec_ok);
+    row("chacha20-poly1305", shape, ("encrypt" + label).c_str(), host_in.size(), enc, enc_ok);
+    row("chacha20-poly1305", shape, ("decrypt" + label).c_str(), host_in.size(), dec, dec_ok);
     all_ok = all_ok && enc_ok && dec_ok;
   }
 };

@@ -7,7 +7,7 @@
 //   [--hash-bytes 4|5] [--kernels-only [--table-entries N]] [--decoder-variant NAME=VALUE[,NAME=VALUE]]... FILE...
 // Prints one line per file and engine: ratio, compress GB/s, decompress GB/s. Each
 // --decoder-variant adds a kernels row whose decode kernel is lz4_decompress.cu built with that
-// definition (e.g. LZ4K_EPOCH_LANES=0), timed over the same blocks right after the API's.
+// definition (e.g. LZ4K_SHORT=64), timed over the same blocks right after the API's.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +26,7 @@
 #include "opkit/error.hpp"
 #include "opkit/ops/lz4.hpp"
 #include "opkit/stream.hpp"
+#include "program_definitions.hpp"
 
 namespace {
 
@@ -136,15 +137,7 @@ bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Byte
   print(name, ok ? engine_name.c_str() : "opkit kernels WRONG", data.size(), stored + 7 + 4, c, d);
   for (const std::string& variant : t.decoder_variants) {
     opkit::Program program = lz4::kernel_program("lz4_decompress.cu");
-    for (std::size_t at = 0; at < variant.size();) {  // NAME=VALUE[,NAME=VALUE...]
-      const std::size_t comma = std::min(variant.find(',', at), variant.size());
-      const std::string definition = variant.substr(at, comma - at);
-      const std::size_t eq = definition.find('=');
-      if (eq == std::string::npos)
-        throw opkit::Error(opkit::Errc::invalid_argument, "lz4_bench", "--decoder-variant wants NAME=VALUE,...");
-      program.define(definition.substr(0, eq), definition.substr(eq + 1));
-      at = comma + 1;
-    }
+    define_all(program, variant, "--decoder-variant");
     opkit::Kernel kernel = gpu.compile(program).kernel("lz4_decompress");
     out.fill(0);
     const Times v = time_events(gpu, runs, [&] {
