@@ -89,7 +89,7 @@ struct Tuning {
   unsigned table_entries = lz4::DeviceLz4::default_small_table_entries;
   unsigned compress_threads = 0;
   unsigned blocks_per_cta = 0;
-  unsigned hash_bytes = 4;
+  unsigned hash_bytes = lz4::DeviceLz4::default_small_hash_bytes;
   std::vector<std::string> decoder_variants;  // NAME=VALUE definitions for lz4_decompress.cu
 };
 
@@ -133,7 +133,7 @@ bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Byte
   if (!ok) std::printf("%s: the kernels' round trip is wrong\n", name.c_str());
   // The table's entries, the LZ4 blocks a thread block and a 5-byte hash, e.g. "opkit kernels 2560e x1 h5".
   const std::string engine_name = "opkit kernels " + std::to_string(t.table_entries) + "e x" +
-                                  std::to_string(engine.blocks_per_cta()) + (t.hash_bytes == 5 ? " h5" : "");
+                                  std::to_string(engine.blocks_per_cta()) + " h" + std::to_string(t.hash_bytes);
   print(name, ok ? engine_name.c_str() : "opkit kernels WRONG", data.size(), stored + 7 + 4, c, d);
   for (const std::string& variant : t.decoder_variants) {
     opkit::Program program = lz4::kernel_program("lz4_decompress.cu");

@@ -43,11 +43,12 @@ class DeviceLz4 {
   // an SM on sm_90, so 1024 blocks still run in one wave on a GPU of 80 SMs or more).
   static constexpr std::size_t full_table_max_blocks = 1024;
   // small_hash_bytes: the bytes of a position the smaller table hashes, 4 (liblz4's) or 5 (fewer
-  // 4-byte-only matches crowd out longer ones: on the CPU backend's 32-thread parse, 2560 entries
-  // at 5 bytes came out at 3072 entries' ratio at 4 bytes or better; its GPU speed is not measured
-  // yet, docs/lz4.md).
+  // 4-byte-only matches crowd out longer ones: a better ratio at the same table, and fewer short
+  // matches to encode; measured in docs/lz4.md).
+  static constexpr unsigned default_small_hash_bytes = 5;
   explicit DeviceLz4(Device device, unsigned small_table_entries = default_small_table_entries,
-                     unsigned compress_threads = 0, unsigned blocks_per_cta = 0, unsigned small_hash_bytes = 4);
+                     unsigned compress_threads = 0, unsigned blocks_per_cta = 0,
+                     unsigned small_hash_bytes = default_small_hash_bytes);
   const Device& device() const { return device_; }
   unsigned blocks_per_cta() const { return blocks_per_cta_; }
 

@@ -66,6 +66,14 @@
 #define BLOCK 256
 #endif
 
+// The double rounds a loop iteration of a keystream block holds (chacha20_rounds_rest's Unroll).
+// The AEAD kernel's lane loop (a block, its Poly1305 products, the exchanges) does not fit the
+// instruction cache unrolled (1,926 SASS instructions, 109 registers), as chacha20_bulk.cu's did:
+// a loop of one double round there; ChaCha20 alone keeps all nine unrolled.
+#ifndef CHACHA20_BATCH_ROUNDS_UNROLL
+#define CHACHA20_BATCH_ROUNDS_UNROLL (AEAD ? 1 : 9)
+#endif
+
 #define CHACHA20_EXCHANGE_WORDS 5  // the most words one exchange moves (a Poly1305 element)
 
 // The G lanes of one message: G consecutive threads of a warp, lane = threadIdx.x % G.
@@ -297,7 +305,7 @@ struct chacha20_lane_keystream {
     counter = m.counter;
   }
   CIPHER_FN void block(unsigned int ks[16], unsigned long long b) const {
-    chacha20_block_from(ks, init, shared, counter + (unsigned int)b);
+    chacha20_block_from<CHACHA20_BATCH_ROUNDS_UNROLL>(ks, init, shared, counter + (unsigned int)b);
   }
 };
 
