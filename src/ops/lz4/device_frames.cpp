@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -229,14 +230,14 @@ Lz4Batch lz4_decompress_batch(Items items, const Lz4DecompressOptions& options) 
                  [&] { lz4::throw_block_error(*refs[e], lz4::checksum_problem(*refs[e]->checksum, hashes[e])); });
   }
   DeviceBuffer<std::uint8_t> slots = device.alloc<std::uint8_t>(slots_total);
-  DeviceBuffer<std::uint32_t> d_sizes = device.alloc<std::uint32_t>(count),
-                              d_status = device.alloc<std::uint32_t>(count);
-  engine.decode(base, table, slots.data(), d_sizes.data(), d_status.data());
-  const std::vector<std::uint32_t> status = lz4::download(d_status.view(), count);
+  // Each block's status, then its decoded size: one buffer, so that both come down in one copy.
+  DeviceBuffer<std::uint32_t> d_results = device.alloc<std::uint32_t>(2 * count);
+  engine.decode(base, table, slots.data(), d_results.data() + count, d_results.data());
+  const std::vector<std::uint32_t> results = lz4::download(d_results.view(), 2 * count);
+  const std::span<const std::uint32_t> status(results.data(), count), sizes(results.data() + count, count);
   for (std::size_t e = 0; e < count; ++e)
     if (status[e] != LZ4K_OK)
       for_item(item_of(e), n, [&] { lz4::throw_block_error(*refs[e], lz4::status_problem(status[e], caps[e])); });
-  const std::vector<std::uint32_t> sizes = lz4::download(d_sizes.view(), count);
 
   // Sizes and limits per frame, then the packed layout.
   Lz4Batch batch{device.alloc<std::uint8_t>(0), {0}};
