@@ -26,16 +26,18 @@ class DeviceLz4 {
   // The kernel set compiles the kernels on the device's first use. small_table_entries: the
   // compressor's 16-bit table entries for blocks under 64 KiB + 11 bytes when a call has more
   // than full_table_max_blocks of them (a multiple of 8 from 1024 to 8192; fewer blocks get
-  // liblz4's 8192). The default, 3072 (6 KiB of shared memory: 32 resident blocks per SM, so a
-  // 256 MiB input's 4096 blocks run in one wave, against 13 blocks at liblz4's 8192), measured
-  // 1.17-1.38x faster than 4096 entries on an H100 for 0.6-0.9% of ratio (docs/lz4.md);
+  // liblz4's 8192). The default, 2624 (5,248 bytes of shared memory: with the 1 KiB the GPU
+  // reserves a block, 32 resident blocks take exactly the 196 KiB shared-memory carve-out, so a
+  // 256 MiB input's 4096 blocks run in one wave and the rest of each SM's store stays L1 cache for
+  // the blocks' bytes; larger tables pass to the 228 KiB carve-out, which leaves 28 KiB of L1 and
+  // compressed ~20% slower on an H100), with the 5-byte hash (docs/lz4.md).
   // bench/lz4_bench.cpp compares it with 8192. compress_threads: the compressor's
   // threads per LZ4 block (1..32; 0: the device's choice, 32 on a GPU, 1 on the CPU backend,
   // whose threads of a block run one after another, so that more of them only add fiber
   // switches at the parse's barriers). blocks_per_cta: LZ4 blocks a thread block of the
   // compressor's small-table kernel (1, 2 or 4 on a GPU at 32 threads, else 1; 0: the device's
   // choice, default_blocks_per_cta where allowed).
-  static constexpr unsigned default_small_table_entries = 3072;
+  static constexpr unsigned default_small_table_entries = 2624;
   // Measured (docs/lz4.md): 2 and 4 a thread block, with the carve-out hint that keeps the SM's
   // spare store as L1, did not beat one at the tables within the 3% of liblz4's ratio.
   static constexpr unsigned default_blocks_per_cta = 1;

@@ -53,8 +53,8 @@
 // LZ4K_SMALL_TABLE_ENTRIES: the 16-bit table's entries (liblz4: 8192; any multiple of 8 from
 // 1024, the hash scaled to it by a multiply-high, which for a power of two is liblz4's shift).
 // LZ4K_SMALL_BLOCKS_ONLY: every block is under 64 KiB + 11 bytes (the host knows), so only the
-// 16-bit table is needed and the shared memory per block shrinks with it (3072 entries: 6 KiB,
-// 32 blocks an SM, so that a 256 MiB input's 4096 blocks are all resident at once).
+// 16-bit table is needed and the shared memory per block shrinks with it (2624 entries: 5,248 bytes,
+// 32 blocks an SM in the 196 KiB carve-out, so that a 256 MiB input's 4096 blocks are all resident at once).
 // LZ4K_SMALL_HASH_BYTES: the bytes of a position the 16-bit table hashes, 4 (liblz4's) or 5 (the
 // key is then 8 bytes read, as for the 32-bit table; a match still needs 4 equal bytes).
 #ifndef LZ4K_SMALL_HASH_BYTES
