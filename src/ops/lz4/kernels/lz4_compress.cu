@@ -5,15 +5,18 @@
 //
 // Why this shape: the serial parse (one thread of a block, liblz4's loop) left ~14 active threads
 // per SM, each waiting on a chain of dependent loads per position, at about half nvCOMP's speed.
-// Here a search round has thread t hash position ip + t * stride, read its candidate from the
-// table and compare 4 bytes; the first position with a match wins (the lowest such thread), and
+// Here a search round has thread t hash position ip + t * stride and take as its candidate what
+// a serial parse would find in that entry: the round's latest earlier position with the same hash
+// (its lookup found no match, so a serial parse would have put it there first), else the table's
+// entry; then compare 4 bytes. The first position with a match wins (the lowest such thread), and
 // the table takes the round's positions up to the winner, the latest of equal hashes winning, as
 // liblz4's one-at-a-time updates leave it. Forward extension compares 128 bytes a step (4 per
 // thread), literals are copied by all threads (runs over 32 bytes, and raw blocks, 16 bytes a
-// thread), and liblz4's insertion of ip - 2 after each match is kept. The parse is therefore not
-// byte-identical to LZ4_compress_fast: a round looks up every position against the table as it
-// stood before the round, so a repeat within the same 32 positions is found a round later (the
-// ratio stays within ~1% of `lz4 -1`; docs/lz4.md). The stride schedule follows liblz4's: 1 for
+// thread), and liblz4's insertion of ip - 2 after each match is kept: LZ4_compress_fast's greedy
+// parse, with the table and hash the caller picks (DeviceLz4's smaller table for large calls costs
+// ratio; docs/lz4.md). Before the round's earlier positions were candidates, a repeat within 32
+// positions was found a round later: +0.2-0.3% ratio on the CPU backend's 32-thread parse of
+// binaries and Python sources at 2624 entries. The stride schedule follows liblz4's: 1 for
 // the first 64 positions after a match, then one more every 64 positions.
 //
 // The threads exchange results through Lz4Lanes, called by every thread at the same points, so
@@ -260,10 +263,20 @@ struct Lz4Lanes {
   unsigned int mask;       // the block's lanes
   unsigned int below;      // the lanes below this one
   unsigned int found = 0;  // the lanes whose pred held in the last first()
+  unsigned int same = 0;   // the live lanes whose hash is this lane's, from the last earlier_same()
 
   __device__ void init() {
     mask = 0xFFFFFFFFu >> (32u - LZ4K_LANES);
     below = (1u << LZ4K_LANE) - 1u;
+  }
+  // The position of the highest live lane below this one whose hash is h, or LZ4K_NONE: what a
+  // serial parse would find in entry h, the round's earlier positions having gone in before this
+  // one's lookup (no hash is NONE, which the lanes past the end give).
+  __device__ unsigned int earlier_same(bool live, unsigned int h, unsigned int position) {
+    same = __match_any_sync(mask, live ? h : LZ4K_NONE);
+    const unsigned int lower = same & below;
+    const unsigned int from = __shfl_sync(mask, position, lower != 0u ? 31u - (unsigned int)__clz((int)lower) : 0u);
+    return lower != 0u ? from : LZ4K_NONE;
   }
   // The lowest lane whose pred holds, or LZ4K_NONE (__ffs of no lanes is 0); value_of(value, lane)
   // then gives its value.
@@ -295,10 +308,12 @@ struct Lz4Lanes {
   // lookups come before the stores: each live lane's lookup fed the ballot that decides who
   // updates, and __syncwarp says so to the memory model (and to compute-sanitizer's racecheck,
   // which sees no order in a data dependence through a ballot).
+  // The round's live lanes with this lane's hash come from earlier_same(); the updating lanes are
+  // those up to the winner (all when there is none): (lowest bit of found) * 2 - 1 wraps to all.
   __device__ void put_latest(Lz4HashTable table, bool updating, unsigned int h, unsigned int position) {
-    const unsigned int same_entry = __match_any_sync(mask, updating ? h : LZ4K_NONE);  // no hash is NONE
+    const unsigned int through_winner = ((found & (0u - found)) << 1) - 1u;
     __syncwarp(mask);
-    if (updating && (same_entry >> LZ4K_LANE) == 1u) table.put(h, position);
+    if (updating && ((same & through_winner) >> LZ4K_LANE) == 1u) table.put(h, position);
   }
   // Thread 0 puts one position, after the round's updates (which the exchanges since did not
   // order: warp intrinsics exchange values, not memory).
@@ -320,6 +335,7 @@ struct Lz4Lanes {
 struct Lz4Exchange {
   unsigned int min_slot[3];
   unsigned int candidate[LZ4K_COMPRESS_THREADS];
+  unsigned int hash[LZ4K_COMPRESS_THREADS], position[LZ4K_COMPRESS_THREADS];  // earlier_same's
 };
 
 struct Lz4Lanes {
@@ -340,6 +356,18 @@ struct Lz4Lanes {
     __syncthreads();
     ++exchange;
     return x->min_slot[slot];
+  }
+  // As the warp form's (one barrier; the arrays are written again only after first()'s barrier,
+  // which every thread passes after its reads here).
+  __device__ unsigned int earlier_same(bool live, unsigned int h, unsigned int position) {
+    if (LZ4K_LANES == 1) return LZ4K_NONE;
+    x->hash[LZ4K_LANE] = live ? h : LZ4K_NONE;
+    x->position[LZ4K_LANE] = position;
+    __syncthreads();
+    unsigned int from = LZ4K_NONE;
+    for (unsigned int u = 0; u < LZ4K_LANE; ++u)
+      if (live && x->hash[u] == h) from = x->position[u];
+    return from;
   }
   __device__ unsigned int first(bool pred, unsigned int value) {
     x->candidate[LZ4K_LANE] = value;  // read after min's barrier
@@ -475,8 +503,12 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
       // A lane past the end looks up ip instead (its result is dropped): no branch around the
       // lookup. The candidate's bytes are read whatever it is: every table entry is a position of
       // the block, with 8 bytes after it in the block.
+      // The candidate is what a serial parse would see: the round's latest earlier position with the
+      // same hash (inserted before this one's lookup there), else the table's entry.
       const unsigned int h = table.hash_key(key);
-      const unsigned int candidate = table.get(h);
+      const unsigned int stored = table.get(h);
+      const unsigned int earlier = lanes.earlier_same(live, h, position);
+      const unsigned int candidate = earlier != LZ4K_NONE ? earlier : stored;
       const bool matches = live & (candidate < position) & table.in_window(candidate, position) &
                            (src.read32(candidate) == (unsigned int)key);
       const unsigned int winner = lanes.first(matches, candidate);
