@@ -429,7 +429,8 @@ TEST(Lz4Kernels, CompressorRatioWithinThreePercentOfLiblz4) {
     for (std::size_t block : {std::size_t{65536}, std::size_t{262144}}) {
       const double theirs = static_cast<double>(liblz4_block_bytes(data, block));
       for (unsigned threads : {1u, 32u})
-        for (unsigned entries : {8192u, opkit::ops::lz4::DeviceLz4::default_small_table_entries}) {  // liblz4's, the API's
+        for (unsigned entries :
+             {8192u, opkit::ops::lz4::DeviceLz4::default_small_table_entries}) {  // liblz4's, the API's
           if (entries != 8192 && block != 65536) continue;
           const unsigned hash_bytes = entries == 8192 ? 4 : opkit::ops::lz4::DeviceLz4::default_small_hash_bytes;
           const double ours = static_cast<double>(compressed_bytes_checked(data, block, threads, entries, hash_bytes));
