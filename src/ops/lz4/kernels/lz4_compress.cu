@@ -271,12 +271,16 @@ struct Lz4Lanes {
   }
   // The position of the highest live lane below this one whose hash is h, or LZ4K_NONE: what a
   // serial parse would find in entry h, the round's earlier positions having gone in before this
-  // one's lookup (no hash is NONE, which the lanes past the end give).
-  __device__ unsigned int earlier_same(bool live, unsigned int h, unsigned int position) {
+  // one's lookup (no hash is NONE, which the lanes past the end give); *its_word gets that lane's
+  // first 4 bytes (`word`), so that comparing with it needs no load.
+  __device__ unsigned int earlier_same(bool live, unsigned int h, unsigned int position, unsigned int word,
+                                       unsigned int* its_word) {
     same = __match_any_sync(mask, live ? h : LZ4K_NONE);
     const unsigned int lower = same & below;
-    const unsigned int from = __shfl_sync(mask, position, lower != 0u ? 31u - (unsigned int)__clz((int)lower) : 0u);
-    return lower != 0u ? from : LZ4K_NONE;
+    const unsigned int from = lower != 0u ? 31u - (unsigned int)__clz((int)lower) : 0u;
+    *its_word = __shfl_sync(mask, word, from);
+    const unsigned int at = __shfl_sync(mask, position, from);
+    return lower != 0u ? at : LZ4K_NONE;
   }
   // The lowest lane whose pred holds, or LZ4K_NONE (__ffs of no lanes is 0); value_of(value, lane)
   // then gives its value.
@@ -335,7 +339,7 @@ struct Lz4Lanes {
 struct Lz4Exchange {
   unsigned int min_slot[3];
   unsigned int candidate[LZ4K_COMPRESS_THREADS];
-  unsigned int hash[LZ4K_COMPRESS_THREADS], position[LZ4K_COMPRESS_THREADS];  // earlier_same's
+  unsigned int hash[LZ4K_COMPRESS_THREADS], position[LZ4K_COMPRESS_THREADS], word[LZ4K_COMPRESS_THREADS];  // earlier_same's
 };
 
 struct Lz4Lanes {
@@ -359,15 +363,19 @@ struct Lz4Lanes {
   }
   // As the warp form's (one barrier; the arrays are written again only after first()'s barrier,
   // which every thread passes after its reads here).
-  __device__ unsigned int earlier_same(bool live, unsigned int h, unsigned int position) {
+  __device__ unsigned int earlier_same(bool live, unsigned int h, unsigned int position, unsigned int word,
+                                       unsigned int* its_word) {
     if (LZ4K_LANES == 1) return LZ4K_NONE;
     x->hash[LZ4K_LANE] = live ? h : LZ4K_NONE;
     x->position[LZ4K_LANE] = position;
+    x->word[LZ4K_LANE] = word;
     __syncthreads();
     unsigned int from = LZ4K_NONE;
     for (unsigned int u = 0; u < LZ4K_LANE; ++u)
-      if (live && x->hash[u] == h) from = x->position[u];
-    return from;
+      if (live && x->hash[u] == h) from = u;
+    if (from == LZ4K_NONE) return LZ4K_NONE;
+    *its_word = x->word[from];
+    return x->position[from];
   }
   __device__ unsigned int first(bool pred, unsigned int value) {
     x->candidate[LZ4K_LANE] = value;  // read after min's barrier
@@ -501,16 +509,19 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
                                        : lz4k_search_at(ip, searched, mflimit_plus_one);
       const unsigned long long next_key = table.key(src, next_at);
       // A lane past the end looks up ip instead (its result is dropped): no branch around the
-      // lookup. The candidate's bytes are read whatever it is: every table entry is a position of
-      // the block, with 8 bytes after it in the block.
-      // The candidate is what a serial parse would see: the round's latest earlier position with the
-      // same hash (inserted before this one's lookup there), else the table's entry.
+      // lookup. The candidate is what a serial parse would see: the round's latest earlier position
+      // with the same hash (inserted before this one's lookup there; its first 4 bytes are that
+      // lane's key), else the table's entry, whose bytes are read whatever the candidate is (every
+      // entry is a position of the block with 8 bytes after it in the block), so that the exchange
+      // runs beside the two dependent loads, not before the second.
       const unsigned int h = table.hash_key(key);
-      const unsigned int stored = table.get(h);
-      const unsigned int earlier = lanes.earlier_same(live, h, position);
+      const unsigned int stored = table.get(h), stored_word = src.read32(stored);
+      unsigned int earlier_word = 0;
+      const unsigned int earlier = lanes.earlier_same(live, h, position, (unsigned int)key, &earlier_word);
       const unsigned int candidate = earlier != LZ4K_NONE ? earlier : stored;
+      const unsigned int candidate_word = earlier != LZ4K_NONE ? earlier_word : stored_word;
       const bool matches = live & (candidate < position) & table.in_window(candidate, position) &
-                           (src.read32(candidate) == (unsigned int)key);
+                           (candidate_word == (unsigned int)key);
       const unsigned int winner = lanes.first(matches, candidate);
       lanes.put_latest(table, live && lanes.through_first(winner), h, position);
       if (lanes.none(winner)) {
