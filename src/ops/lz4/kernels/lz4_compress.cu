@@ -339,7 +339,8 @@ struct Lz4Lanes {
 struct Lz4Exchange {
   unsigned int min_slot[3];
   unsigned int candidate[LZ4K_COMPRESS_THREADS];
-  unsigned int hash[LZ4K_COMPRESS_THREADS], position[LZ4K_COMPRESS_THREADS], word[LZ4K_COMPRESS_THREADS];  // earlier_same's
+  // earlier_same's: each thread's hash, position and first 4 bytes
+  unsigned int hash[LZ4K_COMPRESS_THREADS], position[LZ4K_COMPRESS_THREADS], word[LZ4K_COMPRESS_THREADS];
 };
 
 struct Lz4Lanes {
@@ -520,8 +521,8 @@ __device__ unsigned int lz4k_compress_block(const Lz4Source& src, unsigned int n
       const unsigned int earlier = lanes.earlier_same(live, h, position, (unsigned int)key, &earlier_word);
       const unsigned int candidate = earlier != LZ4K_NONE ? earlier : stored;
       const unsigned int candidate_word = earlier != LZ4K_NONE ? earlier_word : stored_word;
-      const bool matches = live & (candidate < position) & table.in_window(candidate, position) &
-                           (candidate_word == (unsigned int)key);
+      const bool matches =
+          live & (candidate < position) & table.in_window(candidate, position) & (candidate_word == (unsigned int)key);
       const unsigned int winner = lanes.first(matches, candidate);
       lanes.put_latest(table, live && lanes.through_first(winner), h, position);
       if (lanes.none(winner)) {
