@@ -30,7 +30,7 @@ class DeviceLz4 {
   // reserves a block, 32 resident blocks take exactly the 196 KiB shared-memory carve-out, so a
   // 256 MiB input's 4096 blocks run in one wave and the rest of each SM's store stays L1 cache for
   // the blocks' bytes; larger tables pass to the 228 KiB carve-out, which leaves 28 KiB of L1 and
-  // compressed ~20% slower on an H100), with the 5-byte hash (docs/lz4.md).
+  // compressed 17% slower on an H100), with the 5-byte hash (docs/lz4.md).
   // bench/lz4_bench.cpp compares it with 8192. compress_threads: the compressor's
   // threads per LZ4 block (1..32; 0: the device's choice, 32 on a GPU, 1 on the CPU backend,
   // whose threads of a block run one after another, so that more of them only add fiber
