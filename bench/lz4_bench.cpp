@@ -131,7 +131,7 @@ bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Byte
   const std::vector<std::uint32_t> st = status.to_host();
   bool ok = out.to_host() == data && std::all_of(st.begin(), st.end(), [](std::uint32_t s) { return s == LZ4K_OK; });
   if (!ok) std::printf("%s: the kernels' round trip is wrong\n", name.c_str());
-  // The table's entries, the LZ4 blocks a thread block and a 5-byte hash, e.g. "opkit kernels 2560e x1 h5".
+  // The table's entries, the LZ4 blocks a thread block and the bytes the hash reads, e.g. "opkit kernels 2624e x1 h5".
   const std::string engine_name = "opkit kernels " + std::to_string(t.table_entries) + "e x" +
                                   std::to_string(engine.blocks_per_cta()) + " h" + std::to_string(t.hash_bytes);
   print(name, ok ? engine_name.c_str() : "opkit kernels WRONG", data.size(), stored + 7 + 4, c, d);

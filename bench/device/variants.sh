@@ -4,9 +4,9 @@
 # corpora of lz4_corpora.sh, 64 KiB blocks) for each of DECODERS (space-separated; each
 # NAME=VALUE[,NAME=VALUE]), and the ChaCha20-Poly1305 bulk kernels (opkit_cipher_bench
 # --aead-variants, 1 GiB, encrypt and decrypt+verify) for each of AEADS (comma-separated
-# NAME=VALUE or "default"; "none" for either list leaves it out). The first of each list runs again last (drift). SANITIZE="BUILD ...":
-# those decoder builds also under compute-sanitizer memcheck and racecheck (the first 2 MiB of
-# each corpus; ~40 s a build and tool). The defaults: the decoder's short-part bound around its
+# NAME=VALUE or "default"; "none" for either list leaves it out). The first of each list runs
+# again last (drift). SANITIZE="BUILD ...": those decoder builds also under compute-sanitizer
+# memcheck and racecheck (the first 2 MiB of each corpus; ~40 s a build and tool). The defaults: the decoder's short-part bound around its
 # 128 and the AEAD kernel's rolled rounds against unrolled ones. About 3 minutes without SANITIZE:
 #   OUT=/some/dir bash bench/device/variants.sh
 source "$(dirname "$0")/check_steps.sh"

@@ -442,10 +442,10 @@ TEST(Lz4Kernels, CompressorRatioWithinThreePercentOfLiblz4) {
 }
 
 // The smaller table (a call of more than DeviceLz4::full_table_max_blocks blocks under 64 KiB + 11
-// bytes), the API's, 3072 entries hashing 4 bytes and 2560 hashing 5: within 3% of liblz4 too, at one thread a
-// block (the CPU backend's parse; the GPU's 32-thread parse on the GPU machine's corpora:
-// docs/lz4.md). 64 MiB a case, ~2 s. Binary-like data comes out 2.2% under liblz4 at 3072 entries
-// and a 4-byte hash, 1.5% under at 2560 and 5 bytes; text-like 0.1% under and 6.7% over.
+// bytes), the API's, 3072 entries hashing 4 bytes and 2560 hashing 5: within 3% of liblz4 too,
+// at one thread a block (the CPU backend's parse; the GPU's 32-thread parse on the GPU machine's
+// corpora: docs/lz4.md). 64 MiB a case, ~2 s. Binary-like data came out 2.2% under liblz4 at 3072
+// entries and a 4-byte hash, 1.5% under at 2560 and 5 bytes; text-like 0.1% under and 6.7% over.
 TEST(Lz4Kernels, SmallTableRatioWithinThreePercentOfLiblz4) {
   namespace lz4 = opkit::ops::lz4;
   const std::size_t block = 65536, blocks = lz4::DeviceLz4::full_table_max_blocks + 1;
