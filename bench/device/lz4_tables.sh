@@ -49,7 +49,7 @@ fi
 # The public API on device buffers with the defaults (and the kernels at 8192 entries, the host engine).
 [ "${API:-1}" = 1 ] && timeout 150 $B/bench/opkit_lz4_bench --block 4 --runs 3 $FILES >"$L/api.txt" 2>&1
 echo "API bench: exit $? $(at)"
-grep -E ' ratio |rror|wrong' "$L/api.txt" 2>/dev/null
+grep -E ' ratio |rror|wrong|time goes' "$L/api.txt" 2>/dev/null
 pack
 if [ "${AEAD:-0}" = 1 ]; then
   timeout 90 $B/bench/opkit_cipher_bench --ciphers chacha20-poly1305 --reps 5 >"$L/cipher.txt" 2>&1
