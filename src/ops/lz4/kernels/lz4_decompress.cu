@@ -7,9 +7,15 @@
 // The parse is speculative, as parallel CSV and UTF-8 parsers find record starts: thread t owns
 // window positions [16t, 16t + 16) and, for each, works out where the next token would be if a
 // token started there (the length extensions included), without knowing which positions are real
-// tokens. Extensions are read through each position's run end (the first byte at or after it that
-// is not 255, found for the whole window first), so a position costs the same whatever the data;
-// a token whose lengths or next token it cannot resolve inside the window and the block (a length
+// tokens. Most positions need only their own byte: without a length extension (a literal nibble
+// below 15 and a match nibble below 15) the next token is 3 + the literal length on, so thread t
+// works its 16 out from one 16-byte load. The rest (about one in eight of compressed bytes) are
+// spread over the threads in window order and read their extensions through a mask of the
+// window's 255 bytes (where each run ends). Before, every position took the whole computation
+// through a table of run ends: 79 + 53 instructions a position in the SASS (sm_90), against ~20
+// now and ~71 for each extended one, most of a dense window's parse (the corpora's mixed binaries
+// have ~47 windows a 64 KiB block, counted on the CPU backend). A token whose lengths or next
+// token it cannot resolve inside the window and the block (a length
 // extension past the window, a literal run or offset past the block's end: its last sequence or a
 // truncation) is "unresolved". Thread t then memoises its segment right to left: where the chain
 // leaves the segment from each position, and which positions it steps on there (a 16-bit mask).
@@ -22,7 +28,7 @@
 // so that 32-bit sums only wrap past a sequence that fails). The next window starts after it, so
 // each byte is staged and speculated on once: linear work, whatever the input.
 //
-// A group: thread s re-reads sequence s's lengths (resolved: from the window and its run ends), a
+// A group: thread s re-reads sequence s's lengths (resolved: from the window and its 255 mask), a
 // prefix sum of the output lengths gives each sequence its output position, then thread s reads its
 // offset and checks its sequence in the order a serial parse would (truncated input, output
 // overflow, the block's last sequence, zero or too-far offset, ending with a match, a match within
@@ -39,8 +45,11 @@
 // most LZ4K_SHORT bytes (most of them: a dense block's epoch is a few sequences of a few bytes) is
 // copied with the threads spread over its output, one byte each a step: the byte's sequence from a
 // mask of the step's sequence starts, its source a literal (read from the input) or the byte a
-// match repeats (m % offset of the `offset` bytes before the match), which is output of an earlier
-// epoch or the sequence's own literals, read from the input too. An epoch with a longer part is
+// match repeats (m % offset of the `offset` bytes before the match, by Lemire's multiply from a
+// constant each sequence's thread works out once, not a division a byte), which is output of an
+// earlier epoch or the sequence's own literals, read from the input too; a byte's sequence takes
+// one 16-byte load (Lz4Lane). 53 instructions a step in the SASS (74 with a division and four
+// loads). An epoch with a longer part is
 // copied by sequence: thread s copies each short sequence s on its own, a few bytes at a time with
 // all loads before all stores (the compiler cannot prove that the pointers differ, so a plain loop
 // would wait out each load before its store; a source in its own literals or match needs no
@@ -53,10 +62,12 @@
 // on 256 MiB corpora at 64 KiB blocks): the byte-spread epochs with ballots and LZ4K_SHORT 128
 // decode 89.8 / 115.6 / 154.9 GB/s (binaries / Python / logs) against 61.3 / 93.6 / 150.6 for one
 // thread a sequence with shared-memory atomics; staging a group's output in shared memory and
-// following sources back through the group (no epochs) were slower and are gone.
+// following sources back through the group (no epochs) were slower and are gone. The parse's
+// split (tokens without extensions from their own byte) and the one-load, no-division step came
+// after that run (2026-12-08) and are counted here, not yet timed.
 //
 // Two forms, like lz4_compress.cu's: on a GPU (LZ4K_WARP_EXCHANGE) the threads exchange prefix sums
-// and run ends through warp intrinsics and order shared memory with __syncwarp; the CPU backend
+// and masks through warp intrinsics and order shared memory with __syncwarp; the CPU backend
 // refuses warp intrinsics (its threads run one after another, switching only at __syncthreads), so
 // there the same steps go through shared memory and __syncthreads. Both give every thread the same
 // values (tests/unit/test_lz4_kernels.cpp runs the warp form on the CPU backend with the intrinsics
@@ -102,20 +113,36 @@ struct Lz4Sequence {
   unsigned int literals, from, match, next;
 };
 
+// A short sequence of a group as lz4k_copy_epoch_lanes reads it, in one 16-byte load: where its
+// output starts, its literal bytes (at most LZ4K_SHORT) and match offset, where its literals are
+// read, and Lemire's constant for `% offset` (the epoch's matches are at most LZ4K_SHORT bytes).
+struct __align__(16) Lz4Lane {
+  unsigned int start;
+  unsigned int literals_offset;  // literals | offset << 16
+  unsigned int from;
+  unsigned int modulus;  // 0xFFFFFFFF / offset + 1: m % offset == __umulhi(m * modulus, offset) for m < 4096
+};
+#if LZ4K_SHORT >= 4096
+#error "LZ4K_SHORT must be below 4096 (Lz4Lane's modulus) and 65536 (its literals)"
+#endif
+
 // One window and the group being copied, shared by the block's threads. Sequence s of a group
 // writes its literals at out[s] and then its match; the group writes [out[0], out[count]).
-struct Lz4Window {
+struct __align__(16) Lz4Window {
+  // Per window position p: the position of the next token if a token started at p, or
+  // LZ4K_UNRESOLVED (lz4k_speculate). Thread t's 16 are one 32-byte row.
+  unsigned short nexts[LZ4K_WINDOW_BYTES];
   // in[lo, lo + n), and room for the speculation's reads one past the window's end.
-  unsigned char window[LZ4K_WINDOW_BYTES + 4u];
-  // The first position >= p whose byte is not 255 (>= n where there is none in the window; so at
-  // every p from n to LZ4K_WINDOW_BYTES).
-  unsigned short run_end[LZ4K_WINDOW_BYTES + 2u];
+  unsigned char window[LZ4K_WINDOW_BYTES + 16u];
   union {
     // The speculation, per position p: where the chain from p leaves p's segment (low 16 bits;
     // LZ4K_UNRESOLVED where it ends at an unresolved token), and the positions it steps on in the
     // segment (high 16 bits, bit i: the segment's position i). Dead once the chain is followed.
     unsigned int exits[LZ4K_WINDOW_BYTES];
+    // Before the memo: the window positions whose speculation needs a length extension, in order.
+    unsigned short extended[LZ4K_WINDOW_BYTES];
     struct {
+      Lz4Lane lane[LZ4K_GROUP];                     // what a byte-spread copy needs of each sequence
       unsigned short token[LZ4K_WINDOW_SEQUENCES];  // window position of the window's sequence i
       unsigned int out[LZ4K_GROUP + 1];             // output position of group sequence s's literals
       unsigned int literals[LZ4K_GROUP];            // literal bytes (0 past the group)
@@ -124,6 +151,9 @@ struct Lz4Window {
       unsigned int offset[LZ4K_GROUP];              // match offset
     } group;
   };
+  // Bit i of entry j: window position 16j + i holds a byte other than 255 or lies at or past n
+  // (entry 32, past the window, is all ones): where a length extension's run of 255s ends.
+  unsigned short not255[LZ4K_DECODE_THREADS + 1u];
   unsigned int lanes[LZ4K_DECODE_THREADS];  // the CPU form's exchanges
   unsigned int sequences;                   // in the window
   unsigned int next;                        // the input position after them: the next window's start
@@ -168,24 +198,6 @@ __device__ __forceinline__ unsigned int lz4k_exclusive_sum(Lz4Window& b, unsigne
 #endif
 }
 
-// Every thread: `first` of the nearest later thread whose `first` is not `none`, else `otherwise`.
-__device__ __forceinline__ unsigned int lz4k_next_found(Lz4Window& b, unsigned int first, unsigned int none,
-                                                        unsigned int otherwise, unsigned int t) {
-#ifdef LZ4K_WARP_EXCHANGE
-  const unsigned int later = __ballot_sync(0xFFFFFFFFu, first != none) & (~1u << t);
-  const unsigned int from = later != 0u ? (unsigned int)__ffs((int)later) - 1u : t;
-  const unsigned int found = __shfl_sync(0xFFFFFFFFu, first, from);
-  return later != 0u ? found : otherwise;
-#else
-  b.lanes[t] = first;
-  __syncthreads();
-  unsigned int found = otherwise;
-  for (unsigned int u = LZ4K_DECODE_THREADS; u-- > t + 1u;) found = b.lanes[u] != none ? b.lanes[u] : found;
-  __syncthreads();
-  return found;
-#endif
-}
-
 // Every thread: the threads' `pred`, bit u for thread u.
 __device__ __forceinline__ unsigned int lz4k_ballot(Lz4Window& b, bool pred, unsigned int t) {
 #ifdef LZ4K_WARP_EXCHANGE
@@ -227,28 +239,101 @@ __device__ __forceinline__ unsigned int lz4k_first_above(Lz4Window& b, unsigned 
   return above != 0u ? (unsigned int)__ffs((int)above) - 1u : none;
 }
 
+// The first window position >= q (q <= LZ4K_WINDOW_BYTES) whose byte is not 255, or q itself from
+// n on (>= n where the window's 255s run to its end): where a length extension at q ends. A run of
+// 255s past the rest of q's 16 positions takes one more step a 16 (the entry past the window stops
+// it).
+__device__ __forceinline__ unsigned int lz4k_run_end(const Lz4Window& b, unsigned int q) {
+  unsigned int entry = q / 16u, bits = (unsigned int)b.not255[entry] >> (q % 16u);
+  while (bits == 0u) {
+    ++entry;
+    q = entry * 16u;
+    bits = b.not255[entry];
+  }
+  return q + (unsigned int)__ffs((int)bits) - 1u;
+}
+
 // The sequence whose token would be at window position p, if the window and the block vouch for
 // its lengths and its next token; returns that token's position, else LZ4K_UNRESOLVED (an extension
 // that runs to the window's end, a literal run that ends at or past the block's end less 2: the
 // block's last sequence or a truncation; a next token 64 KiB on). n: the window's bytes, avail: the
-// block's bytes from the window's start. Branch-free, O(1) through the run ends: the threads
-// speculate on bytes that are mostly not tokens, and an extension branch would be taken by some
-// thread of the warp at almost every position. On a real token that it resolves it gives the exact
-// parse's lengths (its extensions end in the window, so nothing in them is cut).
+// block's bytes from the window's start. Branch-free but for the run ends (a lane's run of 255s past
+// its 16-position mask entry, rare): the window's parse calls it for the positions whose token
+// needs an extension (lz4k_mark), the groups for their tokens. On a real token that it resolves it
+// gives the exact parse's lengths (its extensions end in the window, so nothing in them is cut).
 __device__ __forceinline__ unsigned int lz4k_speculate(const Lz4Window& b, unsigned int p, unsigned int n,
                                                        unsigned int avail, Lz4Sequence* s) {
   const unsigned int token = b.window[p];
-  const unsigned int run = b.run_end[p + 1u];  // where a literal length's extension would end
+  const unsigned int run = lz4k_run_end(b, p + 1u);  // where a literal length's extension would end
   const bool literal_ext = token >= 0xF0u, match_ext = (token & 15u) == 15u;
   s->literals = literal_ext ? 15u + 255u * (run - p - 1u) + b.window[run] : token >> 4;
   s->from = literal_ext ? run + 1u : p + 1u;
   const unsigned int at = s->from + s->literals + 2u;  // after the offset; < 2^18
-  const unsigned int match_run = b.run_end[at < LZ4K_WINDOW_BYTES ? at : LZ4K_WINDOW_BYTES];
+  const unsigned int match_run = lz4k_run_end(b, at < LZ4K_WINDOW_BYTES ? at : LZ4K_WINDOW_BYTES);
   s->match = match_ext ? 19u + 255u * (match_run - at) + b.window[match_run] : (token & 15u) + 4u;
   s->next = match_ext ? match_run + 1u : at;
   const bool unresolved =
       (literal_ext && run >= n) || at > avail || (match_ext && match_run >= n) || s->next >= LZ4K_UNRESOLVED;
   return unresolved ? LZ4K_UNRESOLVED : s->next;
+}
+
+// 16 bytes at p (16-byte aligned) as four words: one load on a GPU.
+__device__ __forceinline__ void lz4k_load16(const void* p, unsigned int w[4]) {
+#ifdef __CUDA_ARCH__
+  const uint4 v = *(const uint4*)p;
+  w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+#else
+  __builtin_memcpy(w, p, 16);
+#endif
+}
+
+// Four words at p (16-byte aligned): one store on a GPU.
+__device__ __forceinline__ void lz4k_store16(void* p, const unsigned int w[4]) {
+#ifdef __CUDA_ARCH__
+  *(uint4*)p = make_uint4(w[0], w[1], w[2], w[3]);
+#else
+  __builtin_memcpy(p, w, 16);
+#endif
+}
+
+// Two 16-bit entries at p (4-byte aligned), the first in the low half: one store on a GPU.
+__device__ __forceinline__ void lz4k_store_pair(unsigned short* p, unsigned int pair) {
+#ifdef __CUDA_ARCH__
+  *(unsigned int*)p = pair;
+#else
+  __builtin_memcpy(p, &pair, 4);
+#endif
+}
+
+// Thread t's part of the window's speculation, positions p = s0 + k of its segment (k < 16): its
+// not255 entry, and for each p with a token of neither length extension (most of them: their
+// next token is p + 3 + the literal length, no further bytes needed), nexts[p] as lz4k_speculate
+// gives it; returns the mask of the segment's positions left to lz4k_speculate (before n only).
+// The bytes come from one 16-byte load and the nexts go out two to a store, so a position costs a
+// few ALU instructions rather than lz4k_speculate's dependent loads of its whole chain.
+__device__ __forceinline__ unsigned int lz4k_mark(Lz4Window& b, unsigned int s0, unsigned int n, unsigned int avail,
+                                                  unsigned int t) {
+  unsigned int bytes[4];
+  lz4k_load16(&b.window[s0], bytes);
+  const unsigned int valid = n > s0 ? n - s0 : 0u;  // the segment's positions before n
+  unsigned int not255 = 0, extended = 0;
+#pragma unroll
+  for (unsigned int k = 0; k < LZ4K_SEGMENT; k += 2u) {
+    unsigned int next[2];
+#pragma unroll
+    for (unsigned int h = 0; h < 2u; ++h) {
+      const unsigned int token = bytes[(k + h) / 4u] >> (8u * ((k + h) % 4u)) & 0xFFu;
+      const unsigned int at = s0 + k + h + 3u + (token >> 4);
+      next[h] = at > avail ? LZ4K_UNRESOLVED : at;
+      not255 |= (token != 0xFFu ? 1u : 0u) << (k + h);
+      extended |= (token >= 0xF0u || (token & 15u) == 15u ? 1u : 0u) << (k + h);
+    }
+    lz4k_store_pair(&b.nexts[s0 + k], next[0] | next[1] << 16);
+  }
+  const unsigned int before_n = valid >= LZ4K_SEGMENT ? 0xFFFFu : (1u << valid) - 1u;
+  b.not255[t] = (unsigned short)(not255 | ~before_n);  // from n on: "not 255"
+  if (t == 0) b.not255[LZ4K_DECODE_THREADS] = 0xFFFFu;
+  return extended & before_n;
 }
 
 // The block's bytes as one thread reads them past the speculation: the window [lo, lo + n) where it
@@ -418,48 +503,44 @@ __device__ __forceinline__ void lz4k_copy_long(const Lz4Window& b, unsigned int 
   lz4k_copy_match_together(out + match_at, offset, match, t);
 }
 
-// The output position that byte m of a match repeats: byte m % offset of the `offset` bytes
-// before the match, which starts at output position match_at.
-__device__ __forceinline__ unsigned int lz4k_match_source(unsigned int match_at, unsigned int offset, unsigned int m) {
-  return match_at - offset + (m < offset ? m : m % offset);
-}
-
 // All threads: the epoch [first, end) of short sequences, the threads spread over its output, one
 // byte each a step (an epoch of a dense block is a few sequences of a few bytes: one thread a
-// sequence would leave most threads idle, each running its sequence's copy loops). A match byte
-// repeats one of the `offset` bytes before the match (lz4k_match_source): the sequence's own
+// sequence would leave most threads idle, each running its sequence's copy loops). Byte m of a
+// match repeats byte m % offset of the `offset` bytes before the match: the sequence's own
 // literals, which this step may be writing and so are read from the input, or output of an
 // earlier epoch (the epoch rule), written behind a barrier. Literals come from global memory
 // rather than the window: one kind of load, no branch (the window was staged through L1 a moment
 // ago). A byte's sequence is the last one starting at or before it: each sequence's thread puts its
-// start in a mask of the step's 32 bytes. Only the block's last sequence can be empty (no
-// literals, no match), and it starts at the epoch's end, past every byte, so the starts of the
-// bytes' sequences are distinct.
+// start in a mask of the step's 32 bytes, and the steps before counted theirs. Only the block's
+// last sequence can be empty (no literals, no match), and it starts at the epoch's end, past every
+// byte, so the starts of the bytes' sequences are distinct.
 __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int first, unsigned int end,
                                                       const unsigned char* in, unsigned char* out, unsigned int t) {
   const unsigned int lo_out = b.group.out[first], hi_out = b.group.out[end];
   const bool member = t >= first && t < end;
   const unsigned int start = member ? b.group.out[t] : 0u;
+  unsigned int before = first;  // the sequences that start before this step
   for (unsigned int base = lo_out; base < hi_out; base += LZ4K_DECODE_THREADS) {
     const unsigned int rel = start - base;
     const unsigned int starts = lz4k_or(b, member && rel < LZ4K_DECODE_THREADS ? 1u << rel : 0u, t);
-    const unsigned int before = (unsigned int)__popc((int)lz4k_ballot(b, member && start < base, t));
     const unsigned int q = base + t;
     if (q < hi_out) {
-      const unsigned int s = first + before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t)))) - 1u;
-      // The four fields at once: one shared-memory round trip, not two.
-      const unsigned int start_s = b.group.out[s], literals = b.group.literals[s], offset = b.group.offset[s],
-                         from = b.group.from[s];
+      const unsigned int s = before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t)))) - 1u;
+      unsigned int lane[4];  // Lz4Lane
+      lz4k_load16(&b.group.lane[s], lane);
+      const unsigned int start_s = lane[0], literals = lane[1] & 0xFFFFu, offset = lane[1] >> 16;
       unsigned int at = q - start_s;  // the byte's place in the sequence
       bool earlier = false;           // at: an output position of an earlier epoch (else an input position)
       if (at >= literals) {
-        at = lz4k_match_source(start_s + literals, offset, at - literals);
+        const unsigned int m = at - literals;
+        at = start_s + literals - offset + __umulhi(m * lane[3], offset);
         earlier = at < start_s;
         if (!earlier) at -= start_s;  // in the literals
       }
-      if (!earlier) at += from;
+      if (!earlier) at += lane[2];
       out[q] = (earlier ? out : in)[at];
     }
+    before += (unsigned int)__popc((int)starts);
   }
 }
 
@@ -503,32 +584,38 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
     const unsigned int s0 = t * LZ4K_SEGMENT;
     const unsigned int s1 = s0 + LZ4K_SEGMENT < n ? s0 + LZ4K_SEGMENT : n;  // s1 <= s0 past the window
 
-    // Run ends: the first byte not 255 in each thread's segment (positions past n count as such),
-    // then the first after the segment from the threads after, then the segment right to left.
+    // The speculation: lz4k_speculate's next token for every position before n, those of tokens
+    // without a length extension from their segment's thread (lz4k_mark), the others spread over
+    // the threads in window order (about one position in eight: a warp of positions each taking
+    // the whole computation, as before, mostly spent it on lanes that did not need it).
     {
-      unsigned int first = LZ4K_UNRESOLVED;
-      for (unsigned int p = s0 + LZ4K_SEGMENT; p-- > s0;) first = p >= n || b.window[p] != 255u ? p : first;
-      unsigned int end = lz4k_next_found(b, first, LZ4K_UNRESOLVED, n, t);
-      for (unsigned int p = s0 + LZ4K_SEGMENT; p-- > s0;) {
-        end = p >= n || b.window[p] != 255u ? p : end;
-        b.run_end[p] = (unsigned short)end;
+      const unsigned int extended = lz4k_mark(b, s0, n, avail, t);
+      unsigned int count;
+      unsigned int i = lz4k_exclusive_sum(b, (unsigned int)__popc((int)extended), t, &count);
+      for (unsigned int bits = extended; bits != 0u; bits &= bits - 1u)
+        b.extended[i++] = (unsigned short)(s0 + (unsigned int)__ffs((int)bits) - 1u);
+      lz4k_sync();
+      for (unsigned int j = t; j < count; j += LZ4K_DECODE_THREADS) {
+        const unsigned int p = b.extended[j];
+        Lz4Sequence unused;
+        b.nexts[p] = (unsigned short)lz4k_speculate(b, p, n, avail, &unused);
       }
-      if (t == 0) b.run_end[LZ4K_WINDOW_BYTES] = (unsigned short)n;
+      lz4k_sync();
     }
-    lz4k_sync();
 
-    // The speculation and its memo, right to left: the chain from p leaves the segment where the
-    // chain from its next token does, if that lies in the segment (read back: written earlier). The
-    // loads of each memo step wait for the store before, so position p - 1's speculation (which
-    // reads only the window and the run ends) is issued before p's memo step, to overlap it.
+    // Its memo, right to left: the chain from p leaves the segment where the chain from its next
+    // token does, if that lies in the segment (read back: written a step before). Positions from
+    // n on get entries too, never read: their next lies past s1 (a next token is at least 3 on),
+    // and the chain stops at n.
     if (s1 > s0) {
-      Lz4Sequence unused;
-      unsigned int ahead = lz4k_speculate(b, s1 - 1u, n, avail, &unused);
-      for (unsigned int p = s1; p-- > s0;) {
-        const unsigned int next = ahead;
-        ahead = lz4k_speculate(b, p > s0 ? p - 1u : p, n, avail, &unused);  // the last: unused
-        const unsigned int here = 1u << (16u + p - s0);
-        b.exits[p] = next < s1 ? (b.exits[next] | here) : (next | here);
+      unsigned int nexts[LZ4K_SEGMENT / 2u];
+      lz4k_load16(&b.nexts[s0], nexts);
+      lz4k_load16(&b.nexts[s0 + 8u], nexts + 4);
+#pragma unroll
+      for (unsigned int k = LZ4K_SEGMENT; k-- > 0u;) {
+        const unsigned int next = nexts[k / 2u] >> (16u * (k % 2u)) & 0xFFFFu;
+        const unsigned int here = 1u << (16u + k);
+        b.exits[s0 + k] = next < s1 ? (b.exits[next] | here) : (next | here);
       }
     }
     lz4k_sync();
@@ -613,6 +700,9 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         b.group.from[t] = from;
         b.group.match[t] = match;
         b.group.offset[t] = offset;
+        const unsigned int lane[4] = {out_at, (literals < 0xFFFFu ? literals : 0xFFFFu) | offset << 16, from,
+                                      0xFFFFFFFFu / (offset != 0u ? offset : 1u) + 1u};
+        lz4k_store16(&b.group.lane[t], lane);
         is_long = literals > LZ4K_SHORT || match > LZ4K_SHORT;
         // The bytes its match reads before its own output, [source, limit), from the group's output?
         const unsigned int source = out_at + literals - offset, overlap = match < offset ? match : offset;
