@@ -7,7 +7,8 @@
 //   [--hash-bytes 4|5] [--kernels-only [--table-entries N]] [--decoder-variant NAME=VALUE[,NAME=VALUE]]... FILE...
 // Prints one line per file and engine: ratio, compress GB/s, decompress GB/s. Each
 // --decoder-variant adds a kernels row whose decode kernel is lz4_decompress.cu built with that
-// definition (e.g. LZ4K_SHORT=64), timed over the same blocks right after the API's.
+// definition (e.g. LZ4K_SHORT=64), or another decoder file (file=PATH), timed over the same blocks
+// right after the kernels'.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -101,6 +102,25 @@ struct Tuning {
   std::vector<std::string> decoder_variants;  // NAME=VALUE definitions for lz4_decompress.cu
 };
 
+// A --decoder-variant's decode kernel: "NAME=VALUE,..." builds lz4_decompress.cu with those
+// definitions; "file=PATH[,NAME=VALUE,...]" builds the decoder in PATH instead (another version of
+// it, timed on the same blocks), with lz4_decompress.cu's headers.
+opkit::Program decoder_program(const std::string& variant) {
+  opkit::Program kernel_file = lz4::kernel_program("lz4_decompress.cu");
+  if (variant.rfind("file=", 0) != 0) {
+    define_all(kernel_file, variant, "--decoder-variant");
+    return kernel_file;
+  }
+  const std::size_t comma = variant.find(',');
+  const std::string path = variant.substr(5, comma == std::string::npos ? std::string::npos : comma - 5);
+  const Bytes text = read_file(path);
+  opkit::Program program(std::string(text.begin(), text.end()));
+  program.name(path.substr(path.find_last_of('/') + 1));
+  for (const auto& [header, content] : kernel_file.spec().headers) program.header(header, content);
+  if (comma != std::string::npos) define_all(program, variant.substr(comma + 1), "--decoder-variant");
+  return program;
+}
+
 // The kernels alone, device-resident: the compress step (kernel + its block sizes to the host)
 // and the decode kernel over a block table built beforehand. Returns false when a result is wrong.
 bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Bytes& data, unsigned id, int runs,
@@ -144,8 +164,7 @@ bool bench_kernels(const opkit::Device& gpu, const std::string& name, const Byte
                                   std::to_string(engine.blocks_per_cta()) + " h" + std::to_string(t.hash_bytes);
   print(name, ok ? engine_name.c_str() : "opkit kernels WRONG", data.size(), stored + 7 + 4, c, d);
   for (const std::string& variant : t.decoder_variants) {
-    opkit::Program program = lz4::kernel_program("lz4_decompress.cu");
-    define_all(program, variant, "--decoder-variant");
+    opkit::Program program = decoder_program(variant);
     opkit::Kernel kernel = gpu.compile(program).kernel("lz4_decompress");
     out.fill(0);
     const Times v = time_events(gpu, runs, [&] {

@@ -34,6 +34,14 @@ for c in $CASES; do
     --blocks-per-cta "${blocks:-1}" --hash-bytes "${hash:-4}" $FILES 2>&1 | grep -E ' ratio |rror|wrong'
   echo "case $c done $(at)"
 done
+# Decoder versions on the same blocks, after the landed one (DECODERS: --decoder-variant values;
+# by default the decoder before the parse split, while bench/variants keeps it; DECODERS= for none).
+DECODERS=${DECODERS-$(ls bench/variants/lz4_decompress_*.cu 2>/dev/null | sed 's/^/file=/')}
+if [ -n "$DECODERS" ]; then
+  timeout 150 $B/bench/opkit_lz4_bench --block 4 --runs "$RUNS" --kernels-only \
+    $(for v in $DECODERS; do printf -- '--decoder-variant %s ' "$v"; done) $FILES 2>&1 | grep -E ' ratio |rror|wrong'
+  echo "decoders done $(at)"
+fi
 pack
 if [ "${TESTS:-1}" = 1 ]; then
   timeout 120 $B/tests/opkit_gpu_tests --gtest_filter='Lz4*' --gtest_brief=1 >"$L/gpu_tests.txt" 2>&1
