@@ -296,42 +296,50 @@ __device__ __forceinline__ void lz4k_store16(void* p, const unsigned int w[4]) {
 #endif
 }
 
-// Two 16-bit entries at p (4-byte aligned), the first in the low half: one store on a GPU.
-__device__ __forceinline__ void lz4k_store_pair(unsigned short* p, unsigned int pair) {
-#ifdef __CUDA_ARCH__
-  *(unsigned int*)p = pair;
-#else
-  __builtin_memcpy(p, &pair, 4);
-#endif
+// The top bit of each byte of x that is 255: its low 7 bits plus 1 carry into bit 7 only then
+// (never into the next byte).
+__device__ __forceinline__ unsigned int lz4k_bytes_255(unsigned int x) {
+  return ((x & 0x7F7F7F7Fu) + 0x01010101u) & x & 0x80808080u;
+}
+
+// Bits 7, 15, 23 and 31 of m as bits 0 to 3 (the multiply's other terms land on distinct bits
+// below 28, so nothing carries into them).
+__device__ __forceinline__ unsigned int lz4k_byte_flags(unsigned int m) {
+  return (m * 0x00204081u) >> 28;
 }
 
 // Thread t's part of the window's speculation, positions p = s0 + k of its segment (k < 16): its
 // not255 entry, and for each p with a token of neither length extension (most of them: their
 // next token is p + 3 + the literal length, no further bytes needed), nexts[p] as lz4k_speculate
 // gives it; returns the mask of the segment's positions left to lz4k_speculate (before n only).
-// The bytes come from one 16-byte load and the nexts go out two to a store, so a position costs a
-// few ALU instructions rather than lz4k_speculate's dependent loads of its whole chain.
+// A word of 4 bytes at a time: one 16-byte load, masks from carries, the nexts two to a word
+// (every 16-bit half below 2^16: no carry between them), two 16-byte stores.
 __device__ __forceinline__ unsigned int lz4k_mark(Lz4Window& b, unsigned int s0, unsigned int n, unsigned int avail,
                                                   unsigned int t) {
-  unsigned int bytes[4];
+  unsigned int bytes[4], nexts[8];
   lz4k_load16(&b.window[s0], bytes);
-  const unsigned int valid = n > s0 ? n - s0 : 0u;  // the segment's positions before n
-  unsigned int not255 = 0, extended = 0;
+  unsigned int is255 = 0, extended = 0;
 #pragma unroll
-  for (unsigned int k = 0; k < LZ4K_SEGMENT; k += 2u) {
-    unsigned int next[2];
-#pragma unroll
-    for (unsigned int h = 0; h < 2u; ++h) {
-      const unsigned int token = bytes[(k + h) / 4u] >> (8u * ((k + h) % 4u)) & 0xFFu;
-      const unsigned int at = s0 + k + h + 3u + (token >> 4);
-      next[h] = at > avail ? LZ4K_UNRESOLVED : at;
-      not255 |= (token != 0xFFu ? 1u : 0u) << (k + h);
-      extended |= (token >= 0xF0u || (token & 15u) == 15u ? 1u : 0u) << (k + h);
-    }
-    lz4k_store_pair(&b.nexts[s0 + k], next[0] | next[1] << 16);
+  for (unsigned int w = 0; w < 4u; ++w) {
+    const unsigned int x = bytes[w];
+    is255 |= lz4k_byte_flags(lz4k_bytes_255(x)) << (4u * w);
+    extended |= lz4k_byte_flags(lz4k_bytes_255(x | 0x0F0F0F0Fu) | lz4k_bytes_255(x | 0xF0F0F0F0u)) << (4u * w);
+    const unsigned int literal_nibbles = x >> 4 & 0x0F0F0F0Fu;
+    const unsigned int p = s0 + 4u * w + 3u;  // a token at s0 + 4w: its next token if it has no literals
+    nexts[2u * w] = __byte_perm(literal_nibbles, 0u, 0x4140u) + (p | (p + 1u) << 16);
+    nexts[2u * w + 1u] = __byte_perm(literal_nibbles, 0u, 0x4342u) + ((p + 2u) | (p + 3u) << 16);
   }
-  const unsigned int before_n = valid >= LZ4K_SEGMENT ? 0xFFFFu : (1u << valid) - 1u;
-  b.not255[t] = (unsigned short)(not255 | ~before_n);  // from n on: "not 255"
+  if (s0 + LZ4K_SEGMENT + 17u > avail) {  // near the block's end: a next token past it is unresolved
+#pragma unroll
+    for (unsigned int k = 0; k < LZ4K_SEGMENT; ++k) {
+      const unsigned int shift = 16u * (k % 2u);
+      if ((nexts[k / 2u] >> shift & 0xFFFFu) > avail) nexts[k / 2u] |= 0xFFFFu << shift;
+    }
+  }
+  lz4k_store16(&b.nexts[s0], nexts);
+  lz4k_store16(&b.nexts[s0 + 8u], nexts + 4);
+  const unsigned int before_n = n >= s0 + LZ4K_SEGMENT ? 0xFFFFu : n > s0 ? (1u << (n - s0)) - 1u : 0u;
+  b.not255[t] = (unsigned short)(~is255 | ~before_n);  // from n on: "not 255"
   if (t == 0) b.not255[LZ4K_DECODE_THREADS] = 0xFFFFu;
   return extended & before_n;
 }
