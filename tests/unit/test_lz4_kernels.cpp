@@ -847,6 +847,43 @@ TEST(Lz4Kernels, ParallelParseReportsEveryTruncationOfADenseBlockLikeASerialPars
 // Hostile blocks: runs of 0xFF (every position a token with two extended lengths, the speculation's
 // worst case), alone, after a dense start, ending in garbage or the block; and dense blocks with
 // random bytes changed. Each stops with the serial parse's status, or decodes as it does.
+// Fresh blocks every run (the seed is printed on failure): dense and extension-heavy sequences
+// whose literals are mostly 0xFF and 0x0F / 0xF0 bytes (positions the speculation sends through its
+// extension path, runs of 255 across its 16-byte mask entries), valid and then mutated and cut.
+TEST(Lz4Kernels, ParallelParseOfFreshRandomBlocksIsASerialParses) {
+  const std::uint32_t seed = std::random_device()();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  const auto extension_bytes = [&](std::size_t n) {
+    static constexpr std::uint8_t pick[] = {0xFF, 0xFF, 0xFF, 0x0F, 0xF0, 0xFE, 0x1F, 0xF1};
+    Bytes b(n);
+    for (std::uint8_t& c : b) c = pick[rng() % std::size(pick)];
+    return b;
+  };
+  std::vector<Bytes> blocks;
+  std::vector<unsigned> caps;
+  for (int i = 0; i < 24; ++i) {
+    std::vector<Sequence> q = i % 2 == 0 ? dense_sequences(rng, 200 + rng() % 1500) : random_sequences(rng, 3000);
+    for (Sequence& s : q)
+      if (rng() % 3 == 0) s.literals = extension_bytes(s.literals.size() + (rng() % 4 == 0 ? rng() % 700 : 0));
+    for (Sequence& s : q)  // the block's first sequence has nothing to match, its last no match
+      if (&s != &q.front() && &s != &q.back() && rng() % 8 == 0) s.match += rng() % 600;
+    blocks.push_back(lz4_block(q));
+    caps.push_back(decoded_size(q));
+  }
+  EXPECT_EQ(expect_serial_semantics(blocks, caps, "fresh valid blocks"), static_cast<int>(blocks.size()));
+  const std::size_t valid = blocks.size();
+  for (std::size_t i = 0; i < valid * 8; ++i) {
+    Bytes b = blocks[i % valid];
+    for (int k = 1 + static_cast<int>(rng() % 3); k > 0; --k)
+      b[rng() % b.size()] = rng() % 2 ? static_cast<std::uint8_t>(rng()) : std::uint8_t{0xFF};
+    if (rng() % 4 == 0) b.resize(rng() % b.size());
+    blocks.push_back(b);
+    caps.push_back(rng() % 5 == 0 ? static_cast<unsigned>(rng() % 4000) : static_cast<unsigned>(255 * b.size() + 64));
+  }
+  expect_serial_semantics(blocks, caps, "fresh hostile blocks");
+}
+
 TEST(Lz4Kernels, ParallelParseFailsHostileBlocksLikeASerialParse) {
   std::mt19937 rng(99);
   std::vector<Bytes> blocks;
