@@ -35,8 +35,9 @@ for c in $CASES; do
   echo "case $c done $(at)"
 done
 # Decoder versions on the same blocks, after the landed one (DECODERS: --decoder-variant values;
-# by default the decoder before the parse split, while bench/variants keeps it; DECODERS= for none).
-DECODERS=${DECODERS-$(ls bench/variants/lz4_decompress_*.cu 2>/dev/null | sed 's/^/file=/')}
+# by default the decoder before the parse split, while bench/variants keeps it, and the landed one
+# with 1 and 4 byte-spread steps' loads ahead of their stores instead of 2; DECODERS= for none).
+DECODERS=${DECODERS-$(ls bench/variants/lz4_decompress_*.cu 2>/dev/null | sed 's/^/file=/') LZ4K_LANE_STEPS=1u LZ4K_LANE_STEPS=4u}
 if [ -n "$DECODERS" ]; then
   timeout 150 $B/bench/opkit_lz4_bench --block 4 --runs "$RUNS" --kernels-only \
     $(for v in $DECODERS; do printf -- '--decoder-variant %s ' "$v"; done) $FILES 2>&1 | grep -E ' ratio |rror|wrong'

@@ -49,7 +49,8 @@
 // constant each sequence's thread works out once, not a division a byte), which is output of an
 // earlier epoch or the sequence's own literals, read from the input too; a byte's sequence takes
 // one 16-byte load (Lz4Lane). 53 instructions a step in the SASS (74 with a division and four
-// loads). An epoch with a longer part is
+// loads); two steps' loads go before their stores (LZ4K_LANE_STEPS), as no byte of an epoch is
+// another's source. An epoch with a longer part is
 // copied by sequence: thread s copies each short sequence s on its own, a few bytes at a time with
 // all loads before all stores (the compiler cannot prove that the pointers differ, so a plain loop
 // would wait out each load before its store; a source in its own literals or match needs no
@@ -99,6 +100,10 @@
 // decoded binaries at 87.1 / 89.2 / 89.8 GB/s, Python sources at 111.7 / 114.6 / 115.6.)
 #ifndef LZ4K_SHORT
 #define LZ4K_SHORT 128u
+#endif
+// Steps of a byte-spread epoch (32 bytes each) whose loads go before their stores.
+#ifndef LZ4K_LANE_STEPS
+#define LZ4K_LANE_STEPS 2u
 #endif
 // Bytes a thread loads before it stores them when it copies alone.
 #ifndef LZ4K_CHUNK
@@ -528,27 +533,41 @@ __device__ __forceinline__ void lz4k_copy_epoch_lanes(Lz4Window& b, unsigned int
   const bool member = t >= first && t < end;
   const unsigned int start = member ? b.group.out[t] : 0u;
   unsigned int before = first;  // the sequences that start before this step
-  for (unsigned int base = lo_out; base < hi_out; base += LZ4K_DECODE_THREADS) {
-    const unsigned int rel = start - base;
-    const unsigned int starts = lz4k_or(b, member && rel < LZ4K_DECODE_THREADS ? 1u << rel : 0u, t);
-    const unsigned int q = base + t;
-    if (q < hi_out) {
-      const unsigned int s = before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t)))) - 1u;
-      unsigned int lane[4];  // Lz4Lane
-      lz4k_load16(&b.group.lane[s], lane);
-      const unsigned int start_s = lane[0], literals = lane[1] & 0xFFFFu, offset = lane[1] >> 16;
-      unsigned int at = q - start_s;  // the byte's place in the sequence
-      bool earlier = false;           // at: an output position of an earlier epoch (else an input position)
-      if (at >= literals) {
-        const unsigned int m = at - literals;
-        at = start_s + literals - offset + __umulhi(m * lane[3], offset);
-        earlier = at < start_s;
-        if (!earlier) at -= start_s;  // in the literals
+  for (unsigned int base = lo_out; base < hi_out; base += LZ4K_DECODE_THREADS * LZ4K_LANE_STEPS) {
+    // LZ4K_LANE_STEPS steps' loads before their stores: no byte of the epoch is the source of
+    // another (the epoch rule), so the loads need not wait for the stores, and a warp left alone
+    // on its SM (a dense block, the last to finish) waits out one load's latency, not one a step.
+    unsigned char byte[LZ4K_LANE_STEPS];
+#pragma unroll
+    for (unsigned int u = 0; u < LZ4K_LANE_STEPS; ++u) {
+      const unsigned int step = base + u * LZ4K_DECODE_THREADS;
+      if (step >= hi_out) break;  // the same for every thread
+      const unsigned int rel = start - step;
+      const unsigned int starts = lz4k_or(b, member && rel < LZ4K_DECODE_THREADS ? 1u << rel : 0u, t);
+      const unsigned int q = step + t;
+      if (q < hi_out) {
+        const unsigned int s = before + (unsigned int)__popc((int)(starts & (0xFFFFFFFFu >> (31u - t)))) - 1u;
+        unsigned int lane[4];  // Lz4Lane
+        lz4k_load16(&b.group.lane[s], lane);
+        const unsigned int start_s = lane[0], literals = lane[1] & 0xFFFFu, offset = lane[1] >> 16;
+        unsigned int at = q - start_s;  // the byte's place in the sequence
+        bool earlier = false;           // at: an output position of an earlier epoch (else an input position)
+        if (at >= literals) {
+          const unsigned int m = at - literals;
+          at = start_s + literals - offset + __umulhi(m * lane[3], offset);
+          earlier = at < start_s;
+          if (!earlier) at -= start_s;  // in the literals
+        }
+        if (!earlier) at += lane[2];
+        byte[u] = (earlier ? out : in)[at];
       }
-      if (!earlier) at += lane[2];
-      out[q] = (earlier ? out : in)[at];
+      before += (unsigned int)__popc((int)starts);
     }
-    before += (unsigned int)__popc((int)starts);
+#pragma unroll
+    for (unsigned int u = 0; u < LZ4K_LANE_STEPS; ++u) {
+      const unsigned int q = base + u * LZ4K_DECODE_THREADS + t;
+      if (q < hi_out) out[q] = byte[u];
+    }
   }
 }
 
