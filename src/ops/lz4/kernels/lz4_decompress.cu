@@ -12,7 +12,7 @@
 // works its 16 out from one 16-byte load. The rest (about one in eight of compressed bytes) are
 // spread over the threads in window order and read their extensions through a mask of the
 // window's 255 bytes (where each run ends). Before, every position took the whole computation
-// through a table of run ends: 79 + 53 instructions a position in the SASS (sm_90), against ~20
+// through a table of run ends: 79 + 53 instructions a position in the SASS (sm_90), against ~14
 // now and ~71 for each extended one, most of a dense window's parse (the corpora's mixed binaries
 // have ~47 windows a 64 KiB block, counted on the CPU backend). A token whose lengths or next
 // token it cannot resolve inside the window and the block (a length
