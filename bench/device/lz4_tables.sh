@@ -10,7 +10,8 @@
 # libxxhash):   OUT=/some/dir CASES="3072:1 2816:2 3072:1" bash bench/device/lz4_tables.sh
 # RACECHECK=0 and API=0 leave out the two slowest steps (~50 and ~25 s); TESTS=0 the GPU tests and
 # sanitizers altogether (and their build); AEAD=1 adds the ChaCha20-Poly1305 bulk and batch rows
-# (opkit_cipher_bench --ciphers chacha20-poly1305); DECODERS below, decoder versions. The shortest useful call, ~6 minutes fresh:
+# (opkit_cipher_bench --ciphers chacha20-poly1305); DECODERS (below) the decoder versions timed
+# side by side. The shortest useful call, ~6 minutes fresh:
 #   OUT=/some/dir CASES="2624:1:5 2560:1:5 3072:1:4" RUNS=3 TESTS=0 AEAD=1 bash bench/device/lz4_tables.sh
 source "$(dirname "$0")/check_steps.sh"
 CASES=${CASES:-2624:1:5 2560:1:5 3072:1:4 2624:1:5}
