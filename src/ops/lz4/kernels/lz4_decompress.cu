@@ -137,7 +137,8 @@ struct __align__(16) Lz4Window {
   // Per window position p: the position of the next token if a token started at p, or
   // LZ4K_UNRESOLVED (lz4k_speculate). Thread t's 16 are one 32-byte row.
   unsigned short nexts[LZ4K_WINDOW_BYTES];
-  // in[lo, lo + n), and room for the speculation's reads one past the window's end.
+  // in[lo, lo + n), and room for the speculation's reads one past the window's end (16 bytes, so
+  // that the group's Lz4Lane records after it stay 16-byte aligned).
   unsigned char window[LZ4K_WINDOW_BYTES + 16u];
   union {
     // The speculation, per position p: where the chain from p leaves p's segment (low 16 bits;
