@@ -72,6 +72,8 @@
 #if LZ4K_SMALL_TABLE_ENTRIES > 8192 || LZ4K_SMALL_TABLE_ENTRIES < 1024 || LZ4K_SMALL_TABLE_ENTRIES % 8 != 0
 #error "LZ4K_SMALL_TABLE_ENTRIES must be a multiple of 8 from 1024 to 8192"
 #endif
+#include "lz4_copy.cuh"  // lz4k_store16
+
 // LZ4K_WARP_EXCHANGE: the threads exchange through warp intrinsics, as on a GPU. On the CPU
 // backend a test runs that form too (LZ4K_WARP_EMULATION: its header emulates the intrinsics
 // with shared memory and barriers), to check that both forms make the same parse.
@@ -129,17 +131,6 @@ struct Lz4Source {
     return (unsigned long long)read32(i) | ((unsigned long long)read32(i + 4u) << 32);
   }
 };
-
-// 16 bytes at p (16-byte aligned): one store on a GPU.
-__device__ __forceinline__ void lz4k_store16(unsigned char* p, unsigned int a, unsigned int b, unsigned int c,
-                                             unsigned int d) {
-#ifdef __CUDA_ARCH__
-  *(uint4*)p = make_uint4(a, b, c, d);
-#else
-  const unsigned int words[4] = {a, b, c, d};
-  __builtin_memcpy(p, words, 16);
-#endif
-}
 
 // dst[0, count) = the block's bytes [from, from + count), by all threads: the bytes before dst's
 // first 16-byte boundary and those after its last one a thread each, between them 16 bytes a

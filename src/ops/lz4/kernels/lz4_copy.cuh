@@ -9,6 +9,27 @@
 
 #define LZ4K_COPY_UNROLL 16u
 
+// 16 bytes at p (16-byte aligned) as four words: one load on a GPU (the host compiler gets memcpy:
+// no strict-aliasing games).
+__device__ __forceinline__ void lz4k_load16(const void* p, unsigned int w[4]) {
+#ifdef __CUDA_ARCH__
+  const uint4 v = *(const uint4*)p;
+  w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+#else
+  __builtin_memcpy(w, p, 16);
+#endif
+}
+
+// Four words to p (16-byte aligned): one store on a GPU.
+__device__ __forceinline__ void lz4k_store16(void* p, unsigned int a, unsigned int b, unsigned int c, unsigned int d) {
+#ifdef __CUDA_ARCH__
+  *(uint4*)p = make_uint4(a, b, c, d);
+#else
+  const unsigned int words[4] = {a, b, c, d};
+  __builtin_memcpy(p, words, 16);
+#endif
+}
+
 // The copy loop itself: byte j of `to` comes from source(j), called for each thread's j in
 // increasing order (so a source may keep a running index) and only for j < n.
 template <unsigned int Unroll, typename Source>

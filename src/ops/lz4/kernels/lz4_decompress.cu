@@ -283,25 +283,6 @@ __device__ __forceinline__ unsigned int lz4k_speculate(const Lz4Window& b, unsig
   return unresolved ? LZ4K_UNRESOLVED : s->next;
 }
 
-// 16 bytes at p (16-byte aligned) as four words: one load on a GPU.
-__device__ __forceinline__ void lz4k_load16(const void* p, unsigned int w[4]) {
-#ifdef __CUDA_ARCH__
-  const uint4 v = *(const uint4*)p;
-  w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
-#else
-  __builtin_memcpy(w, p, 16);
-#endif
-}
-
-// Four words at p (16-byte aligned): one store on a GPU.
-__device__ __forceinline__ void lz4k_store16(void* p, const unsigned int w[4]) {
-#ifdef __CUDA_ARCH__
-  *(uint4*)p = make_uint4(w[0], w[1], w[2], w[3]);
-#else
-  __builtin_memcpy(p, w, 16);
-#endif
-}
-
 // The top bit of each byte of x that is 255: its low 7 bits plus 1 carry into bit 7 only then
 // (never into the next byte).
 __device__ __forceinline__ unsigned int lz4k_bytes_255(unsigned int x) {
@@ -342,8 +323,8 @@ __device__ __forceinline__ unsigned int lz4k_mark(Lz4Window& b, unsigned int s0,
       if ((nexts[k / 2u] >> shift & 0xFFFFu) > avail) nexts[k / 2u] |= 0xFFFFu << shift;
     }
   }
-  lz4k_store16(&b.nexts[s0], nexts);
-  lz4k_store16(&b.nexts[s0 + 8u], nexts + 4);
+  lz4k_store16(&b.nexts[s0], nexts[0], nexts[1], nexts[2], nexts[3]);
+  lz4k_store16(&b.nexts[s0 + 8u], nexts[4], nexts[5], nexts[6], nexts[7]);
   const unsigned int before_n = n >= s0 + LZ4K_SEGMENT ? 0xFFFFu : n > s0 ? (1u << (n - s0)) - 1u : 0u;
   b.not255[t] = (unsigned short)(~is255 | ~before_n);  // from n on: "not 255"
   if (t == 0) b.not255[LZ4K_DECODE_THREADS] = 0xFFFFu;
@@ -728,9 +709,8 @@ extern "C" __global__ void __launch_bounds__(LZ4K_DECODE_THREADS, 32)
         b.group.from[t] = from;
         b.group.match[t] = match;
         b.group.offset[t] = offset;
-        const unsigned int lane[4] = {out_at, (literals < 0xFFFFu ? literals : 0xFFFFu) | offset << 16, from,
-                                      0xFFFFFFFFu / (offset != 0u ? offset : 1u) + 1u};
-        lz4k_store16(&b.group.lane[t], lane);
+        lz4k_store16(&b.group.lane[t], out_at, (literals < 0xFFFFu ? literals : 0xFFFFu) | offset << 16, from,
+                     0xFFFFFFFFu / (offset != 0u ? offset : 1u) + 1u);  // Lz4Lane
         is_long = literals > LZ4K_SHORT || match > LZ4K_SHORT;
         // The bytes its match reads before its own output, [source, limit), from the group's output?
         const unsigned int source = out_at + literals - offset, overlap = match < offset ? match : offset;
